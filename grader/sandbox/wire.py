@@ -1,0 +1,218 @@
+"""The message format between the trusted grader and the sandboxed worker.
+
+A frame is ``b"GRDR"`` + a 4-byte big-endian JSON length + the JSON header + raw blobs.
+The header lists the blob lengths (``"blobs": [n, ...]``); arrays travel as ``.npy`` blobs.
+Every length is checked against a cap *before* anything is read or allocated, and ``.npy``
+headers are parsed by hand so a forged shape can never make numpy allocate.
+
+This module is imported on both sides of the trust boundary, so it uses only the standard
+library and numpy, and it never unpickles anything.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import select
+import socket
+import struct
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+MAGIC = b"GRDR"
+PREFIX = struct.Struct(">4sI")
+
+# Kinds of arrays that may cross the boundary: numbers only (no objects, no records).
+ALLOWED_DTYPE_KINDS = frozenset("biufc")
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Upper bounds on what one frame may carry."""
+
+    json_bytes: int = 1 << 20
+    blob_count: int = 64
+    blob_bytes: int = 512 << 20
+    total_bytes: int = 1 << 30
+    ndim: int = 32
+    nesting: int = 64
+
+
+DEFAULT_CAPS = Caps()
+
+
+class WireError(Exception):
+    """The peer sent something malformed or over a cap."""
+
+
+class WireTimeout(WireError):
+    """The peer did not answer before the deadline."""
+
+
+class WireClosed(WireError):
+    """The peer closed the channel (it exited or crashed)."""
+
+
+# --------------------------------------------------------------------------- frames
+
+def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
+    header = dict(header, blobs=[len(b) for b in blobs])
+    body = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
+    sock.sendall(PREFIX.pack(MAGIC, len(body)) + body)
+    for blob in blobs:
+        sock.sendall(blob)
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WireTimeout("no answer before the time limit")
+            ready, _, _ = select.select([sock], [], [], remaining)
+            if not ready:
+                raise WireTimeout("no answer before the time limit")
+        try:
+            k = sock.recv_into(view[got:], n - got)
+        except (ConnectionError, OSError) as exc:
+            raise WireClosed(f"channel closed: {exc}") from None
+        if k == 0:
+            raise WireClosed("channel closed")
+        got += k
+    return bytes(buf)
+
+
+def recv(sock: socket.socket, deadline: float | None = None,
+         caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytes]]:
+    magic, length = PREFIX.unpack(_recv_exact(sock, PREFIX.size, deadline))
+    if magic != MAGIC:
+        raise WireError("corrupted channel (bad frame marker)")
+    if length > caps.json_bytes:
+        raise WireError(f"message header of {length} bytes is over the {caps.json_bytes} cap")
+    try:
+        header = json.loads(_recv_exact(sock, length, deadline))
+    except (ValueError, RecursionError) as exc:
+        raise WireError(f"message header is not valid JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise WireError("message header is not a JSON object")
+    sizes = header.get("blobs", [])
+    if (not isinstance(sizes, list) or len(sizes) > caps.blob_count
+            or not all(type(s) is int and 0 <= s <= caps.blob_bytes for s in sizes)
+            or sum(sizes) > caps.total_bytes):
+        raise WireError("message declares payloads over the size caps")
+    return header, [_recv_exact(sock, s, deadline) for s in sizes]
+
+
+# --------------------------------------------------------------------------- arrays
+
+def array_to_npy(arr: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.lib.format.write_array(out, np.ascontiguousarray(arr), allow_pickle=False)
+    return out.getvalue()
+
+
+def npy_to_array(data: bytes, caps: Caps = DEFAULT_CAPS) -> np.ndarray:
+    """Parse a .npy blob without trusting its header: the shape must match the bytes."""
+    fp = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
+            raise WireError(f"unsupported .npy version {version}")
+    except (ValueError, SyntaxError, TypeError) as exc:
+        raise WireError(f"malformed array payload: {exc}") from None
+    if dtype.kind not in ALLOWED_DTYPE_KINDS or dtype.hasobject or dtype.fields:
+        raise WireError(f"arrays of dtype {dtype} are not accepted (numbers only)")
+    if len(shape) > caps.ndim or any(type(d) is not int or d < 0 for d in shape):
+        raise WireError(f"array shape {shape!r} is not acceptable")
+    count = math.prod(shape)
+    offset = fp.tell()
+    if count * dtype.itemsize != len(data) - offset:
+        raise WireError(f"array payload size does not match its shape {shape}")
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+    return flat.reshape(shape, order="F" if fortran else "C").copy()
+
+
+# --------------------------------------------------------------------------- values
+
+def encode(value, blobs: list[bytes], depth: int = 0):
+    """Turn plain data and arrays into JSON-able data, appending arrays to ``blobs``."""
+    if depth > DEFAULT_CAPS.nesting:
+        raise ValueError("value is nested too deeply")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        blobs.append(array_to_npy(np.asarray(value)))
+        return {"$nd": len(blobs) - 1, "scalar": isinstance(value, np.generic)}
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(v, blobs, depth + 1) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, blobs, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {"$dict": {str(k): encode(v, blobs, depth + 1) for k, v in value.items()}}
+    raise TypeError(f"cannot send a {type(value).__name__}")
+
+
+class Opaque:
+    """A value the worker could only describe (an object that is not plain data)."""
+
+    def __init__(self, type_name: str, text: str):
+        self.type_name, self.text = type_name, text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def decode(data, blobs: list[bytes], caps: Caps = DEFAULT_CAPS, depth: int = 0):
+    """Inverse of ``encode``, strict: anything unexpected is a ``WireError``."""
+    if depth > caps.nesting:
+        raise WireError("value is nested too deeply")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if isinstance(data, list):
+        return [decode(v, blobs, caps, depth + 1) for v in data]
+    if not isinstance(data, dict) or len(data) == 0:
+        raise WireError("unexpected value in message")
+    if "$nd" in data:
+        index = data["$nd"]
+        if type(index) is not int or not 0 <= index < len(blobs):
+            raise WireError("array reference out of range")
+        arr = npy_to_array(blobs[index], caps)
+        if data.get("scalar"):
+            return arr[()]
+        if data.get("subclass"):
+            return ForeignArray(arr, str(data["subclass"])[:200])
+        return arr
+    if "$float" in data:
+        text = data["$float"]
+        if text not in ("nan", "inf", "-inf"):
+            raise WireError("bad float value")
+        return float(text)
+    if "$tuple" in data and isinstance(data["$tuple"], list):
+        return tuple(decode(v, blobs, caps, depth + 1) for v in data["$tuple"])
+    if "$dict" in data and isinstance(data["$dict"], dict):
+        return {str(k): decode(v, blobs, caps, depth + 1) for k, v in data["$dict"].items()}
+    if "$obj" in data:
+        return Opaque(str(data["$obj"])[:200], str(data.get("repr", ""))[:2000])
+    raise WireError("unexpected value in message")
+
+
+@dataclass(frozen=True)
+class ForeignArray:
+    """Numbers the student returned in something other than a plain ndarray: a list, a
+    tuple or an ndarray subclass. ``container`` names what it was."""
+
+    array: np.ndarray
+    container: str

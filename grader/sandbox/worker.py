@@ -1,0 +1,202 @@
+"""Child side of the sandbox: imports one submission by path and answers calls.
+
+Runs as ``python -I worker.py CHANNEL_FD`` inside the sandbox. It receives inputs and sends
+back outputs as plain data (see wire.py); it never receives expected values, and nothing
+it says is trusted: the grader validates every answer and computes every verdict itself.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import socket
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402  (imported before any submission, so it is warm)
+import wire  # noqa: E402
+
+TEXT_CAP = 4000           # characters of an exception message or repr sent back
+OUTPUT_BYTES_CAP = 256 << 20   # an output array larger than this is refused here already
+
+
+def _flush_std_streams() -> None:
+    for stream in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def _error_record(exc: BaseException, submission: str) -> dict:
+    """Describe an exception raised by student code, keeping only the student's frames."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == submission]
+    where = [{"line": f.lineno, "function": f.name, "code": (f.line or "")[:200]} for f in frames]
+    try:
+        message = str(exc)[:TEXT_CAP]
+    except Exception:
+        message = "<the exception's message could not be shown>"
+    return {"type": type(exc).__name__[:100], "message": message, "frames": where[-5:]}
+
+
+class ImportRecorder:
+    """Audit hook that records modules the submission itself imports (evidence only)."""
+
+    def __init__(self, submission: str):
+        self.submission = submission
+        self.modules: list[str] = []
+        self.active = False
+
+    def __call__(self, event, args):
+        if event != "import" or not self.active:
+            return
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
+            frame = frame.f_back
+        if frame is not None and frame.f_code.co_filename == self.submission:
+            name = str(args[0])
+            if name not in self.modules and len(self.modules) < 100:
+                self.modules.append(name)
+
+
+def _describe(value, blobs: list[bytes], depth: int = 0):
+    """Encode a student's return value as plain data, saying what kind of object it was."""
+    if depth > 16:
+        return {"$obj": "nested value", "repr": "<nested too deeply>"}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in wire.ALLOWED_DTYPE_KINDS or value.dtype.fields:
+            return {"$obj": f"ndarray of dtype {value.dtype}", "repr": _safe_repr(value)}
+        if value.size * value.dtype.itemsize > OUTPUT_BYTES_CAP:
+            return {"$obj": "oversized array",
+                    "repr": f"an array of shape {value.shape} ({value.dtype}) is too large to return"}
+        plain = np.ndarray.view(value, np.ndarray) if type(value) is not np.ndarray else value
+        blobs.append(wire.array_to_npy(np.array(plain, copy=True)))
+        record = {"$nd": len(blobs) - 1}
+        if type(value) is not np.ndarray:
+            record["subclass"] = type(value).__qualname__
+        return record
+    if isinstance(value, np.generic):
+        if value.dtype.kind not in wire.ALLOWED_DTYPE_KINDS:
+            return {"$obj": type(value).__name__, "repr": _safe_repr(value)}
+        blobs.append(wire.array_to_npy(np.asarray(value)))
+        return {"$nd": len(blobs) - 1, "scalar": True}
+    if value is None or type(value) in (bool, int, float, str):
+        if isinstance(value, float):
+            return wire.encode(value, blobs)
+        if isinstance(value, str):
+            return value[:TEXT_CAP]
+        if isinstance(value, int) and abs(value) > 1 << 62:
+            return {"$obj": "int", "repr": "<a very large integer>"}
+        return value
+    if type(value) in (list, tuple):
+        # A list of numbers is sent as an array, marked with the container it came in.
+        try:
+            arr = np.array(value)
+        except Exception:
+            arr = None
+        if arr is not None and arr.dtype.kind in wire.ALLOWED_DTYPE_KINDS \
+                and arr.nbytes <= OUTPUT_BYTES_CAP:
+            blobs.append(wire.array_to_npy(arr))
+            return {"$nd": len(blobs) - 1, "subclass": type(value).__name__}
+        if len(value) <= 1000:
+            items = [_describe(v, blobs, depth + 1) for v in value]
+            return {"$tuple": items} if type(value) is tuple else items
+    return {"$obj": type(value).__qualname__[:100], "repr": _safe_repr(value)}
+
+
+def _safe_repr(value) -> str:
+    try:
+        return repr(value)[:TEXT_CAP]
+    except Exception:
+        return f"<a {type(value).__name__} whose repr failed>"
+
+
+class Worker:
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.module = None
+        self.submission = None
+
+    def serve(self) -> None:
+        while True:
+            try:
+                header, blobs = wire.recv(self.sock)
+            except wire.WireClosed:
+                return
+            op = header.get("op")
+            if op == "load":
+                reply, out = self.load(header["path"], header.get("functions", []))
+            elif op == "call":
+                reply, out = self.call(header, blobs)
+            else:
+                reply, out = {"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}}, []
+            _flush_std_streams()
+            wire.send(self.sock, reply, out)
+
+    def load(self, path: str, functions: list[str]):
+        self.submission = path
+        recorder = ImportRecorder(path)
+        sys.addaudithook(recorder)
+        try:
+            spec = importlib.util.spec_from_file_location("submission", path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["submission"] = module
+            recorder.active = True
+            try:
+                spec.loader.exec_module(module)
+            finally:
+                recorder.active = False
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt and all: the student's fault
+            error = _error_record(exc, path)
+            if isinstance(exc, SyntaxError):
+                error.update(line=exc.lineno, message=f"{exc.msg} (line {exc.lineno})")
+            return {"ok": False, "error": error, "imports": recorder.modules}, []
+        self.module = module
+        found = {}
+        for name in functions:
+            obj = getattr(module, name, None)
+            entry = {"defined": obj is not None, "callable": callable(obj)}
+            if callable(obj):
+                try:
+                    entry["params"] = list(inspect.signature(obj).parameters)[:50]
+                except (TypeError, ValueError):
+                    entry["params"] = None
+            found[name] = entry
+        return {"ok": True, "functions": found, "imports": recorder.modules}, []
+
+    def call(self, header: dict, blobs: list[bytes]):
+        args = wire.decode(header.get("args", []), blobs)
+        kwargs = wire.decode(header.get("kwargs", {"$dict": {}}), blobs)
+        function = getattr(self.module, header["function"], None)
+        if not callable(function):
+            return {"ok": False, "error": {"type": "Missing",
+                                           "message": f"{header['function']} is not defined"}}, []
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as exc:
+            return {"ok": False, "error": _error_record(exc, self.submission)}, []
+        out: list[bytes] = []
+        try:
+            reply = {"ok": True, "result": _describe(result, out)}
+            inputs = list(args) + list(kwargs.values())
+            arrays = [a for a in inputs if isinstance(a, np.ndarray)]
+            if isinstance(result, np.ndarray):
+                reply["aliases_input"] = any(np.may_share_memory(result, a) for a in arrays)
+            if header.get("return_inputs"):
+                reply["inputs_after"] = wire.encode(inputs, out)
+        except BaseException as exc:
+            return {"ok": False, "error": _error_record(exc, self.submission)}, []
+        return reply, out
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    Worker(sock).serve()
+    _flush_std_streams()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
