@@ -57,12 +57,38 @@ class WireClosed(WireError):
 
 # --------------------------------------------------------------------------- frames
 
-def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
+def _prefix_and_header(header: dict, blobs) -> bytes:
     header = dict(header, blobs=[len(b) for b in blobs])
     body = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
-    sock.sendall(PREFIX.pack(MAGIC, len(body)) + body)
+    return PREFIX.pack(MAGIC, len(body)) + body
+
+
+def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
+    sock.sendall(_prefix_and_header(header, blobs))
     for blob in blobs:
         sock.sendall(blob)
+
+
+def pack(header: dict, blobs: list[bytes] = ()) -> bytes:
+    """One frame as bytes (used for on-disk caches in the same format)."""
+    return b"".join([_prefix_and_header(header, blobs), *blobs])
+
+
+class _BytesChannel:
+    """Lets ``recv`` read a frame from bytes instead of a socket."""
+
+    def __init__(self, data: bytes):
+        self.data, self.at = memoryview(data), 0
+
+    def recv_into(self, view, n):
+        chunk = self.data[self.at:self.at + n]
+        view[:len(chunk)] = chunk
+        self.at += len(chunk)
+        return len(chunk)
+
+
+def unpack(data: bytes, caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytes]]:
+    return recv(_BytesChannel(data), None, caps)
 
 
 def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:

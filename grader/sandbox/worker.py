@@ -151,7 +151,7 @@ class Worker:
         except BaseException as exc:  # SystemExit, KeyboardInterrupt and all: the student's fault
             error = _error_record(exc, path)
             if isinstance(exc, SyntaxError):
-                error.update(line=exc.lineno, message=f"{exc.msg} (line {exc.lineno})")
+                error.update(line=exc.lineno, message=exc.msg)
             return {"ok": False, "error": error, "imports": recorder.modules}, []
         self.module = module
         found = {}

@@ -1,0 +1,131 @@
+"""The argument sets of a check, with the reference's expected output for each.
+
+They are the same for every student (derandomized), so they are built once per task and
+check and reused: in memory for a batch, on disk (``$GRADER_CACHE_DIR``, default
+``~/.cache/grader``) across runs. A cache entry is keyed by the task's digest, the check's
+definition and the versions of the grader, Hypothesis and numpy; a missing, stale or
+unreadable entry is simply rebuilt.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from .reference import call_reference
+from .sandbox import wire
+from .spec import CheckSpec, Task
+from .strategies import literal_case
+
+CACHE_FORMAT = 1
+_CACHE_CAPS = wire.Caps(json_bytes=64 << 20, blob_count=1 << 20, total_bytes=4 << 30)
+_memory: dict[str, "CaseSet"] = {}
+
+
+@dataclass
+class CaseSet:
+    cases: list[dict]        # argument sets, in the order they are tried
+    expected: list           # the reference's output for each (None where not needed)
+    literal_count: int       # the first ones are literal (examples, edge cases): never shrunk
+
+
+class ReferenceFailed(Exception):
+    """The trusted reference raised on a case: a task bug, reported to the instructor."""
+
+
+def split_arguments(params: tuple[str, ...], args: dict) -> tuple[list, dict]:
+    """Pass the leading parameters by position (as the statement's examples do), the rest
+    by keyword."""
+    positional = []
+    for name in params:
+        if name not in args:
+            break
+        positional.append(args[name])
+    keywords = {k: v for k, v in args.items() if k not in params[:len(positional)]}
+    return positional, keywords
+
+
+def expected_output(task: Task, reference, check: CheckSpec, args: dict):
+    positional, keywords = split_arguments(task.functions[check.call], args)
+    try:
+        return call_reference(reference, check.call, positional, keywords)
+    except Exception as exc:
+        raise ReferenceFailed(f"the reference solution raised {type(exc).__name__}: {exc} "
+                              f"on {check.call}({args!r}); fix {task.reference_path}") from None
+
+
+def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True) -> CaseSet:
+    key = _key(task, check)
+    if key in _memory:
+        return _memory[key]
+    found = _read(key) if use_disk else None
+    if found is None:
+        literal = [literal_case(c) for c in (check.fixed_cases if check.kind == "example" else check.edge_cases)]
+        generated = []
+        if check.kind in ("property", "mutation"):
+            from .hypothesis_driver import collect
+            generated = collect(check)
+        cases = literal + generated
+        needs_expected = check.kind != "mutation" and not check.has_expect
+        expected = [expected_output(task, reference, check, c) if needs_expected else None
+                    for c in cases]
+        found = CaseSet(cases, expected, len(literal))
+        if use_disk:
+            _write(key, found)
+    _memory[key] = found
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _versions() -> str:
+    """What generated cases depend on besides the task: looked up once per process."""
+    from importlib.metadata import version
+    try:
+        hypothesis_version = version("hypothesis")
+    except Exception:
+        hypothesis_version = "?"
+    from . import __version__
+    return f"{CACHE_FORMAT}/{__version__}/{hypothesis_version}/{np.__version__}"
+
+
+def _key(task: Task, check: CheckSpec) -> str:
+    ident = json.dumps([_versions(), task.digest, repr(check)], default=str)
+    return f"{task.id}-{check.name}-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
+
+
+def cache_dir() -> str:
+    base = os.environ.get("GRADER_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "grader")
+    return os.path.join(base, "cases")
+
+
+def _read(key: str) -> CaseSet | None:
+    try:
+        with open(os.path.join(cache_dir(), key + ".frame"), "rb") as f:
+            header, blobs = wire.unpack(f.read(), _CACHE_CAPS)
+        return CaseSet(wire.decode(header["cases"], blobs, _CACHE_CAPS),
+                       wire.decode(header["expected"], blobs, _CACHE_CAPS),
+                       int(header["literal_count"]))
+    except (OSError, wire.WireError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _write(key: str, cases: CaseSet) -> None:
+    try:
+        blobs: list[bytes] = []
+        header = {"cases": wire.encode(cases.cases, blobs),
+                  "expected": wire.encode(cases.expected, blobs),
+                  "literal_count": cases.literal_count}
+        folder = cache_dir()
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(wire.pack(header, blobs))
+        os.replace(tmp, os.path.join(folder, key + ".frame"))
+    except (OSError, TypeError, ValueError):
+        pass  # a cache that cannot be written only costs time

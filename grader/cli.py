@@ -1,0 +1,128 @@
+"""The ``grader`` command.
+
+Exit codes of ``grader check``: 0 at full marks, 1 below, 2 when the grader could not run
+(bad task spec, missing file, bad arguments); the reason goes to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+EXIT_FULL, EXIT_BELOW, EXIT_CANNOT_RUN = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 too; keep its usage line, add a hint
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_CANNOT_RUN, f"{self.prog}: error: {message}\n"
+                                   f"Run '{self.prog} --help' for the options.\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="grader", description="Grade numerical Python exercises in a sandbox.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def sandbox_options(p):
+        p.add_argument("--isolation", choices=["auto", "bubblewrap", "rlimits"], default=None,
+                       help="sandbox tier: auto takes bubblewrap where it works (default: auto, "
+                            "or $GRADER_ISOLATION)")
+        p.add_argument("--require-sandbox", action="store_true",
+                       help="refuse to grade unless the bubblewrap tier works")
+        p.add_argument("--call-seconds", type=float, help="time limit of one call")
+        p.add_argument("--submission-seconds", type=float, help="time budget of one submission")
+        p.add_argument("--memory-mib", type=int, help="address-space limit of the worker")
+        p.add_argument("--no-cache", action="store_true",
+                       help="regenerate cases instead of reusing them from ~/.cache/grader")
+
+    check = commands.add_parser("check", help="grade one submission file")
+    check.add_argument("task", help="task folder (holds task.yaml)")
+    check.add_argument("submission", help="the student's .py file")
+    check.add_argument("--format", choices=["text", "json"], default="text")
+    check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    sandbox_options(check)
+
+    validate = commands.add_parser("validate", help="check a task: spec, reference, samples")
+    validate.add_argument("task", help="task folder (holds task.yaml)")
+    validate.add_argument("--samples", help="folder of sample submissions "
+                                            "(default: submissions/<task id> beside tasks/)")
+    sandbox_options(validate)
+    return parser
+
+
+def _options(args):
+    from .grading import Options
+    isolation = args.isolation or os.environ.get("GRADER_ISOLATION", "auto")
+    if args.require_sandbox:
+        isolation = "bubblewrap"
+    limits = {name: value for name, value in (("call_seconds", args.call_seconds),
+                                              ("submission_seconds", args.submission_seconds),
+                                              ("memory_mib", args.memory_mib))
+              if value is not None}
+    for name, value in limits.items():
+        if value <= 0:
+            raise _Usage(f"--{name.replace('_', '-')} must be positive")
+    return Options(isolation=isolation, limits=limits, use_cache=not args.no_cache)
+
+
+class _Usage(Exception):
+    pass
+
+
+def _colour(choice: str) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+def cmd_check(args) -> int:
+    from .grading import grade
+    from .report import RENDERERS
+    from .spec import load_task
+    task = load_task(args.task)
+    result = grade(task, args.submission, _options(args))
+    sys.stdout.write(RENDERERS[args.format](result, colour=_colour(args.color)))
+    return EXIT_FULL if result.status == "passed" else EXIT_BELOW
+
+
+def cmd_validate(args) -> int:
+    from .spec import load_task
+    from .validate import validate
+    task = load_task(args.task)
+    print(f"task {task.id} (version {task.version}): spec OK")
+
+    def show(finding):
+        print(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}", flush=True)
+
+    report = validate(task, args.samples, _options(args), progress=show)
+    bad = sum(not f.ok for f in report.findings)
+    print(f"{len(report.findings) - bad} ok, {bad} problems")
+    return EXIT_FULL if report.ok else EXIT_BELOW
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from .grading import SubmissionError
+    from .sandbox.launcher import SandboxUnavailable
+    from .spec import SpecError
+    try:
+        return {"check": cmd_check, "validate": cmd_validate}[args.command](args)
+    except SpecError as exc:
+        print("grader: the task spec has problems:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    except (SubmissionError, SandboxUnavailable, _Usage) as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    except KeyboardInterrupt:
+        print("grader: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_CANNOT_RUN
+
+
+if __name__ == "__main__":
+    sys.exit(main())

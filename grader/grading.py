@@ -1,0 +1,147 @@
+"""Grades one submission against one task: load it in the sandbox, then run every check in
+order. A check whose function is missing, or whose prerequisites did not pass, is skipped
+with one clear reason instead of failing with a wall of errors."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass, field
+
+from . import cases
+from .checks import KINDS
+from .checks.calls import describe_error
+from .reference import load_reference
+from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
+from .sandbox.launcher import Sandbox, choose_tier
+from .spec import CheckSpec, Task
+
+MAX_SOURCE_BYTES = 1 << 20
+LOAD_CHECK = "loads"
+
+
+class SubmissionError(Exception):
+    """The submission file cannot be graded at all (missing, a folder, unreadable)."""
+
+
+@dataclass
+class Options:
+    isolation: str = "auto"                        # auto | bubblewrap | rlimits
+    limits: dict = field(default_factory=dict)     # overrides of the task's limits
+    use_cache: bool = True                         # reuse generated cases across runs
+
+
+@dataclass
+class Context:
+    """What a check may use: the task, the sandbox, the trusted reference."""
+
+    task: Task
+    sandbox: Sandbox
+    reference: object
+    source: str
+    runtime_imports: list[str]
+    use_cache: bool
+
+    def case_set(self, check: CheckSpec) -> cases.CaseSet:
+        return cases.case_set(self.task, self.reference, check, self.use_cache)
+
+    def expected(self, check: CheckSpec, args: dict):
+        return cases.expected_output(self.task, self.reference, check, args)
+
+
+def read_source(path: str) -> str:
+    if not os.path.exists(path):
+        raise SubmissionError(f"{path}: no such file. Give the path of a .py submission.")
+    if not os.path.isfile(path):
+        raise SubmissionError(f"{path}: not a file. Give the path of a .py submission.")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        raise SubmissionError(f"{path}: cannot be read ({exc.strerror}).") from None
+    return data.decode("utf-8", "replace")
+
+
+def grade(task: Task, submission: str, options: Options = Options()) -> Result:
+    start = time.monotonic()
+    source = read_source(submission)
+    tier = choose_tier(options.isolation)
+    limits = dataclasses.replace(task.limits, **options.limits)
+    with Sandbox(submission, list(task.functions), limits, tier) as sandbox:
+        sandbox.start()  # the worker imports numpy while the reference loads here
+        reference = load_reference(task)
+        if len(source) > MAX_SOURCE_BYTES:
+            load, defined = _too_large(), set()
+            outcome = None
+        else:
+            outcome = sandbox.load()
+            load, defined = _load_result(task, outcome)
+        info = outcome.value if outcome is not None and isinstance(outcome.value, dict) else {}
+        ctx = Context(task, sandbox, reference, source, info.get("imports", []), options.use_cache)
+        results = [load]
+        for check in task.checks:
+            results.append(_run_or_skip(ctx, check, load, defined, results))
+        printed = (outcome.stdout + outcome.stderr) if outcome is not None else ""
+    return total(task.id, submission, tier, results, load_failed=not defined,
+                 task_version=task.version, output=printed, seconds=time.monotonic() - start)
+
+
+def _too_large() -> CheckResult:
+    return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0,
+                       message=f"the file is larger than {MAX_SOURCE_BYTES // 1024} KiB; "
+                               "a solution to this task is far smaller.")
+
+
+def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
+    """The 'loads' line of the report, and which required functions the file defines."""
+    description = f"the file imports and defines {', '.join(task.functions)}"
+    if outcome.status != "ok":
+        why = {
+            "raised": lambda: f"importing your file {describe_error(outcome.error)}",
+            "timeout": lambda: (f"importing your file {outcome.error['message']}: is there an "
+                                "endless loop or a long computation at the top level?"),
+            "crashed": lambda: (f"while importing your file, {outcome.error['message']} "
+                                "(sys.exit, os._exit or a crash at the top level?)"),
+        }.get(outcome.status, lambda: outcome.error.get("message", "the file could not be loaded"))()
+        return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0, message=why, description=description,
+                           output=outcome.stdout + outcome.stderr), set()
+    found = outcome.value.get("functions", {})
+    defined = {name for name in task.functions if found.get(name, {}).get("callable") is True}
+    notes = []
+    for name, params in task.functions.items():
+        entry = found.get(name, {})
+        if name not in defined:
+            notes.append(f"{name} is not defined" if not entry.get("defined")
+                         else f"{name} is defined but is not a function")
+        elif isinstance(entry.get("params"), list) and entry["params"] != list(params):
+            notes.append(f"note: {name} takes ({', '.join(map(str, entry['params']))}); "
+                         f"the statement asks for ({', '.join(params)})")
+    missing = len(defined) < len(task.functions)
+    message = "; ".join(notes)
+    if missing:
+        message += ". Define every function the statement asks for, with exactly that name."
+    return CheckResult(LOAD_CHECK, FAILED if missing else PASSED, 0.0, 0.0, message=message,
+                       description=description), defined
+
+
+def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set[str],
+                 done: list[CheckResult]) -> CheckResult:
+    reason = None
+    if load.status == ERROR and check.call is not None:  # static checks still run
+        reason = "your file did not load (see 'loads' above)"
+    elif check.call is not None and check.call not in defined:
+        reason = f"{check.call} is not defined in your file"
+    else:
+        status = {r.name: r.status for r in done}
+        unmet = [n for n in check.needs if status.get(n) != PASSED]
+        if unmet:
+            reason = f"needs {', '.join(repr(n) for n in unmet)} to pass first"
+    if reason:
+        return CheckResult(check.name, SKIPPED, 0.0, check.points, message=f"skipped: {reason}",
+                           description=check.description, function=check.call, hidden=check.hidden)
+    try:
+        return KINDS[check.kind](ctx, check)
+    except cases.ReferenceFailed as exc:
+        return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
+                           message=f"the task itself is broken, not your code: {exc}. "
+                                   "Tell your instructor.", description=check.description)

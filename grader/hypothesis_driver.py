@@ -1,0 +1,34 @@
+"""Runs Hypothesis on the trusted side.
+
+Collecting a check's cases and shrinking a failure go through the same ``explore`` so they
+see the same derandomized sequence: a submission that passes every collected case is
+exactly one that Hypothesis would have passed, and a failing one is re-found and shrunk.
+Settings follow the design: derandomized (every student gets the same cases), no example
+database (no leakage between students), no deadline (time limits are the sandbox's job).
+"""
+from __future__ import annotations
+
+from .spec import CheckSpec
+from .strategies import case_strategy
+
+
+def explore(check: CheckSpec, body, shrink: bool) -> None:
+    """Call ``body(args)`` on each generated argument set; an exception is a failure."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+
+    phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
+
+    @settings(max_examples=check.cases, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+              verbosity=Verbosity.quiet, phases=phases, print_blob=False)
+    @given(case_strategy(check.draw, check.args))
+    def probe(args):
+        body(args)
+
+    probe()
+
+
+def collect(check: CheckSpec) -> list[dict]:
+    cases: list[dict] = []
+    explore(check, cases.append, shrink=False)
+    return cases

@@ -1,0 +1,36 @@
+"""Loads a task's trusted reference solution (instructor code: imported on the trusted side)."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import sys
+
+from .spec import SpecError, Task
+
+_loaded: dict[str, object] = {}
+
+
+def load_reference(task: Task):
+    """Import ``reference.py`` once per process; it must define every task function."""
+    key = f"{task.reference_path}:{task.digest}"
+    if key not in _loaded:
+        name = f"grader_reference_{task.id.replace('-', '_')}_{task.digest}"
+        spec = importlib.util.spec_from_file_location(name, task.reference_path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise SpecError([f"{task.reference_path}: the reference solution does not import: "
+                             f"{type(exc).__name__}: {exc}"]) from None
+        missing = [f for f in task.functions if not callable(getattr(module, f, None))]
+        if missing:
+            raise SpecError([f"{task.reference_path}: the reference does not define "
+                             f"{', '.join(missing)}, which task.yaml lists under functions:."])
+        sys.modules[name] = module
+        _loaded[key] = module
+    return _loaded[key]
+
+
+def call_reference(module, function: str, args: list, kwargs: dict):
+    """Run the reference on copies, so it can never change the inputs sent to the student."""
+    return getattr(module, function)(*copy.deepcopy(args), **copy.deepcopy(kwargs))

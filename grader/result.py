@@ -1,0 +1,54 @@
+"""Result records: plain data, built by the checks, read by the renderers."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+
+
+@dataclass
+class CheckResult:
+    name: str
+    status: str
+    score: float
+    max_score: float
+    message: str = ""
+    description: str = ""
+    function: str | None = None
+    failing_input: str | None = None   # the (shrunk) call that failed, as Python source
+    output: str = ""                   # what the student's code printed during that call
+    cases: int = 0                     # how many argument sets were tried
+    hidden: bool = False
+    seconds: float = 0.0
+
+
+@dataclass
+class Result:
+    task: str
+    submission: str
+    score: float
+    max_score: float
+    status: str
+    isolation: str
+    checks: list[CheckResult] = field(default_factory=list)
+    task_version: str = ""
+    output: str = ""      # what the submission printed while it was imported
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def total(task: str, submission: str, isolation: str, checks: list[CheckResult],
+          load_failed: bool, **extra) -> Result:
+    """Sum the checks; status is passed at full marks and error when nothing could be graded."""
+    score = round(sum(c.score for c in checks), 6)
+    max_score = round(sum(c.max_score for c in checks), 6)
+    if load_failed:
+        status = ERROR
+    elif score >= max_score:
+        status = PASSED
+    else:
+        status = FAILED
+    return Result(task=task, submission=submission, score=score, max_score=max_score,
+                  status=status, isolation=isolation, checks=checks, **extra)

@@ -1,0 +1,76 @@
+"""Sample submissions declare the verdict they should get, in a comment near the top:
+
+    # expect: full marks
+    # expect: fails sin-even-cos-odd, positions-start-at-zero
+    # expect: error
+
+``fails`` lists checks that must not pass (the file may lose points elsewhere too);
+``error`` means nothing can be graded (e.g. the file does not import). The declaration is
+read as text; the sample is only ever run in the sandbox.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from .result import ERROR, PASSED, Result
+
+_DECLARATION = re.compile(r"^\s*#\s*expect:\s*(.+?)\s*$")
+HEAD_LINES = 30
+
+
+@dataclass(frozen=True)
+class Expectation:
+    verdict: str                  # full marks | fails | error
+    checks: tuple[str, ...] = ()
+    line: int = 0
+
+
+def read_expectation(path: str) -> Expectation | None:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, start=1):
+            if number > HEAD_LINES:
+                break
+            match = _DECLARATION.match(line)
+            if not match:
+                continue
+            text = match.group(1)
+            if text == "full marks":
+                return Expectation("full marks", line=number)
+            if text == "error":
+                return Expectation("error", line=number)
+            if text.startswith("fails "):
+                names = tuple(n.strip() for n in text[len("fails "):].split(",") if n.strip())
+                return Expectation("fails", names, number)
+            raise ValueError(f"{path}:{number}: '# expect: {text}' is not understood. Write "
+                             "'full marks', 'error' or 'fails CHECK[, CHECK...]'.")
+    return None
+
+
+def mismatch(expectation: Expectation, result: Result, check_names: set[str]) -> str | None:
+    """Why the result does not match what the sample declares, or None when it does."""
+    if expectation.verdict == "full marks":
+        if result.status == PASSED:
+            return None
+        lost = [c.name for c in result.checks if c.status != PASSED and c.max_score]
+        return f"declared full marks but scored {result.score:g}/{result.max_score:g} (lost: {', '.join(lost)})"
+    if expectation.verdict == "error":
+        return None if result.status == ERROR else f"declared error but the status is {result.status}"
+    unknown = [n for n in expectation.checks if n not in check_names]
+    if unknown:
+        return f"declares checks that the task does not have: {', '.join(unknown)}"
+    status = {c.name: c.status for c in result.checks}
+    still_passing = [n for n in expectation.checks if status.get(n) == PASSED]
+    if still_passing:
+        return f"declared to fail {', '.join(still_passing)}, but passed"
+    if result.status == PASSED:
+        return "declared to lose points but got full marks"
+    return None
+
+
+def sample_files(folder: str) -> list[str]:
+    if not os.path.isdir(folder):
+        return []
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                  if name.endswith(".py") and not name.startswith("."))

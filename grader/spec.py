@@ -1,0 +1,314 @@
+"""task.yaml -> a validated ``Task``; every error names the file, line and field, and the fix.
+
+Validation has two layers: the published JSON Schema (``grader/schema/task.schema.json``,
+also what editors use) for the shape of the file, then the rules a schema cannot express
+(names that refer to each other, files that must exist, index expressions that must parse).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+
+import yaml
+
+from .compare import Tolerance, parse_select
+from .sandbox.launcher import Limits
+
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schema", "task.schema.json")
+DEFAULT_CASES = 50
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class SpecError(Exception):
+    """A task spec is wrong; ``problems`` are ready-to-print lines (file:line: field: what)."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    name: str
+    kind: str
+    points: float = 1.0
+    description: str = ""
+    needs: tuple[str, ...] = ()
+    hidden: bool = False
+    call: str | None = None
+    args: dict = field(default_factory=dict)
+    draw: dict = field(default_factory=dict)
+    cases: int = DEFAULT_CASES
+    fixed_cases: tuple[dict, ...] = ()   # example checks: literal argument sets
+    edge_cases: tuple[dict, ...] = ()    # property checks: literal sets tried first
+    compare: str = "values"
+    select: str | None = None
+    returns: dict = field(default_factory=dict)
+    expect: object = None
+    has_expect: bool = False
+    tolerance: Tolerance = Tolerance()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    version: str
+    folder: str
+    spec_path: str
+    statement_path: str
+    reference_path: str
+    functions: dict[str, tuple[str, ...]]
+    allowed_imports: tuple[str, ...]
+    stdlib_imports: tuple[str, ...]
+    limits: Limits
+    tolerance: Tolerance
+    checks: tuple[CheckSpec, ...]
+    digest: str
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.checks)
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+def _read_yaml(path: str) -> tuple[object, dict[tuple, int], list[str]]:
+    """Parse YAML keeping the line of every node; returns (data, lines, problems)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else path
+        problem = getattr(exc, "problem", None) or str(exc)
+        return None, {}, [f"{where}: not valid YAML: {problem}. Check the indentation and quoting there."]
+    lines: dict[tuple, int] = {}
+    problems: list[str] = []
+    _walk(node, (), lines, problems, path)
+    return data, lines, problems
+
+
+def _walk(node, at: tuple, lines: dict, problems: list, path: str) -> None:
+    if node is None:
+        return
+    lines[at] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key, value in node.value:
+            name = key.value
+            if name in seen:
+                problems.append(f"{path}:{key.start_mark.line + 1}: {_dotted(at + (name,))}: "
+                                f"duplicate key. Keep one '{name}:' entry.")
+            seen.add(name)
+            _walk(value, at + (name,), lines, problems, path)
+            lines[at + (name,)] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, at + (i,), lines, problems, path)
+
+
+def _dotted(at) -> str:
+    text = ""
+    for part in at:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _line(lines: dict, at: tuple) -> int:
+    at = tuple(at)
+    while at and at not in lines:
+        at = at[:-1]
+    return lines.get(at, 1)
+
+
+# --------------------------------------------------------------------------- schema
+
+_validator = None
+
+
+def _schema_problems(data, lines: dict, path: str) -> list[str]:
+    global _validator
+    if _validator is None:
+        import jsonschema  # only when a spec is read: its import is not free
+        with open(SCHEMA_PATH, encoding="utf-8") as f:
+            schema = json.load(f)
+        _validator = jsonschema.Draft202012Validator(schema)
+    from jsonschema.exceptions import best_match, relevance
+    problems = []
+    for error in sorted(_validator.iter_errors(data), key=relevance):
+        if error.context:
+            error = best_match(error.context) or error
+        at = tuple(error.absolute_path)
+        problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {error.message}."
+                        f"{_hint(error)}")
+    return problems[:10]
+
+
+def _hint(error) -> str:
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator == "enum":
+        return f" Use one of: {', '.join(map(str, error.validator_value))}."
+    if error.validator == "required":
+        return " Add it."
+    if description:
+        return f" ({description})"
+    return ""
+
+
+def _validity_marker(path: str) -> str:
+    """A cache entry named by the hash of the spec and the schema: same bytes, same verdict."""
+    from .cases import cache_dir
+    h = hashlib.sha256()
+    for p in (path, SCHEMA_PATH):
+        with open(p, "rb") as f:
+            h.update(f.read())
+    return os.path.join(os.path.dirname(cache_dir()), "valid-specs", h.hexdigest()[:32])
+
+
+def _known_valid(path: str) -> bool:
+    return os.path.exists(_validity_marker(path))
+
+
+def _remember_valid(path: str) -> None:
+    marker = _validity_marker(path)
+    try:
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        open(marker, "w").close()
+    except OSError:
+        pass  # only costs the schema check next time
+
+
+# --------------------------------------------------------------------------- the task
+
+def load_task(folder: str) -> Task:
+    folder = os.path.abspath(folder)
+    path = os.path.join(folder, "task.yaml")
+    if not os.path.isdir(folder):
+        raise SpecError([f"{folder}: no such task folder. Give the folder that holds task.yaml."])
+    if not os.path.isfile(path):
+        raise SpecError([f"{path}: missing. A task folder needs a task.yaml (see README: writing a task)."])
+    data, lines, problems = _read_yaml(path)
+    if data is None and not problems:
+        problems = [f"{path}:1: the file is empty. Start with id:, title:, version:, functions:, checks:."]
+    if problems:
+        raise SpecError(problems)
+    if not _known_valid(path):
+        problems = _schema_problems(data, lines, path)
+        if problems:
+            raise SpecError(problems)
+        _remember_valid(path)
+    task = _build(data, folder, path, lines)
+    return task
+
+
+def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
+    problems: list[str] = []
+
+    def problem(at: tuple, text: str) -> None:
+        problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {text}")
+
+    functions = {name: tuple(params) for name, params in data["functions"].items()}
+    files = {}
+    for key, default in (("statement", "statement.md"), ("reference", "reference.py")):
+        files[key] = os.path.join(folder, data.get(key, default))
+        if not os.path.isfile(files[key]):
+            problem((key,), f"file {files[key]} does not exist. Create it or fix the name.")
+    default_tolerance = Tolerance(**data.get("tolerance", {}))
+    default_cases = data.get("cases", DEFAULT_CASES)
+    checks: list[CheckSpec] = []
+    names: set[str] = set()
+    for i, raw in enumerate(data["checks"]):
+        at = ("checks", i)
+        name = raw["name"]
+        if name in names:
+            problem(at + ("name",), f"check name '{name}' is used twice. Check names must be unique.")
+        for need in raw.get("needs", []):
+            if need not in names:
+                problem(at + ("needs",), f"'{need}' is not a check defined above this one. "
+                                         "A check can only need checks listed before it.")
+        names.add(name)
+        call = raw.get("call")
+        if call is not None and call not in functions:
+            problem(at + ("call",), f"'{call}' is not among functions: ({', '.join(functions)}). "
+                                    "Declare it under functions: or fix the name.")
+        params = functions.get(call, ())
+        drawn = list(raw.get("draw", {}))
+        arg_sets = [raw.get("args", {})]
+        fixed = raw.get("cases") if isinstance(raw.get("cases"), list) else []
+        arg_sets += fixed + raw.get("edge_cases", [])
+        for args in arg_sets:
+            for arg in args:
+                if call is not None and arg not in params:
+                    problem(at + ("args",), f"'{arg}' is not a parameter of {call}({', '.join(params)}).")
+        _check_refs(raw.get("draw", {}), [], at + ("draw",), problem)
+        _check_refs(raw.get("args", {}), drawn, at + ("args",), problem)
+        if "select" in raw:
+            try:
+                parse_select(raw["select"])
+            except ValueError as exc:
+                problem(at + ("select",), f"{exc}. Write a numpy index such as '[:, 0:2]' or '[..., -1]'.")
+        if raw.get("kind") == "example" and "expect" in raw and len(fixed) > 1:
+            problem(at + ("expect",), "a literal expect: fits one argument set; split the cases into checks.")
+        tolerance = Tolerance(**{**default_tolerance.as_dict(), **raw.get("tolerance", {})})
+        checks.append(CheckSpec(
+            name=name, kind=raw["kind"], points=float(raw.get("points", 1)),
+            description=raw.get("description", ""), needs=tuple(raw.get("needs", ())),
+            hidden=bool(raw.get("hidden", False)), call=call, args=raw.get("args", {}),
+            draw=raw.get("draw", {}),
+            cases=raw["cases"] if isinstance(raw.get("cases"), int) else default_cases,
+            fixed_cases=tuple(fixed) or ((raw.get("args", {}),) if raw["kind"] == "example" else ()),
+            edge_cases=tuple(raw.get("edge_cases", ())), compare=raw.get("compare", "values"),
+            select=raw.get("select"), returns=raw.get("returns", {}), expect=raw.get("expect"),
+            has_expect="expect" in raw, tolerance=tolerance, line=_line(lines, at)))
+    imports = data.get("imports", {})
+    if problems:
+        raise SpecError(problems)
+    limits = Limits(**data.get("limits", {}))
+    return Task(id=data["id"], title=data["title"], version=str(data["version"]), folder=folder,
+                spec_path=path, statement_path=files["statement"], reference_path=files["reference"],
+                functions=functions, allowed_imports=tuple(imports.get("allowed", ())),
+                stdlib_imports=tuple(imports.get("stdlib", ())), limits=limits,
+                tolerance=default_tolerance, checks=tuple(checks),
+                digest=_digest(path, files["reference"]))
+
+
+def _check_refs(strategies: dict, known: list[str], at: tuple, problem) -> None:
+    """Every {ref: name} must name a value drawn before it."""
+    seen = list(known)
+    for name, strategy in strategies.items():
+        for ref in _refs_in(strategy):
+            if ref not in seen:
+                problem(at + (name,), f"{{ref: {ref}}} refers to nothing drawn before '{name}'. "
+                                      "Draw it first (under draw:, or as an earlier argument).")
+        seen.append(name)
+
+
+def _refs_in(value):
+    if isinstance(value, dict):
+        if set(value) == {"ref"}:
+            yield value["ref"]
+        if "with" in value and isinstance(value["with"], list):
+            yield from value["with"]
+        for v in value.values():
+            yield from _refs_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _refs_in(v)
+
+
+def _digest(*paths: str) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        with open(p, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]

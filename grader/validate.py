@@ -1,0 +1,91 @@
+"""``grader validate``: a task checks out when its spec loads, its reference answers every
+case and gets full marks on its own checks, its literal examples agree with the reference,
+and every sample submission gets the verdict it declares."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from . import cases
+from .checks.examples import literal_expectation
+from .compare import check_values
+from .grading import Options, grade
+from .reference import load_reference
+from .result import PASSED
+from .samples import mismatch, read_expectation, sample_files
+from .spec import Task
+from .strategies import literal_case
+
+
+@dataclass
+class Finding:
+    subject: str
+    ok: bool
+    text: str
+
+
+@dataclass
+class Validation:
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.findings)
+
+
+def default_samples_folder(task: Task) -> str:
+    return os.path.join(os.path.dirname(os.path.dirname(task.folder)), "submissions", task.id)
+
+
+def validate(task: Task, samples_folder: str | None, options: Options, progress=None) -> Validation:
+    report = Validation()
+
+    def add(finding: Finding) -> None:
+        report.findings.append(finding)
+        if progress:
+            progress(finding)
+
+    reference = load_reference(task)
+    for check in task.checks:
+        if check.call is None:
+            continue
+        try:
+            case_set = cases.case_set(task, reference, check, options.use_cache)
+        except cases.ReferenceFailed as exc:
+            add(Finding(check.name, False, str(exc)))
+            continue
+        if check.has_expect:
+            literal_args = literal_case(check.fixed_cases[0])
+            computed = cases.expected_output(task, reference, check, literal_args)
+            verdict = check_values(computed, literal_expectation(check), check.tolerance)
+            if not verdict.ok:
+                add(Finding(check.name, False, f"the literal expect: disagrees with the reference: "
+                                               f"{verdict.message}"))
+                continue
+        add(Finding(check.name, True, f"{len(case_set.cases)} cases"))
+    own = grade(task, task.reference_path, options)
+    add(Finding("reference", own.status == PASSED,
+                f"reference scores {own.score:g}/{own.max_score:g} on its own checks"
+                + ("" if own.status == PASSED else ": " + "; ".join(
+                    f"{c.name}: {c.message}" for c in own.checks if c.status != PASSED))))
+    folder = samples_folder or default_samples_folder(task)
+    samples = sample_files(folder)
+    if not samples:
+        add(Finding("samples", True, f"no sample submissions in {folder}"))
+    names = {c.name for c in task.checks} | {"loads"}
+    for path in samples:
+        subject = os.path.relpath(path)
+        try:
+            expectation = read_expectation(path)
+        except ValueError as exc:
+            add(Finding(subject, False, str(exc)))
+            continue
+        if expectation is None:
+            add(Finding(subject, False, "declares no verdict: add a line such as "
+                                        "'# expect: full marks' or '# expect: fails CHECK'"))
+            continue
+        result = grade(task, path, options)
+        problem = mismatch(expectation, result, names)
+        summary = f"{result.status} {result.score:g}/{result.max_score:g}"
+        add(Finding(subject, problem is None, problem or f"as declared ({summary})"))
+    return report

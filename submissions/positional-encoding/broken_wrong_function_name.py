@@ -1,0 +1,17 @@
+# expect: fails loads, example-add-ones, add-2d
+"""Names the second function differently from the statement."""
+import numpy as np
+
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    pe = np.zeros((max_len, d_model))
+    p = np.arange(max_len)[:, None]
+    i = np.arange(d_model // 2)
+    angles = p / base ** (2 * i / d_model)
+    pe[:, 0:2 * (d_model // 2):2] = np.sin(angles)
+    pe[:, 1:2 * (d_model // 2):2] = np.cos(angles)
+    return pe
+
+
+def add_pe(x, base=10000.0):
+    return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)

@@ -1,0 +1,18 @@
+# expect: fails numpy-only
+"""Right table, but reaches for scipy, which the statement does not allow."""
+import numpy as np
+from scipy import special  # noqa: F401  (the statement says numpy only)
+
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    pe = np.zeros((max_len, d_model))
+    p = np.arange(max_len)[:, None]
+    i = np.arange(d_model // 2)
+    angles = p / base ** (2 * i / d_model)
+    pe[:, 0:2 * (d_model // 2):2] = np.sin(angles)
+    pe[:, 1:2 * (d_model // 2):2] = np.cos(angles)
+    return pe
+
+
+def add_positional_encoding(x, base=10000.0):
+    return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
