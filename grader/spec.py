@@ -149,9 +149,35 @@ def _schema_problems(data, lines: dict, path: str) -> list[str]:
         if error.context:
             error = best_match(error.context) or error
         at = tuple(error.absolute_path)
-        problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {error.message}."
-                        f"{_hint(error)}")
+        unknown = _unknown_keys(error)
+        if unknown:
+            at += (unknown[0],)
+            text = (f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}."
+                    f"{_allowed_keys(error)}")
+        else:
+            text = f"{error.message}.{_hint(error)}"
+        problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {text}")
     return problems[:10]
+
+
+def _unknown_keys(error) -> list[str]:
+    """Keys rejected by additionalProperties: false or a propertyNames list."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = set(error.schema.get("properties", {}))
+        return [k for k in error.instance if k not in known]
+    if "propertyNames" in error.relative_schema_path or "propertyNames" in error.schema_path:
+        return [str(error.instance)]
+    return []
+
+
+def _allowed_keys(error) -> str:
+    if error.validator == "additionalProperties":
+        names = list(error.schema.get("properties", {}))
+    elif error.validator == "enum":
+        names = list(error.validator_value)
+    else:
+        return ""
+    return f" Allowed here: {', '.join(names)}." if names else ""
 
 
 def _hint(error) -> str:

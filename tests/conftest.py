@@ -1,0 +1,51 @@
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PE_TASK = os.path.join(ROOT, "tasks", "positional-encoding")
+PE_SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Tests never read or write the user's ~/.cache/grader."""
+    os.environ["GRADER_CACHE_DIR"] = str(tmp_path_factory.mktemp("grader-cache"))
+
+
+@pytest.fixture(scope="session")
+def pe_task():
+    from grader.spec import load_task
+    return load_task(PE_TASK)
+
+
+def run_cli(*args, env=None, timeout=120):
+    """Run ``python -m grader`` as a user would; returns the CompletedProcess."""
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
+                          text=True, cwd=ROOT, env=full_env, timeout=timeout)
+
+
+def write(path, text):
+    path.write_text(textwrap.dedent(text).lstrip())
+    return str(path)
+
+
+SQUARE_REFERENCE = """
+import numpy as np
+
+def square(x):
+    return np.asarray(x, dtype=float) ** 2
+"""
+
+
+def make_task(folder, yaml_text, reference=SQUARE_REFERENCE):
+    """A small task in a temporary folder, for tests of the engine itself."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write(folder / "task.yaml", yaml_text)
+    write(folder / "reference.py", reference)
+    write(folder / "statement.md", "A test task.\n")
+    return str(folder)

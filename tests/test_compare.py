@@ -1,0 +1,80 @@
+"""Comparison messages a student understands, computed only from plain data."""
+import numpy as np
+
+from grader.compare import (Tolerance, check_inputs_unchanged, check_shape, check_type,
+                            check_values, parse_select)
+from grader.sandbox.wire import ForeignArray, Opaque
+
+TOL = Tolerance(rtol=1e-6, atol=1e-6)
+
+
+def test_first_difference_largest_error_and_count():
+    want = np.zeros((2, 3))
+    got = want.copy()
+    got[0, 2] = 0.5
+    got[1, 1] = 2.0
+    verdict = check_values(want, got, TOL)
+    assert not verdict.ok
+    assert "at [0, 2] expected 0, got 0.5" in verdict.message
+    assert "2 of 6 values are off" in verdict.message
+    assert "largest error 2 at [1, 1]" in verdict.message
+
+
+def test_within_tolerance_passes_and_nan_matches_nan():
+    want = np.array([1.0, np.nan])
+    assert check_values(want, want + [1e-9, 0], TOL).ok
+    verdict = check_values(np.array([1.0, 2.0]), np.array([1.0, np.nan]), TOL)
+    assert not verdict.ok and "contains NaN" in verdict.message
+
+
+def test_shape_mismatch_is_said_plainly():
+    verdict = check_values(np.zeros((3, 4)), np.zeros((4, 3)), TOL)
+    assert "returned shape (4, 3); expected shape (3, 4)" in verdict.message
+    assert check_shape(np.zeros((3, 4)), np.zeros((3, 4))).ok
+
+
+def test_list_values_compare_but_type_check_fails():
+    value = ForeignArray(np.zeros((2, 2)), "list")
+    assert check_values(np.zeros((2, 2)), value, TOL).ok
+    verdict = check_type(value, {"class": "ndarray", "dtype": "floating"}, np.zeros((2, 2)))
+    assert "returned a list" in verdict.message
+
+
+def test_integer_dtype_fails_the_float_rule():
+    verdict = check_type(np.zeros(3, dtype=np.int64), {"dtype": "floating"}, None)
+    assert "dtype int64" in verdict.message and "floating" in verdict.message
+
+
+def test_opaque_objects_and_none():
+    verdict = check_values(np.zeros(2), Opaque("Liar", "<Liar>"), TOL)
+    assert "returned a Liar" in verdict.message
+    assert "forget a return" in check_values(np.zeros(2), None, TOL).message
+
+
+def test_selection_reports_in_its_own_terms():
+    want = np.zeros((3, 4))
+    got = want.copy()
+    got[2, 1] = 1.0
+    verdict = check_values(want, got, TOL, select="[:, 0:2]")
+    assert "in result[:, 0:2]" in verdict.message and "at [2, 1]" in verdict.message
+    assert check_values(want, got, TOL, select="[:, 2:]").ok
+
+
+def test_parse_select_accepts_numpy_indexes_only():
+    assert parse_select("[:, 0:2]") == (slice(None), slice(0, 2, None))
+    assert parse_select("[..., -1]") == (Ellipsis, -1)
+    for bad in ("[__import__('os')]", "0:2", "[]", "[::0]"):
+        try:
+            parse_select(bad)
+        except ValueError:
+            continue
+        raise AssertionError(bad)
+
+
+def test_mutation_names_position_and_values():
+    before = [np.zeros((2, 2))]
+    after = [np.array([[0.0, 0.0], [0.0, 1.5]])]
+    verdict = check_inputs_unchanged(before, after)
+    assert "argument 1 was modified in place: at [1, 1] it was 0 before the call and 1.5 after" \
+        in verdict.message
+    assert check_inputs_unchanged(before, [np.zeros((2, 2))]).ok

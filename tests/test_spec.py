@@ -1,0 +1,114 @@
+"""A wrong task spec gets a message naming the file, the line, the field and the fix."""
+import pytest
+
+from conftest import make_task, run_cli
+from grader.spec import SpecError, load_task
+
+GOOD_YAML = """
+id: square
+title: Square
+version: 1
+functions:
+  square: [x]
+checks:
+  - name: values
+    kind: property
+    call: square
+    args:
+      x: {array: {shape: [3]}}
+    cases: 5
+"""
+
+
+def _problems(tmp_path, yaml_text):
+    folder = make_task(tmp_path / "task", yaml_text)
+    with pytest.raises(SpecError) as caught:
+        load_task(folder)
+    return "\n".join(caught.value.problems)
+
+
+def test_good_spec_loads(tmp_path):
+    task = load_task(make_task(tmp_path / "task", GOOD_YAML))
+    assert task.id == "square" and task.checks[0].cases == 5
+
+
+def test_unknown_field_is_named_with_its_line(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("    cases: 5", "    cases: 5\n    casez: 3"))
+    assert "task.yaml:13: checks[0].casez: unknown field" in text
+    assert "casez" in text
+
+
+def test_bad_kind_lists_the_choices(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("kind: property", "kind: propertee"))
+    assert "task.yaml:8: checks[0].kind" in text
+    assert "imports, example, property, mutation" in text
+    assert "unknown field" not in text
+
+
+def test_missing_required_field(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("title: Square\n", ""))
+    assert "'title' is a required property" in text and "Add it." in text
+
+
+def test_call_of_undeclared_function(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("call: square", "call: cube"))
+    assert "task.yaml:9: checks[0].call: 'cube' is not among functions: (square)" in text
+
+
+def test_argument_that_is_not_a_parameter(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("      x: {array", "      y: {array"))
+    assert "'y' is not a parameter of square(x)" in text
+
+
+def test_ref_to_nothing_drawn_before(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("shape: [3]", "shape: [{ref: n}]"))
+    assert "{ref: n} refers to nothing drawn before 'x'" in text
+
+
+def test_needs_must_name_an_earlier_check(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("    cases: 5", "    cases: 5\n    needs: [later]"))
+    assert "'later' is not a check defined above this one" in text
+
+
+def test_select_must_parse(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("    cases: 5", "    cases: 5\n    select: '[:, foo]'"))
+    assert "checks[0].select" in text and "'foo' is not an integer, a slice or ..." in text
+
+
+def test_duplicate_key(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("version: 1", "version: 1\nversion: 2"))
+    assert "task.yaml:4: version: duplicate key" in text
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("  square: [x]", "  square: [x"))
+    assert "task.yaml:" in text and "not valid YAML" in text
+
+
+def test_missing_reference_file(tmp_path):
+    text = _problems(tmp_path, GOOD_YAML.replace("version: 1", "version: 1\nreference: ref.py"))
+    assert "reference: file" in text and "ref.py does not exist" in text
+
+
+def test_cli_reports_spec_problems_with_exit_2(tmp_path):
+    folder = make_task(tmp_path / "task", GOOD_YAML.replace("kind: property", "kind: nope"))
+    submission = tmp_path / "s.py"
+    submission.write_text("def square(x):\n    return x * x\n")
+    done = run_cli("check", folder, str(submission))
+    assert done.returncode == 2
+    assert "the task spec has problems" in done.stderr
+    assert "task.yaml:8: checks[0].kind" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_published_schema_accepts_the_bundled_task():
+    import json
+
+    import jsonschema
+    import yaml
+
+    from conftest import PE_TASK
+    from grader.spec import SCHEMA_PATH
+    schema = json.load(open(SCHEMA_PATH))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(yaml.safe_load(open(f"{PE_TASK}/task.yaml")), schema)
