@@ -24,6 +24,7 @@ from . import wire
 WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
 BUBBLEWRAP, RLIMITS = "bubblewrap", "rlimits"
 SANDBOX_ROOT = "/submission"
+STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,8 @@ class Limits:
 
 
 class SandboxUnavailable(Exception):
-    """The strong tier was demanded but cannot run here."""
+    """The sandbox cannot run here: the strong tier was demanded but does not work, or a
+    worker did not even start (before any student code ran): not the student's fault."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -99,8 +101,11 @@ def _runtime_dirs() -> list[str]:
 
 
 def _bubblewrap_command(submission: str, inner_path: str, fd: int, tmp: str) -> list[str]:
+    # Order matters: bwrap mounts in argument order, so /tmp comes before binds that may
+    # live under it (a virtualenv in /tmp would otherwise be hidden by the tmpfs).
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--uid", "65534", "--gid", "65534", "--ro-bind", "/usr", "/usr"]
+           "--uid", "65534", "--gid", "65534", "--proc", "/proc", "--dev", "/dev",
+           "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             cmd += ["--symlink", os.readlink(top), top]
@@ -109,9 +114,7 @@ def _bubblewrap_command(submission: str, inner_path: str, fd: int, tmp: str) -> 
     for d in _runtime_dirs():
         cmd += ["--ro-bind", d, d]
     cmd += ["--ro-bind", WORKER_DIR, "/opt/grader-worker",
-            "--ro-bind", submission, inner_path,
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp",
-            "--clearenv"]
+            "--ro-bind", submission, inner_path, "--chdir", "/tmp", "--clearenv"]
     for key, value in _worker_env().items():
         cmd += ["--setenv", key, value]
     return cmd + ["--", sys.executable, "-I", "-B", "/opt/grader-worker/worker.py", str(fd)]
@@ -183,6 +186,21 @@ class _Process:
                                      start_new_session=True,
                                      preexec_fn=functools.partial(_set_limits, limits))
         child.close()
+        self.ready = False
+
+    def await_ready(self, seconds: float) -> None:
+        """The worker says hello before it touches the submission; without it, the sandbox
+        itself is broken and no grade can be given."""
+        try:
+            header, _ = wire.recv(self.sock, time.monotonic() + seconds)
+        except wire.WireError as exc:
+            header = {"error": str(exc)}
+        if header.get("op") != "ready":
+            _, err = self.take_output()
+            self.kill()
+            raise SandboxUnavailable(f"the sandbox worker did not start ({header.get('error', 'bad hello')}). "
+                                     f"It said: {err.strip() or 'nothing'}")
+        self.ready = True
 
     def request(self, header: dict, blobs: list[bytes], deadline: float):
         wire.send(self.sock, header, blobs)
@@ -267,6 +285,8 @@ class Sandbox:
     def load(self) -> CallOutcome:
         """Import the submission in a fresh worker; ``value`` is the worker's description."""
         self.start()
+        if not self.process.ready:
+            self.process.await_ready(STARTUP_SECONDS)
         outcome = self._request({"op": "load", "path": self.process.inner_path,
                                  "functions": self.functions}, [])
         self.loaded = outcome.status == "ok"

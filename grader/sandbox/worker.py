@@ -193,6 +193,7 @@ class Worker:
 
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
+    wire.send(sock, {"op": "ready"})  # before any student code: proves the sandbox works
     Worker(sock).serve()
     _flush_std_streams()
     os._exit(0)
