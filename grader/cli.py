@@ -124,5 +124,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CANNOT_RUN
 
 
+def entry() -> None:
+    """Console-script entry: flush, then exit at once. Everything that needs cleaning up
+    (the sandbox, its files) is closed inside main(); skipping the interpreter's teardown
+    saves ~40 ms a run, which matters when a class is graded one process per file."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = EXIT_CANNOT_RUN
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -6,26 +6,13 @@ ever touched, so no lying ``__eq__`` can take part.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
+from .index_expr import parse_select
 from .sandbox.wire import ForeignArray, Opaque
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """Values match when |actual - expected| <= atol + rtol * |expected| (NaN matches NaN)."""
-
-    rtol: float = 1e-7
-    atol: float = 1e-9
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        return f"rtol={self.rtol:g}, atol={self.atol:g}"
+from .tolerance import Tolerance
 
 
 @dataclass(frozen=True)
@@ -35,35 +22,6 @@ class Verdict:
 
 
 PASS = Verdict(True)
-
-# --------------------------------------------------------------------------- selections
-
-_ITEM = re.compile(r"^\s*(-?\d+)?\s*(?::\s*(-?\d+)?\s*(?::\s*(-?\d+)?\s*)?)?$")
-
-
-def parse_select(text: str) -> tuple:
-    """Parse a numpy index like ``[:, 0:2]`` or ``[..., -1]`` (no code is evaluated)."""
-    text = text.strip()
-    if not (text.startswith("[") and text.endswith("]")) or not text[1:-1].strip():
-        raise ValueError(f"'{text}' is not an index in brackets")
-    items = []
-    for part in text[1:-1].split(","):
-        part = part.strip()
-        if part == "...":
-            items.append(Ellipsis)
-            continue
-        match = _ITEM.match(part)
-        if not part or not match:
-            raise ValueError(f"'{part}' is not an integer, a slice or ...")
-        if ":" not in part:
-            items.append(int(match.group(1)))
-        else:
-            start, stop, step = (int(g) if g is not None else None for g in match.groups())
-            if step == 0:
-                raise ValueError("a slice step cannot be 0")
-            items.append(slice(start, stop, step))
-    return tuple(items)
-
 
 # --------------------------------------------------------------------------- describing values
 

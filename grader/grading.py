@@ -8,13 +8,12 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from . import cases
-from .checks import KINDS
-from .checks.calls import describe_error
-from .reference import load_reference
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from .sandbox.launcher import Sandbox, choose_tier
 from .spec import CheckSpec, Task
+
+# numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
+# worker has been started: both processes then load numpy at the same time.
 
 MAX_SOURCE_BYTES = 1 << 20
 LOAD_CHECK = "loads"
@@ -42,11 +41,13 @@ class Context:
     runtime_imports: list[str]
     use_cache: bool
 
-    def case_set(self, check: CheckSpec) -> cases.CaseSet:
-        return cases.case_set(self.task, self.reference, check, self.use_cache)
+    def case_set(self, check: CheckSpec):
+        from .cases import case_set
+        return case_set(self.task, self.reference, check, self.use_cache)
 
     def expected(self, check: CheckSpec, args: dict):
-        return cases.expected_output(self.task, self.reference, check, args)
+        from .cases import expected_output
+        return expected_output(self.task, self.reference, check, args)
 
 
 def read_source(path: str) -> str:
@@ -68,8 +69,13 @@ def grade(task: Task, submission: str, options: Options = Options()) -> Result:
     tier = choose_tier(options.isolation)
     limits = dataclasses.replace(task.limits, **options.limits)
     with Sandbox(submission, list(task.functions), limits, tier) as sandbox:
-        sandbox.start()  # the worker imports numpy while the reference loads here
+        sandbox.start()  # the worker imports numpy while this process does the same
+        from .reference import load_reference
         reference = load_reference(task)
+        ctx = Context(task, sandbox, reference, source, [], options.use_cache)
+        for check in task.checks:  # cases and expected outputs: ready before the worker is
+            if check.call is not None:
+                ctx.case_set(check)
         if len(source) > MAX_SOURCE_BYTES:
             load, defined = _too_large(), set()
             outcome = None
@@ -77,7 +83,7 @@ def grade(task: Task, submission: str, options: Options = Options()) -> Result:
             outcome = sandbox.load()
             load, defined = _load_result(task, outcome)
         info = outcome.value if outcome is not None and isinstance(outcome.value, dict) else {}
-        ctx = Context(task, sandbox, reference, source, info.get("imports", []), options.use_cache)
+        ctx.runtime_imports = info.get("imports", [])
         results = [load]
         for check in task.checks:
             results.append(_run_or_skip(ctx, check, load, defined, results))
@@ -94,6 +100,7 @@ def _too_large() -> CheckResult:
 
 def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
     """The 'loads' line of the report, and which required functions the file defines."""
+    from .checks.calls import describe_error
     description = f"the file imports and defines {', '.join(task.functions)}"
     if outcome.status != "ok":
         why = {
@@ -139,9 +146,11 @@ def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set
     if reason:
         return CheckResult(check.name, SKIPPED, 0.0, check.points, message=f"skipped: {reason}",
                            description=check.description, function=check.call, hidden=check.hidden)
+    from .cases import ReferenceFailed
+    from .checks import KINDS
     try:
         return KINDS[check.kind](ctx, check)
-    except cases.ReferenceFailed as exc:
+    except ReferenceFailed as exc:
         return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
                            message=f"the task itself is broken, not your code: {exc}. "
                                    "Tell your instructor.", description=check.description)

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .compare import Tolerance, parse_select
+from .index_expr import parse_select
 from .sandbox.launcher import Limits
+from .tolerance import Tolerance
 
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schema", "task.schema.json")
 DEFAULT_CASES = 50

@@ -8,6 +8,7 @@ replaces a worker that crashed or timed out so grading can go on with the next c
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import resource
 import shutil
@@ -89,8 +90,8 @@ def _worker_env() -> dict[str, str]:
 
 def _runtime_dirs() -> list[str]:
     """Directories the worker's Python needs, bound read-only into the sandbox."""
-    import numpy
-    dirs = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(numpy.__file__)),
+    numpy = importlib.util.find_spec("numpy")  # where it is, without importing it
+    dirs = {sys.prefix, sys.base_prefix, os.path.dirname(numpy.submodule_search_locations[0]),
             os.path.dirname(os.path.realpath(sys.executable))}
     dirs = sorted(os.path.realpath(d) for d in dirs) + sorted(dirs)
     kept: list[str] = []

@@ -6,7 +6,8 @@ Every length is checked against a cap *before* anything is read or allocated, an
 headers are parsed by hand so a forged shape can never make numpy allocate.
 
 This module is imported on both sides of the trust boundary, so it uses only the standard
-library and numpy, and it never unpickles anything.
+library and numpy, and it never unpickles anything. numpy is imported on first use, so the
+grader can start a worker before it pays for numpy itself.
 """
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ import struct
 import time
 from dataclasses import dataclass
 
-import numpy as np
 
 MAGIC = b"GRDR"
 PREFIX = struct.Struct(">4sI")
@@ -91,7 +91,7 @@ def unpack(data: bytes, caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytes]]:
     return recv(_BytesChannel(data), None, caps)
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearray:
     buf = bytearray(n)
     view = memoryview(buf)
     got = 0
@@ -110,11 +110,11 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
         if k == 0:
             raise WireClosed("channel closed")
         got += k
-    return bytes(buf)
+    return buf
 
 
 def recv(sock: socket.socket, deadline: float | None = None,
-         caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytes]]:
+         caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytearray]]:
     magic, length = PREFIX.unpack(_recv_exact(sock, PREFIX.size, deadline))
     if magic != MAGIC:
         raise WireError("corrupted channel (bad frame marker)")
@@ -136,14 +136,17 @@ def recv(sock: socket.socket, deadline: float | None = None,
 
 # --------------------------------------------------------------------------- arrays
 
-def array_to_npy(arr: np.ndarray) -> bytes:
+def array_to_npy(arr) -> bytes:
+    import numpy as np
     out = io.BytesIO()
     np.lib.format.write_array(out, np.ascontiguousarray(arr), allow_pickle=False)
     return out.getvalue()
 
 
-def npy_to_array(data: bytes, caps: Caps = DEFAULT_CAPS) -> np.ndarray:
-    """Parse a .npy blob without trusting its header: the shape must match the bytes."""
+def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS):
+    """Parse a .npy blob without trusting its header: the shape must match the bytes.
+    A bytearray (as ``recv`` returns) is used in place; immutable bytes are copied."""
+    import numpy as np
     fp = io.BytesIO(data)
     try:
         version = np.lib.format.read_magic(fp)
@@ -164,13 +167,15 @@ def npy_to_array(data: bytes, caps: Caps = DEFAULT_CAPS) -> np.ndarray:
     if count * dtype.itemsize != len(data) - offset:
         raise WireError(f"array payload size does not match its shape {shape}")
     flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
-    return flat.reshape(shape, order="F" if fortran else "C").copy()
+    arr = flat.reshape(shape, order="F" if fortran else "C")
+    return arr if isinstance(data, bytearray) else arr.copy()
 
 
 # --------------------------------------------------------------------------- values
 
 def encode(value, blobs: list[bytes], depth: int = 0):
     """Turn plain data and arrays into JSON-able data, appending arrays to ``blobs``."""
+    import numpy as np
     if depth > DEFAULT_CAPS.nesting:
         raise ValueError("value is nested too deeply")
     if value is None or isinstance(value, (bool, str)):
@@ -240,5 +245,5 @@ class ForeignArray:
     """Numbers the student returned in something other than a plain ndarray: a list, a
     tuple or an ndarray subclass. ``container`` names what it was."""
 
-    array: np.ndarray
+    array: "np.ndarray"
     container: str
