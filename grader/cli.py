@@ -24,9 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def sandbox_options(p):
-        p.add_argument("--isolation", choices=["auto", "bubblewrap", "rlimits"], default=None,
-                       help="sandbox tier: auto takes bubblewrap where it works (default: auto, "
-                            "or $GRADER_ISOLATION)")
+        p.add_argument("--isolation", choices=["auto", "bubblewrap", "landlock", "rlimits"],
+                       default=None, help="sandbox tier: auto takes the strongest that works "
+                                          "(default: auto, or $GRADER_ISOLATION)")
         p.add_argument("--require-sandbox", action="store_true",
                        help="refuse to grade unless the bubblewrap tier works")
         p.add_argument("--call-seconds", type=float, help="time limit of one call")

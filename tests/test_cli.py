@@ -35,7 +35,7 @@ def test_json_report_follows_the_contract():
     assert {"task", "submission", "score", "max_score", "status", "isolation", "checks"} <= set(report)
     assert report["task"] == "positional-encoding"
     assert report["status"] == "failed"
-    assert report["isolation"] in ("bubblewrap", "rlimits")
+    assert report["isolation"] in ("bubblewrap", "landlock", "rlimits")
     for check in report["checks"]:
         assert {"name", "status", "score", "max_score", "message"} <= set(check)
         assert check["status"] in ("passed", "failed", "error", "skipped")

@@ -8,9 +8,10 @@ import pytest
 
 from conftest import PE_TASK, ROOT, write
 from grader.grading import Options, grade
-from grader.sandbox.launcher import BUBBLEWRAP, RLIMITS, Limits, Sandbox, bubblewrap_works
+from grader.sandbox.launcher import (BUBBLEWRAP, LANDLOCK, RLIMITS, Limits, Sandbox,
+                                      bubblewrap_works, landlock_works)
 
-TIERS = [RLIMITS] + ([BUBBLEWRAP] if bubblewrap_works() else [])
+TIERS = [RLIMITS] + ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else [])
 
 HOSTILE = """
 import os, sys, time

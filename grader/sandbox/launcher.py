@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import resource
 import shutil
@@ -20,10 +21,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from . import wire
+from . import landlock, wire
+from .cgroup import Cgroup
 
 WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
-BUBBLEWRAP, RLIMITS = "bubblewrap", "rlimits"
+BUBBLEWRAP, LANDLOCK, RLIMITS = "bubblewrap", "landlock", "rlimits"
+TIERS = (BUBBLEWRAP, LANDLOCK, RLIMITS)  # strongest first
 SANDBOX_ROOT = "/submission"
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 
@@ -61,18 +64,28 @@ def bubblewrap_works() -> bool:
     return probe.returncode == 0
 
 
+@functools.lru_cache(maxsize=None)
+def landlock_works() -> bool:
+    return landlock.abi_version() >= 1
+
+
 def choose_tier(requested: str = "auto") -> str:
-    """``auto`` takes bubblewrap where it works; ``bubblewrap`` refuses to degrade."""
+    """``auto`` takes the strongest tier that works here; naming a tier refuses to degrade."""
     if requested == RLIMITS:
         return RLIMITS
-    if bubblewrap_works():
+    if requested in ("auto", BUBBLEWRAP) and bubblewrap_works():
         return BUBBLEWRAP
     if requested == BUBBLEWRAP:
         raise SandboxUnavailable(
             "the bubblewrap sandbox was required but does not work on this machine. "
             "Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
             "bubblewrap) and make sure unprivileged user namespaces are allowed, or run with "
-            "--isolation auto to grade with rlimits only.")
+            "--isolation auto to grade in the strongest tier that works here.")
+    if landlock_works():
+        return LANDLOCK
+    if requested == LANDLOCK:
+        raise SandboxUnavailable("the landlock tier was required but this kernel has no "
+                                 "Landlock (Linux 5.13 or newer with Landlock enabled).")
     return RLIMITS
 
 
@@ -121,8 +134,21 @@ def _bubblewrap_command(submission: str, inner_path: str, fd: int, tmp: str) -> 
     return cmd + ["--", sys.executable, "-I", "-B", "/opt/grader-worker/worker.py", str(fd)]
 
 
+def _landlock_policy(submission: str, tmp: str) -> dict:
+    """What a worker restricted by Landlock may still touch."""
+    read = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/dev/urandom",
+            WORKER_DIR, submission] + _runtime_dirs()
+    return {"read": read, "write": [tmp, "/dev/null"]}
+
+
+def _enter_child(limits: Limits, cgroup: Cgroup | None) -> None:
+    """Runs in the child between fork and exec: what it sets applies to all it starts."""
+    if cgroup is not None:
+        cgroup.enter()
+    _set_limits(limits)
+
+
 def _set_limits(limits: Limits) -> None:
-    """Runs in the child between fork and exec: rlimits apply to everything it starts."""
     mib = 1 << 20
     cpu = int(limits.submission_seconds) + 5
     wanted = [(resource.RLIMIT_AS, limits.memory_mib * mib),
@@ -166,7 +192,7 @@ class _Process:
     """One live worker process and its channel."""
 
     def __init__(self, submission: str, limits: Limits, tier: str):
-        self.limits = limits
+        self.limits, self.tier = limits, tier
         parent, child = socket.socketpair()
         self.sock = parent
         self.out = tempfile.TemporaryFile()
@@ -181,11 +207,15 @@ class _Process:
             self.inner_path = submission
             env = dict(_worker_env(), HOME=self.tmp, TMPDIR=self.tmp)
             cmd = [sys.executable, "-I", "-B", os.path.join(WORKER_DIR, "worker.py"), str(fd)]
+            if tier == LANDLOCK:
+                cmd.append(json.dumps({"landlock": _landlock_policy(submission, self.tmp)}))
             cwd = self.tmp
+        # Cgroup first: its pids cap holds for root too, and it finds detached processes.
+        self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.out,
                                      stderr=self.err, pass_fds=(fd,), env=env, cwd=cwd,
                                      start_new_session=True,
-                                     preexec_fn=functools.partial(_set_limits, limits))
+                                     preexec_fn=functools.partial(_enter_child, limits, self.cgroup))
         child.close()
         self.ready = False
 
@@ -199,8 +229,8 @@ class _Process:
         if header.get("op") != "ready":
             _, err = self.take_output()
             self.kill()
-            raise SandboxUnavailable(f"the sandbox worker did not start ({header.get('error', 'bad hello')}). "
-                                     f"It said: {err.strip() or 'nothing'}")
+            raise SandboxUnavailable(f"the sandbox worker did not start: {header.get('error', 'no hello')}. "
+                                     f"Its stderr: {err.strip() or 'empty'}")
         self.ready = True
 
     def request(self, header: dict, blobs: list[bytes], deadline: float):
@@ -225,6 +255,8 @@ class _Process:
             code = self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             return "closed its result channel"
+        if self.tier == BUBBLEWRAP and code > 128:
+            code = 128 - code  # bwrap reports its child's death by signal N as status 128+N
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
             return {"SIGKILL": "was killed (SIGKILL: usually the memory limit or a time limit)",
@@ -237,10 +269,15 @@ class _Process:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if self.cgroup is not None:
+            self.cgroup.kill_all()  # also what left the process group (setsid, double fork)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         self.sock.close()
         self.out.close()
         self.err.close()

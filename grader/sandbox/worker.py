@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import os
 import socket
 import sys
@@ -193,6 +194,14 @@ class Worker:
 
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
+    policy = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    if "landlock" in policy:
+        import landlock
+        try:
+            landlock.restrict(policy["landlock"]["read"], policy["landlock"]["write"])
+        except OSError as exc:
+            wire.send(sock, {"op": "not-ready", "error": f"Landlock could not be applied: {exc}"})
+            os._exit(1)
     wire.send(sock, {"op": "ready"})  # before any student code: proves the sandbox works
     Worker(sock).serve()
     _flush_std_streams()

@@ -1,0 +1,108 @@
+"""A cgroup per sandbox, where this machine lets the grader make one.
+
+It caps how many processes a submission may run (a fork bomb stops at the cap, even for
+root, whom RLIMIT_NPROC does not bind) and how much memory they use together, and at the
+end it kills every process inside, however it detached itself (setsid, double fork).
+Works with cgroup v1 (pids and memory hierarchies) and v2 (a delegated subtree); where
+neither is writable, ``create`` returns None and the launcher relies on the other layers.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import time
+
+ROOT = "/sys/fs/cgroup"
+
+
+def _own_paths() -> dict[str, str]:
+    """controller -> this process's cgroup path ("" for v2's unified hierarchy)."""
+    paths = {}
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                for controller in controllers.split(",") if controllers else [""]:
+                    paths[controller] = path
+    except (OSError, ValueError):
+        pass
+    return paths
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+class Cgroup:
+    def __init__(self, dirs: list[str]):
+        self.dirs = dirs  # one per hierarchy (v1: pids and memory; v2: one)
+
+    @classmethod
+    def create(cls, max_processes: int, memory_bytes: int) -> "Cgroup | None":
+        name = f"grader-{os.getpid()}-{secrets.token_hex(4)}"
+        own = _own_paths()
+        made: list[str] = []
+        try:
+            if os.path.exists(os.path.join(ROOT, "cgroup.controllers")):  # v2
+                path = os.path.join(ROOT, own.get("", "/").lstrip("/"), name)
+                os.mkdir(path)
+                made.append(path)
+                _write(os.path.join(path, "pids.max"), str(max_processes))
+                _write(os.path.join(path, "memory.max"), str(memory_bytes))
+            else:  # v1: the pids hierarchy is required, memory is a bonus
+                path = os.path.join(ROOT, "pids", own.get("pids", "/").lstrip("/"), name)
+                os.mkdir(path)
+                made.append(path)
+                _write(os.path.join(path, "pids.max"), str(max_processes))
+                memory = os.path.join(ROOT, "memory", own.get("memory", "/").lstrip("/"), name)
+                try:
+                    os.mkdir(memory)
+                    made.append(memory)
+                    _write(os.path.join(memory, "memory.limit_in_bytes"), str(memory_bytes))
+                except OSError:
+                    pass
+        except OSError:
+            Cgroup(made).remove()
+            return None
+        return cls(made)
+
+    def enter(self) -> None:
+        """Move the calling process in (runs in the child between fork and exec)."""
+        for path in self.dirs:
+            _write(os.path.join(path, "cgroup.procs"), str(os.getpid()))
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for path in self.dirs:
+            try:
+                with open(os.path.join(path, "cgroup.procs")) as f:
+                    found.update(int(line) for line in f if line.strip())
+            except OSError:
+                pass
+        return found
+
+    def kill_all(self) -> None:
+        """SIGKILL everything inside until nothing is left (the pids cap bounds the race)."""
+        for _ in range(100):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        for path in self.dirs:
+            for _ in range(50):  # rmdir waits for the killed processes to be reaped
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
