@@ -106,3 +106,12 @@ class Cgroup:
                     break
                 except OSError:
                     time.sleep(0.02)
+
+
+def available() -> bool:
+    """Whether this process may create a sandbox cgroup here (made and removed at once)."""
+    group = Cgroup.create(8, 64 << 20)
+    if group is None:
+        return False
+    group.remove()
+    return True
