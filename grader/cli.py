@@ -42,9 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     sandbox_options(check)
 
-    validate = commands.add_parser("validate", help="check a task: spec, reference, samples")
-    validate.add_argument("task", help="task folder (holds task.yaml)")
-    validate.add_argument("--samples", help="folder of sample submissions "
+    validate = commands.add_parser("validate", help="check tasks: spec, reference, samples")
+    validate.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+    validate.add_argument("--samples", help="folder of sample submissions, with one task "
                                             "(default: submissions/<task id> beside tasks/)")
     sandbox_options(validate)
     return parser
@@ -90,16 +90,22 @@ def cmd_check(args) -> int:
 def cmd_validate(args) -> int:
     from .spec import load_task
     from .validate import validate
-    task = load_task(args.task)
-    print(f"task {task.id} (version {task.version}): spec OK")
+    if args.samples and len(args.tasks) > 1:
+        raise _Usage("--samples goes with a single task")
+    tasks = [load_task(folder) for folder in args.tasks]  # every spec is checked first
+    options = _options(args)
 
     def show(finding):
         print(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}", flush=True)
 
-    report = validate(task, args.samples, _options(args), progress=show)
-    bad = sum(not f.ok for f in report.findings)
-    print(f"{len(report.findings) - bad} ok, {bad} problems")
-    return EXIT_FULL if report.ok else EXIT_BELOW
+    problems = 0
+    for task in tasks:
+        print(f"task {task.id} (version {task.version}): spec OK")
+        report = validate(task, args.samples, options, progress=show)
+        bad = sum(not f.ok for f in report.findings)
+        problems += bad
+        print(f"{len(report.findings) - bad} ok, {bad} problems")
+    return EXIT_FULL if problems == 0 else EXIT_BELOW
 
 
 def main(argv: list[str] | None = None) -> int:

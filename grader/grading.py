@@ -16,7 +16,8 @@ from .spec import CheckSpec, Task
 # worker has been started: both processes then load numpy at the same time.
 
 MAX_SOURCE_BYTES = 1 << 20
-LOAD_CHECK = "loads"
+LOAD_CHECK = "loads"   # function tasks: the file imports and defines the functions
+RUN_CHECK = "runs"     # script tasks: the script runs to its end
 
 
 class SubmissionError(Exception):
@@ -31,6 +32,14 @@ class Options:
 
 
 @dataclass
+class ScriptRun:
+    """What a script task's submission produced: its output and the arrays it left."""
+
+    stdout: str = ""
+    arrays: dict = field(default_factory=dict)   # name -> (ndarray, type name)
+
+
+@dataclass
 class Context:
     """What a check may use: the task, the sandbox, the trusted reference."""
 
@@ -40,6 +49,7 @@ class Context:
     source: str
     runtime_imports: list[str]
     use_cache: bool
+    script: ScriptRun = field(default_factory=ScriptRun)
 
     def case_set(self, check: CheckSpec):
         from .cases import case_set
@@ -77,8 +87,13 @@ def grade(task: Task, submission: str, options: Options = Options()) -> Result:
             if check.call is not None:
                 ctx.case_set(check)
         if len(source) > MAX_SOURCE_BYTES:
-            load, defined = _too_large(), set()
-            outcome = None
+            load, defined, outcome = _too_large(), set(), None
+        elif task.kind == "script":
+            outcome = sandbox.run_script()
+            load = _run_result(task, outcome)
+            defined = set() if load.status == ERROR else {"script"}
+            if isinstance(outcome.value, dict):
+                ctx.script = ScriptRun(outcome.stdout, outcome.value.get("globals", {}))
         else:
             outcome = sandbox.load()
             load, defined = _load_result(task, outcome)
@@ -92,6 +107,48 @@ def grade(task: Task, submission: str, options: Options = Options()) -> Result:
                  task_version=task.version, output=printed, seconds=time.monotonic() - start)
 
 
+def _environment_problem(task: Task, error: dict) -> str | None:
+    """A missing package that the task allows is the grading machine's gap, not a mistake."""
+    import importlib.util
+    missing = (error.get("missing_module") or "").split(".")[0]
+    allowed = {name.split(".")[0] for name in task.allowed_imports}
+    if not missing or missing not in allowed:
+        return None
+    # The worker runs on this machine's Python: what is importable here is there too.
+    present = sorted(n for n in allowed - {missing} if importlib.util.find_spec(n) is not None)
+    instead = f", or solve the task with {' or '.join(present)}" if present else ""
+    return (f"this grading environment does not have '{missing}', which your file imports "
+            f"and the task allows. That is a problem of the environment, not of your code: "
+            f"tell your instructor{instead}.")
+
+
+def _failure_text(outcome, doing: str) -> str:
+    from .checks.calls import describe_error
+    return {
+        "raised": lambda: f"{doing} {describe_error(outcome.error)}",
+        "timeout": lambda: (f"{doing} {outcome.error['message']}: is there an endless loop or a "
+                            "long computation at the top level?"),
+        "crashed": lambda: (f"while {doing}, {outcome.error['message']} "
+                            "(sys.exit, os._exit or a crash?)"),
+    }.get(outcome.status, lambda: outcome.error.get("message", "the file could not be run"))()
+
+
+def _run_result(task: Task, outcome) -> CheckResult:
+    """The 'runs' line of a script task: ERROR when it did not run at all, FAILED when it
+    stopped with an exception part-way (what it printed and left is still checked)."""
+    description = "the script runs to its end"
+    output = outcome.stdout + outcome.stderr
+    if outcome.status == "ok":
+        return CheckResult(RUN_CHECK, PASSED, 0.0, 0.0, description=description)
+    environment = _environment_problem(task, outcome.error) if outcome.status == "raised" else None
+    if environment:
+        return CheckResult(RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description)
+    ran_part_way = outcome.status == "raised" and outcome.error.get("type") != "SyntaxError"
+    return CheckResult(RUN_CHECK, FAILED if ran_part_way else ERROR, 0.0, 0.0,
+                       message=_failure_text(outcome, "running your script"),
+                       description=description, output=output)
+
+
 def _too_large() -> CheckResult:
     return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0,
                        message=f"the file is larger than {MAX_SOURCE_BYTES // 1024} KiB; "
@@ -100,16 +157,10 @@ def _too_large() -> CheckResult:
 
 def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
     """The 'loads' line of the report, and which required functions the file defines."""
-    from .checks.calls import describe_error
     description = f"the file imports and defines {', '.join(task.functions)}"
     if outcome.status != "ok":
-        why = {
-            "raised": lambda: f"importing your file {describe_error(outcome.error)}",
-            "timeout": lambda: (f"importing your file {outcome.error['message']}: is there an "
-                                "endless loop or a long computation at the top level?"),
-            "crashed": lambda: (f"while importing your file, {outcome.error['message']} "
-                                "(sys.exit, os._exit or a crash at the top level?)"),
-        }.get(outcome.status, lambda: outcome.error.get("message", "the file could not be loaded"))()
+        why = (outcome.status == "raised" and _environment_problem(task, outcome.error)
+               or _failure_text(outcome, "importing your file"))
         return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0, message=why, description=description,
                            output=outcome.stdout + outcome.stderr), set()
     found = outcome.value.get("functions", {})
@@ -134,8 +185,8 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
 def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set[str],
                  done: list[CheckResult]) -> CheckResult:
     reason = None
-    if load.status == ERROR and check.call is not None:  # static checks still run
-        reason = "your file did not load (see 'loads' above)"
+    if load.status == ERROR and check.kind != "imports":  # static checks still run
+        reason = f"your file did not {'run' if load.name == RUN_CHECK else 'load'} (see '{load.name}' above)"
     elif check.call is not None and check.call not in defined:
         reason = f"{check.call} is not defined in your file"
     else:

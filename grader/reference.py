@@ -22,10 +22,12 @@ def load_reference(task: Task):
         except Exception as exc:
             raise SpecError([f"{task.reference_path}: the reference solution does not import: "
                              f"{type(exc).__name__}: {exc}"]) from None
-        missing = [f for f in task.functions if not callable(getattr(module, f, None))]
+        needed = dict.fromkeys(list(task.functions) + [f for c in task.checks
+                                                        for f in c.reference_functions])
+        missing = [f for f in needed if not callable(getattr(module, f, None))]
         if missing:
             raise SpecError([f"{task.reference_path}: the reference does not define "
-                             f"{', '.join(missing)}, which task.yaml lists under functions:."])
+                             f"{', '.join(missing)}, which task.yaml uses."])
         sys.modules[name] = module
         _loaded[key] = module
     return _loaded[key]

@@ -50,7 +50,19 @@ class CheckSpec:
     expect: object = None
     has_expect: bool = False
     tolerance: Tolerance = Tolerance()
+    answer: str | None = None       # prints: reference function giving the printed answer
+    format: str | None = None       # prints: shape | integer
+    reference: str | None = None    # leaves-*: reference function building the array
+    shape: tuple[int, ...] = ()     # leaves-sum: shape of the sum
     line: int = 0
+
+    @property
+    def reference_functions(self) -> tuple[str, ...]:
+        return tuple(f for f in (self.call, self.answer, self.reference) if f)
+
+
+FUNCTION_KINDS = ("example", "property", "mutation")
+SCRIPT_KINDS = ("prints", "leaves-array", "leaves-sum")
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,7 @@ class Task:
     id: str
     title: str
     version: str
+    kind: str                # functions | script
     folder: str
     spec_path: str
     statement_path: str
@@ -244,7 +257,8 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
     def problem(at: tuple, text: str) -> None:
         problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {text}")
 
-    functions = {name: tuple(params) for name, params in data["functions"].items()}
+    kind = data.get("kind", "functions")
+    functions = {name: tuple(params) for name, params in data.get("functions", {}).items()}
     files = {}
     for key, default in (("statement", "statement.md"), ("reference", "reference.py")):
         files[key] = os.path.join(folder, data.get(key, default))
@@ -264,6 +278,11 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
                 problem(at + ("needs",), f"'{need}' is not a check defined above this one. "
                                          "A check can only need checks listed before it.")
         names.add(name)
+        wrong_family = FUNCTION_KINDS if kind == "script" else SCRIPT_KINDS
+        if raw["kind"] in wrong_family:
+            article = "an" if raw["kind"][0] in "aeiou" else "a"
+            problem(at + ("kind",), f"{article} {raw['kind']} check does not fit a {kind} task. Use "
+                                    f"{', '.join(('imports',) + (SCRIPT_KINDS if kind == 'script' else FUNCTION_KINDS))}.")
         call = raw.get("call")
         if call is not None and call not in functions:
             problem(at + ("call",), f"'{call}' is not among functions: ({', '.join(functions)}). "
@@ -296,12 +315,14 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
             fixed_cases=tuple(fixed) or ((raw.get("args", {}),) if raw["kind"] == "example" else ()),
             edge_cases=tuple(raw.get("edge_cases", ())), compare=raw.get("compare", "values"),
             select=raw.get("select"), returns=raw.get("returns", {}), expect=raw.get("expect"),
-            has_expect="expect" in raw, tolerance=tolerance, line=_line(lines, at)))
+            has_expect="expect" in raw, tolerance=tolerance, answer=raw.get("answer"),
+            format=raw.get("format"), reference=raw.get("reference"),
+            shape=tuple(raw.get("shape", ())), line=_line(lines, at)))
     imports = data.get("imports", {})
     if problems:
         raise SpecError(problems)
     limits = Limits(**data.get("limits", {}))
-    return Task(id=data["id"], title=data["title"], version=str(data["version"]), folder=folder,
+    return Task(id=data["id"], title=data["title"], version=str(data["version"]), kind=kind, folder=folder,
                 spec_path=path, statement_path=files["statement"], reference_path=files["reference"],
                 functions=functions, allowed_imports=tuple(imports.get("allowed", ())),
                 stdlib_imports=tuple(imports.get("stdlib", ())), limits=limits,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from . import cases
 from .checks.examples import literal_expectation
 from .compare import check_values
-from .grading import Options, grade
+from .grading import LOAD_CHECK, RUN_CHECK, Options, grade
 from .reference import load_reference
 from .result import PASSED
 from .samples import mismatch, read_expectation, sample_files
@@ -47,7 +47,7 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
 
     reference = load_reference(task)
     for check in task.checks:
-        if check.call is None:
+        if check.kind not in ("example", "property", "mutation"):
             continue
         try:
             case_set = cases.case_set(task, reference, check, options.use_cache)
@@ -72,7 +72,7 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
     samples = sample_files(folder)
     if not samples:
         add(Finding("samples", True, f"no sample submissions in {folder}"))
-    names = {c.name for c in task.checks} | {"loads"}
+    names = {c.name for c in task.checks} | {LOAD_CHECK, RUN_CHECK}
     for path in samples:
         subject = os.path.relpath(path)
         try:

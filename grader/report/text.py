@@ -40,7 +40,7 @@ def render(result: Result, colour: bool = False, **_options) -> str:
             detail.append(check.message)
         lines += [f"        {d}" for d in detail]
     if result.output.strip():
-        lines += ["", "While importing, your file printed:"]
+        lines += ["", "Your file printed:"]
         lines += [f"  | {line}" for line in result.output.splitlines()[:OUTPUT_LINES_SHOWN]]
     percent = 100 * result.score / result.max_score if result.max_score else 0
     status = _paint(result.status, _COLOUR.get(result.status, "0"), colour)

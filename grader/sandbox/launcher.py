@@ -238,14 +238,20 @@ class _Process:
         return wire.recv(self.sock, deadline)
 
     def take_output(self) -> tuple[str, str]:
+        """What the worker printed since the last call: all of it up to the cap, else the
+        head and the tail (a script's answer is its last line)."""
         texts = []
         for i, f in enumerate((self.out, self.err)):
-            size = os.fstat(f.fileno()).st_size
+            size, start = os.fstat(f.fileno()).st_size, self.read_at[i]
             cap = self.limits.output_chars
-            data = os.pread(f.fileno(), cap, self.read_at[i]) if size > self.read_at[i] else b""
-            text = data.decode("utf-8", "replace")
-            if size - self.read_at[i] > cap:
-                text += f"\n[... {size - self.read_at[i] - cap} more bytes not shown]"
+            if size - start <= cap:
+                data = os.pread(f.fileno(), cap, start) if size > start else b""
+                text = data.decode("utf-8", "replace")
+            else:
+                tail = min(1000, cap // 4)
+                head = os.pread(f.fileno(), cap - tail, start).decode("utf-8", "replace")
+                end = os.pread(f.fileno(), tail, size - tail).decode("utf-8", "replace")
+                text = f"{head}\n[... {size - start - cap} bytes not shown ...]\n{end}"
             self.read_at[i] = size
             texts.append(text)
         return texts[0], texts[1]
@@ -330,6 +336,14 @@ class Sandbox:
         self.loaded = outcome.status == "ok"
         return outcome
 
+    def run_script(self) -> CallOutcome:
+        """Run the submission as a script in a fresh worker; ``value`` holds the numbers it
+        left in its globals ({name: (array, type name)}) and what it imported."""
+        self.start()
+        if not self.process.ready:
+            self.process.await_ready(STARTUP_SECONDS)
+        return self._request({"op": "run", "path": self.process.inner_path}, [])
+
     def call(self, function: str, args: list, kwargs: dict | None = None,
              return_inputs: bool = False) -> CallOutcome:
         if self.process is None or not self.loaded:
@@ -366,6 +380,11 @@ class Sandbox:
 
 
 def _outcome_from_reply(reply: dict, blobs: list[bytes]) -> CallOutcome:
+    if "globals" in reply:
+        value = _script_info(reply, blobs)
+        if reply.get("ok") is True:
+            return CallOutcome("ok", value=value)
+        return CallOutcome("raised", value=value, error=_clean_error(reply.get("error") or {}))
     if reply.get("ok") is True:
         return CallOutcome(
             "ok",
@@ -387,11 +406,25 @@ def _load_info(reply: dict) -> dict:
             "imports": [str(m)[:100] for m in imports[:100]]}
 
 
+def _script_info(reply: dict, blobs: list[bytes]) -> dict:
+    left = reply.get("globals")
+    if not isinstance(left, dict) or not isinstance(reply.get("imports", []), list):
+        raise wire.WireError("malformed script answer")
+    arrays = {}
+    for name, entry in list(left.items())[:64]:
+        if not isinstance(entry, dict) or type(entry.get("$nd")) is not int:
+            raise wire.WireError("malformed script answer")
+        arrays[str(name)[:100]] = (wire.decode({"$nd": entry["$nd"]}, blobs),
+                                   str(entry.get("type", "?"))[:100])
+    return {"globals": arrays, "imports": [str(m)[:100] for m in reply.get("imports", [])[:100]]}
+
+
 def _clean_error(error: dict) -> dict:
     frames = error.get("frames", [])
     if not isinstance(frames, list):
         frames = []
     return {"type": str(error.get("type", "Error"))[:100],
+            "missing_module": str(error["missing_module"])[:100] if error.get("missing_module") else None,
             "message": str(error.get("message", ""))[:4000],
             "line": error.get("line") if type(error.get("line")) is int else None,
             "frames": [{"line": f.get("line") if type(f.get("line")) is int else None,

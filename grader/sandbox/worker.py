@@ -107,6 +107,46 @@ def _describe(value, blobs: list[bytes], depth: int = 0):
     return {"$obj": type(value).__qualname__[:100], "repr": _safe_repr(value)}
 
 
+GLOBALS_CAP = 64                # arrays a script may leave behind that are sent back
+GLOBALS_BYTES_CAP = 128 << 20
+
+
+def _as_numbers(value):
+    """numpy's view of an array-like: ndarray, TF or PyTorch tensor, shape, list of numbers."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    if hasattr(value, "as_list") and type(value).__name__ == "TensorShape":
+        return np.asarray(value.as_list())
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # torch.Tensor
+        return value.detach().cpu().numpy()
+    if hasattr(value, "numpy") and callable(value.numpy):  # tf.Tensor / Variable
+        return np.asarray(value.numpy())
+    if type(value) in (list, tuple) or isinstance(value, tuple):  # torch.Size is a tuple
+        arr = np.array(value)
+        return arr if arr.dtype.kind in wire.ALLOWED_DTYPE_KINDS else None
+    return None
+
+
+def _numbers_left(namespace: dict, out: list[bytes]) -> dict:
+    left, total = {}, 0
+    for name, value in list(namespace.items()):
+        if name.startswith("__") or len(left) >= GLOBALS_CAP:
+            continue
+        try:
+            arr = _as_numbers(value)
+        except Exception:
+            continue
+        if arr is None or arr.dtype.kind not in wire.ALLOWED_DTYPE_KINDS or arr.dtype.fields:
+            continue
+        size = arr.size * arr.dtype.itemsize
+        if total + size > GLOBALS_BYTES_CAP:
+            continue
+        total += size
+        out.append(wire.array_to_npy(np.array(arr, copy=True)))
+        left[str(name)[:100]] = {"$nd": len(out) - 1, "type": type(value).__name__[:100]}
+    return left
+
+
 def _safe_repr(value) -> str:
     try:
         return repr(value)[:TEXT_CAP]
@@ -131,6 +171,8 @@ class Worker:
                 reply, out = self.load(header["path"], header.get("functions", []))
             elif op == "call":
                 reply, out = self.call(header, blobs)
+            elif op == "run":
+                reply, out = self.run(header["path"])
             else:
                 reply, out = {"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}}, []
             _flush_std_streams()
@@ -166,6 +208,35 @@ class Worker:
                     entry["params"] = None
             found[name] = entry
         return {"ok": True, "functions": found, "imports": recorder.modules}, []
+
+    def run(self, path: str):
+        """Run a script as __main__ in a namespace kept afterwards, then send back the
+        numbers it left in its globals (frameworks' tensors converted here)."""
+        self.submission = path
+        recorder = ImportRecorder(path)
+        sys.addaudithook(recorder)
+        namespace = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
+        error = None
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                code = compile(f.read(), path, "exec")
+            recorder.active = True
+            try:
+                exec(code, namespace)
+            finally:
+                recorder.active = False
+        except BaseException as exc:  # the script's own failure, reported, not fatal here
+            error = _error_record(exc, path)
+            if isinstance(exc, SyntaxError):
+                error.update(line=exc.lineno, message=exc.msg)
+            if isinstance(exc, ImportError) and getattr(exc, "name", None):
+                error["missing_module"] = str(exc.name)[:100]
+        out: list[bytes] = []
+        left = _numbers_left(namespace, out)
+        reply = {"ok": error is None, "globals": left, "imports": recorder.modules}
+        if error is not None:
+            reply["error"] = error
+        return reply, out
 
     def call(self, header: dict, blobs: list[bytes]):
         args = wire.decode(header.get("args", []), blobs)

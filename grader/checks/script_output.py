@@ -1,0 +1,66 @@
+"""prints checks: the answer a script prints, read by a lenient, documented rule.
+
+The answer is the last non-empty line the script prints; lines before it (debugging) are
+ignored. Its numbers are read in order after dropping framework annotations such as
+``shape=(2,)`` and ``dtype=int32``, so these all read as the shape (5, 8):
+``(5, 8)``, ``[5, 8]``, ``5 8``, ``TensorShape([5, 8])``, ``torch.Size([5, 8])``,
+``tf.Tensor([5 8], shape=(2,), dtype=int32)``. A length reads from ``4``, ``(4,)`` or
+``torch.Size([4])``. The printed text is treated as data: parsed, never evaluated.
+"""
+from __future__ import annotations
+
+import re
+
+from ..result import FAILED, PASSED, CheckResult
+from ..spec import CheckSpec
+
+ANNOTATIONS = re.compile(r",?\s*(?:shape=\([^)]*\)|dtype=[\w.]+|device=[\w:'\"]+)")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+NUMBERS_SHOWN = 8
+LINE_CAP = 500
+
+
+def read_answer(stdout: str) -> tuple[str, list[float]] | None:
+    """(the line, its numbers) for the last non-empty printed line, or None."""
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        return None
+    line = lines[-1][:LINE_CAP]
+    return line, [float(n) for n in NUMBER.findall(ANNOTATIONS.sub("", line))]
+
+
+def expected_answer(ctx, check: CheckSpec):
+    value = getattr(ctx.reference, check.answer)()
+    return tuple(int(d) for d in value) if check.format == "shape" else int(value)
+
+
+def _shown(numbers: list[float]) -> str:
+    text = ", ".join(str(int(n)) if n == int(n) else f"{n:g}" for n in numbers[:NUMBERS_SHOWN])
+    return text + (", ..." if len(numbers) > NUMBERS_SHOWN else "")
+
+
+def run(ctx, check: CheckSpec) -> CheckResult:
+    want = expected_answer(ctx, check)
+    found = read_answer(ctx.script.stdout)
+    what = "a shape" if check.format == "shape" else "a length"
+
+    def result(ok: bool, message: str = "") -> CheckResult:
+        return CheckResult(check.name, PASSED if ok else FAILED, check.points if ok else 0.0,
+                           check.points, message=message, description=check.description,
+                           hidden=check.hidden)  # the script's output is shown once, below
+
+    if found is None:
+        return result(False, f"your script printed nothing; print {what} as its last line.")
+    line, numbers = found
+    wanted = list(want) if check.format == "shape" else [want]
+    if numbers == wanted:
+        return result(True)
+    if not numbers:
+        return result(False, f"the last line you printed, '{line}', holds no number; "
+                             f"print {what} as the last line.")
+    if check.format == "shape" and sorted(numbers) == sorted(wanted):
+        return result(False, f"you printed ({_shown(numbers)}): the right sizes in the wrong "
+                             "order. Rows are positions, columns are axes.")
+    expected_text = f"({', '.join(map(str, wanted))})" if check.format == "shape" else str(want)
+    return result(False, f"the last line you printed reads as ({_shown(numbers)}); the answer "
+                         f"is {expected_text}.")

@@ -1,0 +1,2 @@
+# expect: fails builds-the-table
+print(4)

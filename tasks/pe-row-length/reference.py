@@ -1,0 +1,20 @@
+"""Trusted reference for pe-row-length. Imported by the grader for its helper functions;
+run as a script (by grader validate) it is also a correct submission."""
+import numpy as np
+
+
+def table(length, depth, base=10000.0):
+    """The position table of the tutorial: a row per step, sin/cos pairs across axes."""
+    positions = np.arange(length, dtype=np.float64)[:, np.newaxis]
+    axes = np.arange(depth)[np.newaxis, :]
+    angles = positions / np.power(base, (2 * (axes // 2)) / depth)
+    return np.where(axes % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def answer():
+    return len(table(6, 4)[2])
+
+
+if __name__ == "__main__":
+    encoding = table(6, 4)
+    print(len(encoding[2]))
