@@ -37,10 +37,26 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="grade one submission file")
     check.add_argument("task", help="task folder (holds task.yaml)")
-    check.add_argument("submission", help="the student's .py file")
-    check.add_argument("--format", choices=["text", "json"], default="text")
+    check.add_argument("submission", help="the student's .py file, or a folder holding one")
+    check.add_argument("--format", choices=["text", "json", "junit", "gradescope"], default="text")
+    check.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    check.add_argument("--staff", action="store_true",
+                       help="show hidden checks' details (never give this view to students)")
     sandbox_options(check)
+
+    gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
+    gradescope.add_argument("task", help="task folder (holds task.yaml)")
+    gradescope.add_argument("--output", "-o", default="autograder.zip", help="the zip to write")
+
+    ci = commands.add_parser("ci", help="grade a course repository (see README: course CI)")
+    ci.add_argument("root", nargs="?", default=".", help="the repository (default: here)")
+    ci.add_argument("--min-score", type=float, default=100.0,
+                    help="percent of all points needed to pass (default 100)")
+    ci.add_argument("--junit", help="write JUnit XML here")
+    ci.add_argument("--summary", help="write a Markdown summary here (default: "
+                                      "$GITHUB_STEP_SUMMARY when set)")
+    sandbox_options(ci)
 
     validate = commands.add_parser("validate", help="check tasks: spec, reference, samples")
     validate.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
@@ -77,14 +93,48 @@ def _colour(choice: str) -> bool:
     return sys.stdout.isatty()
 
 
+def _write(text: str, path: str | None) -> None:
+    if path is None:
+        sys.stdout.write(text)
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def cmd_check(args) -> int:
-    from .grading import grade
+    from .grading import SubmissionError, grade
+    from .redact import for_students
     from .report import RENDERERS
     from .spec import load_task
     task = load_task(args.task)
-    result = grade(task, args.submission, _options(args))
-    sys.stdout.write(RENDERERS[args.format](result, colour=_colour(args.color)))
+    try:
+        result = grade(task, args.submission, _options(args))
+    except SubmissionError as exc:
+        if args.format == "gradescope" and args.output:  # Gradescope needs a results.json
+            from .report.gradescope import cannot_grade
+            _write(cannot_grade(str(exc)), args.output)
+        raise
+    if not args.staff:
+        result = for_students(result)
+    colour = _colour(args.color) and args.format == "text" and args.output is None
+    _write(RENDERERS[args.format](result, colour=colour), args.output)
     return EXIT_FULL if result.status == "passed" else EXIT_BELOW
+
+
+def cmd_gradescope(args) -> int:
+    from .gradescope_build import build
+    from .spec import load_task
+    task = load_task(args.task)
+    build(task, args.output)
+    print(f"wrote {args.output}: upload it as the autograder of '{task.title}' on Gradescope")
+    return EXIT_FULL
+
+
+def cmd_ci(args) -> int:
+    from .course_ci import run_ci
+    return run_ci(args.root, args.min_score, args.junit, args.summary, _options(args))
 
 
 def cmd_validate(args) -> int:
@@ -118,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     from .sandbox.launcher import SandboxUnavailable
     from .spec import SpecError
     try:
-        return {"check": cmd_check, "validate": cmd_validate}[args.command](args)
+        return {"check": cmd_check, "validate": cmd_validate, "gradescope": cmd_gradescope,
+                "ci": cmd_ci}[args.command](args)
     except SpecError as exc:
         print("grader: the task spec has problems:", file=sys.stderr)
         for problem in exc.problems:

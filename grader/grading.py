@@ -60,11 +60,29 @@ class Context:
         return expected_output(self.task, self.reference, check, args)
 
 
+PREFERRED_NAMES = ("solution.py", "submission.py", "main.py")
+
+
+def resolve_submission(path: str) -> str:
+    """A submission is a .py file, or a folder holding one (or a solution.py among several),
+    as Gradescope and course repositories hand them over."""
+    if not os.path.isdir(path):
+        return path
+    files = sorted(n for n in os.listdir(path) if n.endswith(".py") and not n.startswith("."))
+    if len(files) == 1:
+        return os.path.join(path, files[0])
+    for name in PREFERRED_NAMES:
+        if name in files:
+            return os.path.join(path, name)
+    raise SubmissionError(f"{path}: holds {len(files)} .py files ({', '.join(files[:5]) or 'none'}); "
+                          f"submit exactly one .py file, or name the solution {PREFERRED_NAMES[0]}.")
+
+
 def read_source(path: str) -> str:
     if not os.path.exists(path):
         raise SubmissionError(f"{path}: no such file. Give the path of a .py submission.")
     if not os.path.isfile(path):
-        raise SubmissionError(f"{path}: not a file. Give the path of a .py submission.")
+        raise SubmissionError(f"{path}: not a regular file. Give the path of a .py submission.")
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_SOURCE_BYTES + 1)
@@ -75,6 +93,7 @@ def read_source(path: str) -> str:
 
 def grade(task: Task, submission: str, options: Options = Options()) -> Result:
     start = time.monotonic()
+    submission = resolve_submission(submission)
     source = read_source(submission)
     tier = choose_tier(options.isolation)
     limits = dataclasses.replace(task.limits, **options.limits)

@@ -18,6 +18,22 @@ def _points(score: float, max_score: float) -> str:
     return f"{score:g}/{max_score:g}"
 
 
+def check_details(check) -> list[str]:
+    """The lines that explain one check's result (shared by the other text-bearing formats)."""
+    detail = []
+    if check.status in (FAILED, ERROR):
+        if check.failing_input:
+            detail.append(f"failing input: {check.failing_input}")
+        if check.message:
+            detail.append(check.message)
+        if check.output:
+            detail.append("your code printed:")
+            detail += [f"  | {line}" for line in check.output.splitlines()[:OUTPUT_LINES_SHOWN]]
+    elif check.message:
+        detail.append(check.message)
+    return detail
+
+
 def render(result: Result, colour: bool = False, **_options) -> str:
     lines = [_paint(f"{result.task} · {os.path.basename(result.submission)}", "1", colour)
              + f"   (isolation: {result.isolation})", ""]
@@ -26,19 +42,7 @@ def render(result: Result, colour: bool = False, **_options) -> str:
         label = _paint(_LABEL[check.status], _COLOUR[check.status], colour)
         points = _points(check.score, check.max_score) if check.max_score else ""
         lines.append(f"  {label}  {check.name:<{width}}  {points:>7}  {check.description}".rstrip())
-        detail = []
-        if check.status in (FAILED, ERROR):
-            if check.failing_input:
-                detail.append(f"failing input: {check.failing_input}")
-            if check.message:
-                detail.append(check.message)
-            if check.output:
-                detail.append("your code printed:")
-                shown = check.output.splitlines()[:OUTPUT_LINES_SHOWN]
-                detail += [f"  | {line}" for line in shown]
-        elif check.message:
-            detail.append(check.message)
-        lines += [f"        {d}" for d in detail]
+        lines += [f"        {d}" for d in check_details(check)]
     if result.output.strip():
         lines += ["", "Your file printed:"]
         lines += [f"  | {line}" for line in result.output.splitlines()[:OUTPUT_LINES_SHOWN]]

@@ -1,0 +1,140 @@
+"""``grader ci``: grade a course repository on every push.
+
+Layout (see examples/course/):
+
+    tasks/<task id>/          task.yaml, reference.py, statement.md
+    solutions/<task id>.py    the student's solution (or solutions/<task id>/ holding one .py)
+
+Every task is graded against its solution; a missing solution scores 0. The command prints
+a summary, writes JUnit XML (--junit) and a Markdown summary (--summary, or GitHub's
+$GITHUB_STEP_SUMMARY), prints GitHub error annotations for failed checks when run in
+GitHub Actions, and exits 1 below --min-score percent of all points. CI logs are seen by
+students, so hidden checks are redacted here too.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import sys
+
+from .grading import Options, SubmissionError, grade
+from .redact import for_students
+from .report.junit import render_many
+from .result import ERROR, FAILED, PASSED, CheckResult, Result
+from .spec import SpecError, Task, load_task
+
+
+def find_tasks(root: str) -> list[Task]:
+    folder = os.path.join(root, "tasks")
+    if not os.path.isdir(folder):
+        raise SpecError([f"{folder}: missing. A course repository keeps its exercises in "
+                         "tasks/<task id>/ (see README: course CI)."])
+    names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n, "task.yaml")))
+    if not names:
+        raise SpecError([f"{folder}: holds no task (a folder with a task.yaml)."])
+    return [load_task(os.path.join(folder, n)) for n in names]
+
+
+def solution_for(root: str, task: Task) -> str | None:
+    for candidate in (os.path.join(root, "solutions", f"{task.id}.py"),
+                      os.path.join(root, "solutions", task.id)):
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def _missing(task: Task, root: str, reason: str) -> Result:
+    check = CheckResult("submission", ERROR, 0.0, task.max_score, message=reason)
+    return Result(task=task.id, submission=os.path.join(root, "solutions", f"{task.id}.py"),
+                  score=0.0, max_score=task.max_score, status=ERROR, isolation="none", checks=[check])
+
+
+def grade_course(root: str, options: Options) -> list[Result]:
+    results = []
+    for task in find_tasks(root):
+        path = solution_for(root, task)
+        if path is None:
+            results.append(_missing(task, root, f"no solution: add solutions/{task.id}.py"))
+            continue
+        try:
+            results.append(for_students(grade(task, path, options)))
+        except SubmissionError as exc:
+            results.append(_missing(task, root, str(exc)))
+    return results
+
+
+def markdown(results: list[Result], percent: float, min_score: float) -> str:
+    verdict = "passed" if percent >= min_score else "below the required"
+    lines = [f"## Grades: {percent:.0f}% ({verdict} {min_score:g}%)", "",
+             "| task | score | status |", "| --- | --- | --- |"]
+    lines += [f"| {r.task} | {r.score:g}/{r.max_score:g} | {r.status} |" for r in results]
+    failures = [(r, c) for r in results for c in r.checks if c.status in (FAILED, ERROR)]
+    if failures:
+        lines += ["", "### What to fix", ""]
+        for result, check in failures:
+            where = f" — `{check.failing_input}`" if check.failing_input else ""
+            lines.append(f"- **{result.task} / {check.name}**{where}: {_one_line(check.message)}")
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _escape(text: str) -> str:  # GitHub workflow-command escaping
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def annotations(results: list[Result], root: str) -> list[str]:
+    lines = []
+    for result in results:
+        relative = os.path.relpath(result.submission, root)
+        for check in result.checks:
+            if check.status not in (FAILED, ERROR):
+                continue
+            line = _definition_line(result.submission, check.function)
+            message = check.message + (f" Failing input: {check.failing_input}" if check.failing_input else "")
+            lines.append(f"::error file={_escape(relative)},line={line},"
+                         f"title={_escape(result.task)}: {_escape(check.name)}::{_escape(message)}")
+    return lines
+
+
+def _definition_line(path: str, function: str | None) -> int:
+    """Where the function is defined, found by parsing (never running) the file."""
+    if not function:
+        return 1
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            tree = ast.parse(f.read(1 << 20))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
+            return node.lineno
+    return 1
+
+
+def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: str | None,
+           options: Options) -> int:
+    results = grade_course(root, options)
+    total = sum(r.score for r in results)
+    maximum = sum(r.max_score for r in results)
+    percent = 100.0 * total / maximum if maximum else 100.0
+    width = max(len(r.task) for r in results)
+    for r in results:
+        mark = "ok  " if r.status == PASSED else "FAIL"
+        print(f"{mark}  {r.task:<{width}}  {r.score:g}/{r.max_score:g}  {r.status}  ({r.isolation})")
+    print(f"total {total:g}/{maximum:g} = {percent:.0f}% (required: {min_score:g}%)")
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in annotations(results, root):
+            print(line)
+    if junit_path:
+        with open(junit_path, "w", encoding="utf-8") as f:
+            f.write(render_many(results))
+    summary_path = summary_path or os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        with open(summary_path, "a", encoding="utf-8") as f:  # GitHub expects appends
+            f.write(markdown(results, percent, min_score))
+    sys.stdout.flush()
+    return 0 if percent >= min_score else 1

@@ -1,0 +1,37 @@
+"""Gradescope's results.json (autograder specification): one test per check."""
+from __future__ import annotations
+
+import json
+
+from ..result import PASSED, Result
+from .text import check_details
+
+
+def render(result: Result, **_options) -> str:
+    tests = []
+    for check in result.checks:
+        if not check.max_score and check.status == PASSED:
+            continue  # the 0-point 'loads'/'runs' line matters only when it fails
+        tests.append({
+            "name": f"{check.name}: {check.description}" if check.description else check.name,
+            "number": str(len(tests) + 1),
+            "score": check.score,
+            "max_score": check.max_score,
+            "status": "passed" if check.status == PASSED else "failed",  # all Gradescope knows
+            "output": "\n".join(check_details(check)),
+            "visibility": "visible",
+        })
+    summary = f"{result.task}: {result.score:g}/{result.max_score:g} ({result.status}); " \
+              f"graded in the {result.isolation} sandbox."
+    if result.output.strip():
+        summary += "\n\nYour file printed:\n" + result.output
+    return json.dumps({"score": result.score, "max_score": result.max_score,
+                       "execution_time": round(result.seconds, 3), "output": summary,
+                       "visibility": "visible", "stdout_visibility": "hidden",
+                       "tests": tests}, indent=2, ensure_ascii=False) + "\n"
+
+
+def cannot_grade(reason: str) -> str:
+    """results.json for a submission that could not be graded at all."""
+    return json.dumps({"score": 0.0, "output": f"Your submission could not be graded: {reason}",
+                       "visibility": "visible", "tests": []}, indent=2) + "\n"

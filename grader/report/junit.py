@@ -1,0 +1,46 @@
+"""JUnit XML, one testcase per check, as GitHub, GitLab and Jenkins test reporters read it."""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from ..result import ERROR, FAILED, SKIPPED, Result
+from .text import check_details
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # student text may hold these
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("?", text)
+
+
+def suite(result: Result) -> ET.Element:
+    counts = {s: sum(c.status == s for c in result.checks) for s in (FAILED, ERROR, SKIPPED)}
+    element = ET.Element("testsuite", name=result.task, tests=str(len(result.checks)),
+                         failures=str(counts[FAILED]), errors=str(counts[ERROR]),
+                         skipped=str(counts[SKIPPED]), time=f"{result.seconds:.3f}")
+    ET.SubElement(ET.SubElement(element, "properties"), "property", name="score",
+                  value=f"{result.score:g}/{result.max_score:g}")
+    for check in result.checks:
+        case = ET.SubElement(element, "testcase", classname=f"{result.task}.{_stem(result.submission)}",
+                             name=check.name, time=f"{check.seconds:.3f}")
+        details = _clean("\n".join(check_details(check)))
+        tag = {FAILED: "failure", ERROR: "error", SKIPPED: "skipped"}.get(check.status)
+        if tag:
+            ET.SubElement(case, tag, message=_clean(check.message[:500])).text = details
+    return element
+
+
+def _stem(path: str) -> str:
+    return re.sub(r"\W", "_", path.rsplit("/", 1)[-1].removesuffix(".py"))
+
+
+def render_many(results: list[Result]) -> str:
+    root = ET.Element("testsuites")
+    root.extend(suite(r) for r in results)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def render(result: Result, **_options) -> str:
+    return render_many([result])

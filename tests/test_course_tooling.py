@@ -1,0 +1,177 @@
+"""Course tooling: Gradescope, JUnit, course-repository CI, hidden checks; one score
+whatever the route."""
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+
+import pytest
+import yaml
+
+from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+
+COURSE = os.path.join(ROOT, "examples", "course")
+BAD = os.path.join(PE_SAMPLES, "mistake_ignores_base.py")
+
+WRONG_NORMALIZE = """
+import numpy as np
+
+def normalize_rows(m):
+    m /= np.linalg.norm(m, axis=1, keepdims=True)   # in place, and rows of zeros become NaN
+    return m
+"""
+
+
+def test_gradescope_results_json(tmp_path):
+    out = tmp_path / "results.json"
+    done = run_cli("check", PE_TASK, BAD, "--format", "gradescope", "--output", str(out))
+    assert done.returncode == 1 and done.stdout == ""
+    results = json.loads(out.read_text())
+    assert {"score", "max_score", "execution_time", "output", "tests"} <= set(results)
+    assert results["score"] == 29 and results["max_score"] == 33
+    for test in results["tests"]:
+        assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(test)
+        assert test["status"] in ("passed", "failed")
+    failed = [t for t in results["tests"] if t["name"].startswith("table-custom-base")][0]
+    assert failed["status"] == "failed" and "failing input: sinusoidal_pe(" in failed["output"]
+
+
+def test_junit_marks_failures_and_errors():
+    done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "broken_wrong_function_name.py"),
+                   "--format", "junit")
+    suite = ET.fromstring(done.stdout).find("testsuite")
+    assert suite.get("name") == "positional-encoding"
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert cases["loads"].find("failure") is not None
+    assert cases["add-2d"].find("skipped") is not None
+    assert cases["exponent-2i-over-d"].find("failure") is None
+    assert int(suite.get("failures")) == 1 and int(suite.get("skipped")) == 7
+
+
+def test_submission_may_be_a_folder_with_one_file(tmp_path):
+    folder = tmp_path / "upload"
+    folder.mkdir()
+    shutil.copy(BAD, folder / "anything.py")
+    done = run_cli("check", PE_TASK, str(folder), "--format", "json")
+    assert json.loads(done.stdout)["score"] == 29
+    shutil.copy(BAD, folder / "other.py")
+    done = run_cli("check", PE_TASK, str(folder))
+    assert done.returncode == 2 and "holds 2 .py files" in done.stderr
+
+
+def test_gradescope_autograder_zip_runs_on_a_fake_autograder_tree(tmp_path):
+    zip_path = tmp_path / "autograder.zip"
+    done = run_cli("gradescope", PE_TASK, "-o", str(zip_path))
+    assert done.returncode == 0, done.stderr
+    root = tmp_path / "autograder"
+    source = root / "source"
+    with zipfile.ZipFile(zip_path) as archive:
+        names = archive.namelist()
+        archive.extractall(source)
+    assert {"setup.sh", "run_autograder", "task/task.yaml", "task/reference.py",
+            "grader-src/pyproject.toml", "grader-src/grader/cli.py"} <= set(names)
+    setup = (source / "setup.sh").read_text()
+    assert "pip install /autograder/source/grader-src" in setup
+    (root / "submission").mkdir()
+    shutil.copy(BAD, root / "submission" / "my_solution.py")
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), GRADER_PYTHON=sys.executable)
+    run = subprocess.run(["bash", str(source / "run_autograder")], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 29 and results["max_score"] == 33
+    # An empty upload still gets a results.json that says why.
+    os.remove(root / "submission" / "my_solution.py")
+    run = subprocess.run(["bash", str(source / "run_autograder")], env=env, capture_output=True,
+                         text=True, timeout=120)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 0 and "submit exactly one .py file" in results["output"]
+
+
+def _workflow_grade_command():
+    workflow = yaml.safe_load(open(os.path.join(COURSE, ".github", "workflows", "grade.yml")))
+    steps = workflow["jobs"]["grade"]["steps"]
+    command = [s["run"] for s in steps if s.get("name") == "Grade"][0]
+    argv = shlex.split(command)
+    assert argv[0] == "grader"
+    return [sys.executable, "-m", "grader"] + argv[1:]
+
+
+def _run_course(course, tmp_path):
+    summary = tmp_path / "summary.md"
+    env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary),
+               PYTHONPATH=ROOT)
+    done = subprocess.run(_workflow_grade_command(), cwd=course, env=env, capture_output=True,
+                          text=True, timeout=300)
+    return done, summary
+
+
+def test_example_course_passes_with_the_workflows_own_command(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(COURSE, course)
+    done, summary = _run_course(course, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "normalize-rows  6/6  passed" in done.stdout
+    assert "| normalize-rows | 6/6 | passed |" in summary.read_text()
+    suite = ET.parse(course / "grader-junit.xml").getroot().find("testsuite")
+    assert suite.get("failures") == "0" and suite.get("errors") == "0"
+
+
+def test_failing_course_annotates_and_fails_the_build(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(COURSE, course)
+    (course / "solutions" / "normalize-rows.py").write_text(WRONG_NORMALIZE)
+    done, summary = _run_course(course, tmp_path)
+    assert done.returncode == 1
+    annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
+    assert annotations and all("file=solutions/normalize-rows.py,line=4," in a for a in annotations)
+    # The hidden check counts, but neither the log nor the summary reveals its inputs.
+    hidden = [a for a in annotations if "zero-rows" in a]
+    assert hidden and "hidden check" in hidden[0] and "Failing input" not in hidden[0]
+    text = summary.read_text()
+    assert "below the required 80%" in text and "zero-rows" in text
+    assert "np.full" not in text.split("zero-rows", 1)[1].split("\n", 1)[0]
+
+
+def test_missing_solution_scores_zero(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(COURSE, course)
+    os.remove(course / "solutions" / "normalize-rows.py")
+    done, _ = _run_course(course, tmp_path)
+    assert done.returncode == 1
+    assert "normalize-rows  0/6  error" in done.stdout
+
+
+def test_hidden_checks_are_redacted_for_students_and_shown_to_staff(tmp_path):
+    task = os.path.join(COURSE, "tasks", "normalize-rows")
+    path = tmp_path / "s.py"
+    path.write_text(WRONG_NORMALIZE)
+    student = json.loads(run_cli("check", task, str(path), "--format", "json").stdout)
+    staff = json.loads(run_cli("check", task, str(path), "--format", "json", "--staff").stdout)
+    hidden_student = [c for c in student["checks"] if c["name"] == "zero-rows"][0]
+    hidden_staff = [c for c in staff["checks"] if c["name"] == "zero-rows"][0]
+    assert hidden_student["status"] == hidden_staff["status"] == "failed"
+    assert hidden_student["score"] == hidden_staff["score"] == 0
+    assert hidden_student["failing_input"] is None and "hidden check" in hidden_student["message"]
+    assert hidden_staff["failing_input"].startswith("normalize_rows(m=")
+    assert student["score"] == staff["score"]
+
+
+def test_same_score_from_check_gradescope_and_ci(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(COURSE, course)
+    solution = course / "solutions" / "normalize-rows.py"
+    solution.write_text(WRONG_NORMALIZE)
+    task = str(course / "tasks" / "normalize-rows")
+    check = json.loads(run_cli("check", task, str(solution), "--format", "json").stdout)["score"]
+    out = tmp_path / "gs.json"
+    run_cli("check", task, str(solution), "--format", "gradescope", "--output", str(out))
+    gradescope = json.loads(out.read_text())["score"]
+    _run_course(course, tmp_path)
+    suite = ET.parse(course / "grader-junit.xml").getroot().find("testsuite")
+    ci = float(suite.find("properties/property").get("value").split("/")[0])
+    assert check == gradescope == ci
