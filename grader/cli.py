@@ -45,6 +45,20 @@ def _parser() -> argparse.ArgumentParser:
                        help="show hidden checks' details (never give this view to students)")
     sandbox_options(check)
 
+    batch = commands.add_parser("batch", help="grade a class into a gradebook")
+    batch.add_argument("task", help="task folder (holds task.yaml)")
+    batch.add_argument("submissions", help="a folder: one .py per student, or one folder per student")
+    batch.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                       help="submissions graded at once (default: all cores)")
+    batch.add_argument("--out", default="out", help="where gradebook.sqlite, grades.csv, "
+                                                   "reports.jsonl and summary.md go (default: out)")
+    batch.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
+    batch.add_argument("--dask", metavar="tcp://HOST:PORT", help="grade on this Dask cluster")
+    sandbox_options(batch)
+
+    export = commands.add_parser("export", help="write grades.csv again from a gradebook")
+    export.add_argument("out", nargs="?", default="out", help="the batch's --out folder")
+
     gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
     gradescope.add_argument("task", help="task folder (holds task.yaml)")
     gradescope.add_argument("--output", "-o", default="autograder.zip", help="the zip to write")
@@ -123,6 +137,29 @@ def cmd_check(args) -> int:
     return EXIT_FULL if result.status == "passed" else EXIT_BELOW
 
 
+def cmd_batch(args) -> int:
+    from .batch import run_batch
+    from .spec import load_task
+    if args.jobs < 1:
+        raise _Usage("--jobs must be at least 1")
+    task = load_task(args.task)
+    outcome = run_batch(task, args.submissions, args.out, args.jobs, args.force, args.dask,
+                        _options(args))
+    sys.stdout.write(outcome.summary_markdown)
+    print(f"\nwrote {os.path.join(args.out, 'grades.csv')}, reports.jsonl, summary.md and "
+          "gradebook.sqlite", file=sys.stderr)
+    return EXIT_FULL
+
+
+def cmd_export(args) -> int:
+    from .batch import export
+    if not os.path.isfile(os.path.join(args.out, "gradebook.sqlite")):
+        raise _Usage(f"{args.out}: holds no gradebook.sqlite; give the --out folder of a batch")
+    for path in export(args.out):
+        print(f"wrote {path}")
+    return EXIT_FULL
+
+
 def cmd_gradescope(args) -> int:
     from .gradescope_build import build
     from .spec import load_task
@@ -168,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     from .sandbox.launcher import SandboxUnavailable
     from .spec import SpecError
     try:
-        return {"check": cmd_check, "validate": cmd_validate, "gradescope": cmd_gradescope,
+        return {"check": cmd_check, "validate": cmd_validate, "batch": cmd_batch,
+                "export": cmd_export, "gradescope": cmd_gradescope,
                 "ci": cmd_ci}[args.command](args)
     except SpecError as exc:
         print("grader: the task spec has problems:", file=sys.stderr)

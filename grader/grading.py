@@ -102,9 +102,7 @@ def grade(task: Task, submission: str, options: Options = Options()) -> Result:
         from .reference import load_reference
         reference = load_reference(task)
         ctx = Context(task, sandbox, reference, source, [], options.use_cache)
-        for check in task.checks:  # cases and expected outputs: ready before the worker is
-            if check.call is not None:
-                ctx.case_set(check)
+        prepare(task, options)  # cases and expected outputs: ready before the worker is
         if len(source) > MAX_SOURCE_BYTES:
             load, defined, outcome = _too_large(), set(), None
         elif task.kind == "script":
@@ -166,6 +164,17 @@ def _run_result(task: Task, outcome) -> CheckResult:
     return CheckResult(RUN_CHECK, FAILED if ran_part_way else ERROR, 0.0, 0.0,
                        message=_failure_text(outcome, "running your script"),
                        description=description, output=output)
+
+
+def prepare(task: Task, options: Options = Options()) -> None:
+    """Build every check's cases and expected outputs now; they stay in this process's
+    memory (and that of processes forked from it) for every submission of the task."""
+    from .cases import case_set
+    from .reference import load_reference
+    reference = load_reference(task)
+    for check in task.checks:
+        if check.call is not None:
+            case_set(task, reference, check, options.use_cache)
 
 
 def _too_large() -> CheckResult:

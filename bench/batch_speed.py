@@ -1,0 +1,97 @@
+"""Class throughput of `grader batch` against a naive pytest + Hypothesis grader (one
+process per submission, 2 at a time), in the same invocation.
+
+    .venv/bin/python bench/batch_speed.py [--students 40] [--runs 3]
+
+Classes: all correct, all buggy, and mixed (half and half), built from the bundled samples.
+Reports medians of submissions per second, the ratio to the baseline, the buggy/correct
+slowdown, and how throughput grows from --jobs 1 to --jobs 2.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASK = os.path.join(ROOT, "tasks", "positional-encoding")
+SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
+CORRECT = ["correct_vectorized.py", "correct_exp_log.py"]
+BUGGY = ["mistake_exponent_missing_two.py", "mistake_sin_cos_swapped.py", "mistake_adds_in_place.py",
+         "mistake_ignores_base.py", "mistake_odd_last_column_filled.py", "mistake_returns_list.py"]
+NAIVE = os.path.join(ROOT, "bench", "naive", "test_naive_pe.py")
+
+
+def make_class(folder: str, students: int, kind: str) -> None:
+    os.makedirs(folder)
+    for i in range(students):
+        pool = CORRECT if kind == "correct" or (kind == "mixed" and i % 2 == 0) else BUGGY
+        shutil.copy(os.path.join(SAMPLES, pool[i % len(pool)]), os.path.join(folder, f"s{i:03d}.py"))
+
+
+def grader_rate(folder: str, jobs: int, env: dict) -> float:
+    script = os.path.join(os.path.dirname(sys.executable), "grader")
+    out = tempfile.mkdtemp(prefix="bench-out-")
+    start = time.perf_counter()
+    subprocess.run([script, "batch", TASK, folder, "--out", out, "--jobs", str(jobs)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    seconds = time.perf_counter() - start
+    shutil.rmtree(out)
+    return len(os.listdir(folder)) / seconds
+
+
+def naive_rate(folder: str, jobs: int, env: dict) -> float:
+    files = sorted(os.listdir(folder))
+
+    def one(name):
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", NAIVE],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=dict(env, SUBMISSION=os.path.join(folder, name)))
+
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(one, files))
+    return len(files) / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--naive-students", type=int, default=10,
+                        help="the baseline is slow: it grades a smaller class of the same mix")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="bench-classes-")
+    env = dict(os.environ, GRADER_CACHE_DIR=os.path.join(work, "cache"))
+    classes = {}
+    for kind in ("correct", "buggy", "mixed"):
+        classes[kind] = os.path.join(work, kind)
+        make_class(classes[kind], args.students, kind)
+    naive_mixed = os.path.join(work, "naive-mixed")
+    make_class(naive_mixed, args.naive_students, "mixed")
+    grader_rate(classes["correct"], 2, env)  # fills the case cache once, as a real run would
+    rates: dict[str, list[float]] = {}
+    for _ in range(args.runs):
+        for kind, folder in classes.items():
+            rates.setdefault(f"grader {kind} j2", []).append(grader_rate(folder, 2, env))
+        rates.setdefault("grader mixed j1", []).append(grader_rate(classes["mixed"], 1, env))
+        rates.setdefault("naive mixed j2", []).append(naive_rate(naive_mixed, 2, env))
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    print(f"grader batch, positional-encoding (370 generated cases + examples per submission), "
+          f"{args.students} students, {args.runs} runs, medians, submissions/s")
+    for key, value in med.items():
+        print(f"  {key:22s} {value:6.2f}/s")
+    print(f"  mixed class vs naive (2 jobs each): {med['grader mixed j2'] / med['naive mixed j2']:.1f}x")
+    print(f"  buggy class is {med['grader correct j2'] / med['grader buggy j2']:.2f}x slower than correct")
+    print(f"  --jobs 2 vs --jobs 1 on the mixed class: {med['grader mixed j2'] / med['grader mixed j1']:.2f}x")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+"""``grader batch``: grade a class, in parallel, into a gradebook that survives any crash.
+
+SUBMISSIONS_DIR holds one file per student (student id = the file's stem) or one folder per
+student (id = the folder's name; the solution is its only .py file, or its solution.py).
+Each job carries the submission's bytes, so what is graded is exactly what was hashed, and
+a remote Dask worker needs no shared filesystem. Results are stored one transaction each
+as they finish; a re-run skips submissions whose content and task are unchanged.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from .class_summary import check_columns, render_markdown, summarize, write_csv, write_jsonl
+from .gradebook import Gradebook
+from .grading import Options, SubmissionError, grade, resolve_submission
+from .progress import Progress
+from .result import ERROR, CheckResult, Result
+from .spec import Task, load_task
+
+
+@dataclass(frozen=True)
+class Submission:
+    student: str
+    path: str               # the .py file graded (or the folder, when none could be chosen)
+    content: bytes
+    content_hash: str
+    problem: str | None = None   # why it cannot be graded at all (e.g. a folder of 3 files)
+
+
+def discover(folder: str) -> list[Submission]:
+    if not os.path.isdir(folder):
+        raise SubmissionError(f"{folder}: not a folder of submissions.")
+    found = []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.startswith("."):
+            continue
+        if os.path.isdir(path):
+            student = name
+            try:
+                path = resolve_submission(path)
+            except SubmissionError as exc:
+                found.append(Submission(student, path, b"", "-", str(exc)))
+                continue
+        elif name.endswith(".py"):
+            student = name[:-3]
+        else:
+            continue
+        try:
+            with open(path, "rb") as f:
+                content = f.read()
+        except OSError as exc:
+            found.append(Submission(student, path, b"", "-", f"cannot be read ({exc.strerror})"))
+            continue
+        found.append(Submission(student, path, content, hashlib.sha256(content).hexdigest()))
+    return found
+
+
+# --------------------------------------------------------------------------- jobs
+
+_task_folders: dict[str, str] = {}   # task digest -> where a remote worker unpacked it
+
+
+def task_files(task: Task) -> dict[str, bytes]:
+    files = {}
+    for root, dirs, names in os.walk(task.folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, task.folder)] = f.read()
+    return files
+
+
+def grade_bytes(task_ref, name: str, content: bytes, options: Options) -> dict:
+    """Grade one submission from its bytes; ``task_ref`` is the task folder, or its files
+    (for a worker on another machine). Runs in a pool process or a Dask worker."""
+    if isinstance(task_ref, dict):
+        digest = hashlib.sha256(repr(sorted(task_ref.items())).encode()).hexdigest()[:16]
+        if digest not in _task_folders:
+            folder = tempfile.mkdtemp(prefix=f"grader-task-{digest}-")
+            for relative, data in task_ref.items():
+                os.makedirs(os.path.dirname(os.path.join(folder, relative)), exist_ok=True)
+                with open(os.path.join(folder, relative), "wb") as f:
+                    f.write(data)
+            _task_folders[digest] = folder
+        task_ref = _task_folders[digest]
+    task = load_task(task_ref)
+    private = tempfile.mkdtemp(prefix="grader-submission-")
+    try:
+        path = os.path.join(private, os.path.basename(name))
+        with open(path, "wb") as f:
+            f.write(content)
+        return grade(task, path, options).to_dict()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _die_with_parent() -> None:
+    """Pool processes (and through them their sandboxes) end when the batch is killed."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class LocalExecutor:
+    def __init__(self, jobs: int):
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
+                                                           initializer=_die_with_parent)
+
+    def submit(self, *args):
+        return self.pool.submit(grade_bytes, *args)
+
+    def as_completed(self, futures):
+        return concurrent.futures.as_completed(futures)
+
+    @staticmethod
+    def broken(exc: Exception) -> bool:
+        return isinstance(exc, concurrent.futures.process.BrokenProcessPool)
+
+    def close(self):
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Sends jobs to an existing Dask cluster; each Dask worker grades with the same sandbox."""
+
+    def __init__(self, address: str):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise SubmissionError("--dask needs the dask extra: pip install 'grader[dask]'") from None
+        self.client = Client(address, timeout="20s")
+
+    def submit(self, *args):
+        return self.client.submit(grade_bytes, *args, pure=False)
+
+    def as_completed(self, futures):
+        from distributed import as_completed
+        return as_completed(list(futures))
+
+    @staticmethod
+    def broken(exc: Exception) -> bool:
+        return type(exc).__name__ == "KilledWorker"  # Dask gave up on workers that kept dying
+
+    def close(self):
+        self.client.close()
+
+
+# --------------------------------------------------------------------------- the batch
+
+@dataclass
+class BatchOutcome:
+    graded: int
+    skipped: int
+    summary_markdown: str
+
+
+def _warn_if_unprotected(options: Options, stream) -> None:
+    from .sandbox.launcher import RLIMITS, choose_tier
+    if choose_tier(options.isolation) == RLIMITS:
+        print("warning: grading in the rlimits tier, which cannot protect the grader or other "
+              "students from hostile code; install bubblewrap (or use a Linux with Landlock).",
+              file=stream)
+
+
+def _cannot_grade(task: Task, submission: Submission, reason: str) -> dict:
+    check = CheckResult("submission", ERROR, 0.0, task.max_score, message=reason)
+    return Result(task=task.id, submission=submission.path, score=0.0, max_score=task.max_score,
+                  status=ERROR, isolation="none", checks=[check], task_version=task.version).to_dict()
+
+
+def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
+              dask_address: str | None, options: Options, stream=sys.stderr) -> BatchOutcome:
+    os.makedirs(out_dir, exist_ok=True)
+    book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
+    try:
+        submissions = discover(folder)
+        stored = book.stored(task.id)
+        todo = [s for s in submissions if force or s.student not in stored
+                or stored[s.student].content_hash != s.content_hash
+                or stored[s.student].task_digest != task.digest]
+        print(f"{task.id}: {len(submissions)} submissions, {len(todo)} to grade, "
+              f"{len(submissions) - len(todo)} unchanged since their last grading", file=stream)
+        progress = Progress(len(todo), stream)
+        if todo:
+            _warn_if_unprotected(options, stream)
+            _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)
+        progress.finish()
+        reports = book.reports(task.id)
+        write_csv(os.path.join(out_dir, "grades.csv"), check_columns(reports), reports)
+        write_jsonl(os.path.join(out_dir, "reports.jsonl"), reports)
+        text = render_markdown(summarize(task.id, reports))
+        with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
+            f.write(text)
+        return BatchOutcome(len(todo), len(submissions) - len(todo), text)
+    finally:
+        book.close()
+
+
+POOL_GENERATIONS = 3  # a pool whose processes were killed is rebuilt this many times
+
+
+def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) -> None:
+    # Cases and expected outputs are built once here; forked pool processes inherit them.
+    from .grading import prepare
+    prepare(task, options)
+    task_ref = task_files(task) if dask_address else task.folder
+    pending = {}
+    for s in todo:
+        if s.problem:
+            _store(book, task, s, _cannot_grade(task, s, s.problem), progress)
+        else:
+            pending[s.student] = s
+    for _ in range(POOL_GENERATIONS):
+        if not pending:
+            return
+        executor = DaskExecutor(dask_address) if dask_address else LocalExecutor(jobs)
+        try:
+            futures = {executor.submit(task_ref, os.path.basename(s.path), s.content, options): s
+                       for s in pending.values()}
+            for future in executor.as_completed(futures):
+                s = futures[future]
+                try:
+                    report = future.result()
+                except Exception as exc:
+                    if executor.broken(exc):
+                        break  # rebuild the pool; what is still pending is submitted again
+                    # The grader's own failure is not a grade: not stored, so the next run retries.
+                    print(f"{s.student}: not graded ({type(exc).__name__}: {exc}); run the "
+                          "batch again to retry it", file=stream)
+                    pending.pop(s.student)
+                    continue
+                report["submission"] = s.path
+                _store(book, task, s, report, progress)
+                pending.pop(s.student)
+        finally:
+            executor.close()
+    if pending:
+        print(f"not graded, because the grading processes kept dying: {', '.join(sorted(pending))}. "
+              "Run the batch again to retry them.", file=stream)
+
+
+def _store(book, task, s, report, progress) -> None:
+    book.record(task.id, s.student, s.content_hash, task.version, task.digest, report)
+    progress.update(report)
+
+
+def export(out_dir: str) -> list[str]:
+    """Write grades.csv and reports.jsonl again from the gradebook (one pair per task)."""
+    book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
+    written = []
+    try:
+        tasks = book.tasks()
+        for task_id in tasks:
+            reports = book.reports(task_id)
+            suffix = "" if len(tasks) == 1 else f"-{task_id}"
+            csv_path = os.path.join(out_dir, f"grades{suffix}.csv")
+            write_csv(csv_path, check_columns(reports), reports)
+            write_jsonl(os.path.join(out_dir, f"reports{suffix}.jsonl"), reports)
+            written.append(csv_path)
+    finally:
+        book.close()
+    return written

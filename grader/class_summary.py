@@ -1,0 +1,103 @@
+"""A class at a glance, computed from stored reports (plain data in, plain data out), plus
+the exports an LMS imports: grades.csv and a JSON-lines file of the full reports."""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+TIMED_OUT = ("did not finish within", "time budget")
+BUCKETS = 10
+
+
+@dataclass
+class ClassSummary:
+    task: str
+    students: int
+    mean_percent: float
+    median_percent: float
+    distribution: list[int]                  # students per 10% band, 0-10% ... 90-100%
+    pass_rates: dict[str, float]             # check -> share of students who passed it
+    common_failures: list[tuple[int, str, str]] = field(default_factory=list)  # count, check, message
+    errored: list[str] = field(default_factory=list)
+    timed_out: list[str] = field(default_factory=list)
+
+
+def _percent(report: dict) -> float:
+    return 100.0 * report["score"] / report["max_score"] if report["max_score"] else 100.0
+
+
+def _shape_of(message: str) -> str:
+    """Failure messages that differ only in numbers are the same failure."""
+    return re.sub(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", "#", message)[:160]
+
+
+def summarize(task: str, reports: list[tuple[str, dict]]) -> ClassSummary:
+    percents = [_percent(r) for _, r in reports] or [0.0]
+    distribution = [0] * BUCKETS
+    for p in percents if reports else []:
+        distribution[min(int(p // (100 / BUCKETS)), BUCKETS - 1)] += 1
+    checks: dict[str, list[bool]] = {}
+    failures: Counter = Counter()
+    errored, timed_out = [], []
+    for student, report in reports:
+        if report["status"] == "error":
+            errored.append(student)
+        if any(any(t in c["message"] for t in TIMED_OUT) for c in report["checks"]):
+            timed_out.append(student)
+        for check in report["checks"]:
+            if not check["max_score"]:
+                continue
+            checks.setdefault(check["name"], []).append(check["status"] == "passed")
+            if check["status"] in ("failed", "error") and check["message"]:
+                failures[(check["name"], _shape_of(check["message"]))] += 1
+    return ClassSummary(
+        task=task, students=len(reports), mean_percent=statistics.fmean(percents),
+        median_percent=statistics.median(percents), distribution=distribution,
+        pass_rates={name: sum(v) / len(v) for name, v in checks.items()},
+        common_failures=[(n, c, m) for (c, m), n in failures.most_common(10)],
+        errored=errored, timed_out=timed_out)
+
+
+def render_markdown(summary: ClassSummary) -> str:
+    lines = [f"# {summary.task}: {summary.students} submissions", "",
+             f"Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%.", "",
+             "## Score distribution", "", "| score | students |", "| --- | --- |"]
+    width = 100 // BUCKETS
+    lines += [f"| {i * width}-{(i + 1) * width}% | {n} {'#' * n} |"
+              for i, n in enumerate(summary.distribution)]
+    lines += ["", "## Pass rate per check", "", "| check | passed |", "| --- | --- |"]
+    lines += [f"| {name} | {rate:.0%} |" for name, rate in summary.pass_rates.items()]
+    lines += ["", "## Most common failures", ""]
+    lines += [f"- {n} x **{check}**: {message}" for n, check, message in summary.common_failures] or ["- none"]
+    lines += ["", "## Errored (nothing could be graded)", "",
+              ", ".join(summary.errored) or "none", "",
+              "## Timed out somewhere", "", ", ".join(summary.timed_out) or "none"]
+    return "\n".join(lines) + "\n"
+
+
+def check_columns(reports: list[tuple[str, dict]]) -> list[str]:
+    """The graded checks (those worth points), in task order; not the synthetic line of a
+    submission that could not be graded at all."""
+    return list(dict.fromkeys(c["name"] for _, r in reports for c in r["checks"]
+                              if c["max_score"] and not (r["isolation"] == "none"
+                                                         and c["name"] == "submission")))
+
+
+def write_csv(path: str, check_names: list[str], reports: list[tuple[str, dict]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", "score", "max_score", "status"] + check_names)
+        for student, report in reports:
+            scores = {c["name"]: c["score"] for c in report["checks"]}
+            writer.writerow([student, f"{report['score']:g}", f"{report['max_score']:g}",
+                             report["status"]] + [f"{scores.get(n, 0):g}" for n in check_names])
+
+
+def write_jsonl(path: str, reports: list[tuple[str, dict]]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for student, report in reports:
+            f.write(json.dumps({"student": student, **report}, ensure_ascii=False) + "\n")

@@ -1,0 +1,149 @@
+"""Grading a class: parallel, resumable, exported; a hostile file costs only its own grade."""
+import csv
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+
+CLASS = {"alice": "correct_vectorized.py", "bob": "mistake_ignores_base.py",
+         "carol": "broken_syntax_error.py", "dave": "mistake_adds_in_place.py"}
+
+
+def make_class(folder, students=CLASS):
+    folder.mkdir(parents=True, exist_ok=True)
+    for student, sample in students.items():
+        shutil.copy(os.path.join(PE_SAMPLES, sample), folder / f"{student}.py")
+    return folder
+
+
+def rows(out):
+    with open(out / "grades.csv", newline="") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+def test_batch_grades_a_class_into_gradebook_csv_jsonl_and_summary(tmp_path):
+    klass = make_class(tmp_path / "class")
+    (klass / "erin").mkdir()
+    shutil.copy(os.path.join(PE_SAMPLES, "correct_loops.py"), klass / "erin" / "solution.py")
+    (klass / "erin" / "scratch.py").write_text("x = 1\n")
+    out = tmp_path / "out"
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "2", timeout=300)
+    assert done.returncode == 0, done.stderr
+    grades = rows(out)
+    assert set(grades) == {"alice", "bob", "carol", "dave", "erin"}
+    assert grades["alice"]["score"] == "33" and grades["alice"]["status"] == "passed"
+    assert grades["erin"]["score"] == "33"          # folder per student: its solution.py
+    assert grades["carol"]["status"] == "error"
+    assert grades["bob"]["table-custom-base"] == "0" and grades["bob"]["table-shape"] == "2"
+    assert list(grades["alice"])[:4] == ["student", "score", "max_score", "status"]
+    reports = [json.loads(line) for line in open(out / "reports.jsonl")]
+    assert {r["student"] for r in reports} == set(grades)
+    summary = (out / "summary.md").read_text()
+    assert "## Pass rate per check" in summary and "| table-custom-base |" in summary
+    assert "## Errored (nothing could be graded)" in summary and "carol" in summary
+    assert "graded 5/5" in done.stderr or "done: 5 graded" in done.stderr
+
+
+def test_rerun_skips_unchanged_and_regrades_changed(tmp_path):
+    klass = make_class(tmp_path / "class")
+    out = tmp_path / "out"
+    run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
+    shutil.copy(os.path.join(PE_SAMPLES, "correct_exp_log.py"), klass / "bob.py")
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
+    assert "4 submissions, 1 to grade, 3 unchanged" in done.stderr
+    assert rows(out)["bob"]["score"] == "33"
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--force", timeout=300)
+    assert "4 to grade" in done.stderr
+
+
+def test_batch_killed_with_sigkill_resumes_without_loss_or_double_counting(tmp_path):
+    students = {f"s{i:02d}": ("correct_loops.py" if i % 2 else "mistake_float32_table.py")
+                for i in range(12)}
+    klass = make_class(tmp_path / "class", students)
+    out = tmp_path / "out"
+    book = out / "gradebook.sqlite"
+    batch = subprocess.Popen([sys.executable, "-m", "grader", "batch", PE_TASK, str(klass),
+                              "--out", str(out), "--jobs", "2"], cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    stored = 0
+    while time.monotonic() < deadline and stored < 3:
+        time.sleep(0.2)
+        if book.exists():
+            try:
+                stored = sqlite3.connect(book).execute("SELECT COUNT(*) FROM results").fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+    batch.send_signal(signal.SIGKILL)
+    batch.wait()
+    assert 3 <= stored < 12, "kill the batch part-way"
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
+    assert done.returncode == 0
+    count = sqlite3.connect(book).execute("SELECT COUNT(*), COUNT(DISTINCT student) FROM results").fetchone()
+    assert count == (12, 12)
+    assert "to grade" in done.stderr and "12 to grade" not in done.stderr
+    assert len(rows(out)) == 12
+
+
+def test_export_writes_the_csv_again(tmp_path):
+    klass = make_class(tmp_path / "class")
+    out = tmp_path / "out"
+    run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
+    first = (out / "grades.csv").read_text()
+    os.remove(out / "grades.csv")
+    done = run_cli("export", str(out))
+    assert done.returncode == 0
+    assert (out / "grades.csv").read_text() == first
+    assert run_cli("export", str(tmp_path)).returncode == 2
+
+
+def test_hostile_submission_costs_only_its_own_grade(tmp_path):
+    klass = make_class(tmp_path / "class", {"alice": "correct_vectorized.py"})
+    (klass / "mallory.py").write_text(
+        "import os\nos.kill(os.getppid(), 9)\nwhile True:\n    os.fork() if False else None\n")
+    out = tmp_path / "out"
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--call-seconds", "2",
+                   timeout=300)
+    assert done.returncode == 0, done.stderr
+    grades = rows(out)
+    assert grades["alice"]["score"] == "33"
+    assert grades["mallory"]["status"] == "error"
+
+
+def test_batch_on_a_local_dask_cluster_lands_in_the_same_gradebook(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    klass = make_class(tmp_path / "class")
+    out = tmp_path / "out"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        done = run_cli("batch", PE_TASK, str(klass), "--out", str(out),
+                       "--dask", cluster.scheduler_address, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    grades = rows(out)
+    assert grades["alice"]["score"] == "33" and grades["carol"]["status"] == "error"
+    assert grades["bob"]["table-custom-base"] == "0"
+
+
+def test_a_killed_pool_is_rebuilt_and_innocents_are_graded(tmp_path):
+    """In the rlimits tier a submission can kill the grading process (same user): the
+    others must still get their grades, and no grader failure is stored as a grade."""
+    klass = make_class(tmp_path / "class", {"alice": "correct_vectorized.py",
+                                             "bob": "mistake_ignores_base.py"})
+    (klass / "mallory.py").write_text("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    out = tmp_path / "out"
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--isolation", "rlimits",
+                   "--jobs", "1", timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "warning: grading in the rlimits tier" in done.stderr
+    grades = rows(out)
+    assert grades["alice"]["score"] == "33" and grades["bob"]["score"] == "29"
+    assert "mallory" not in grades
+    assert "not graded, because the grading processes kept dying: mallory" in done.stderr
