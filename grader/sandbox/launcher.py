@@ -1,12 +1,14 @@
 """Parent side of the sandbox: isolation tier, limits, timeouts and restarts.
 
-A ``Sandbox`` grades one submission. It starts a worker process (under bubblewrap when that
-works, otherwise with rlimits and a process group only), talks to it over a socketpair,
+A ``Sandbox`` grades one submission. It starts a worker process in the strongest tier that
+works here (bubblewrap; else Landlock, which the worker applies to itself; else rlimits
+only), in a cgroup of its own where one can be made, talks to it over a socketpair,
 enforces a per-call time limit and a per-submission budget by SIGKILL from this side, and
 replaces a worker that crashed or timed out so grading can go on with the next call.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib.util
 import json
@@ -29,6 +31,7 @@ BUBBLEWRAP, LANDLOCK, RLIMITS = "bubblewrap", "landlock", "rlimits"
 TIERS = (BUBBLEWRAP, LANDLOCK, RLIMITS)  # strongest first
 SANDBOX_ROOT = "/submission"
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
+PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
+@functools.lru_cache(maxsize=None)
 def _runtime_dirs() -> list[str]:
     """Directories the worker's Python needs, bound read-only into the sandbox."""
     numpy = importlib.util.find_spec("numpy")  # where it is, without importing it
@@ -114,7 +118,7 @@ def _runtime_dirs() -> list[str]:
     return kept
 
 
-def _bubblewrap_command(submission: str, inner_path: str, fd: int, tmp: str) -> list[str]:
+def _bubblewrap_command(submission: str, inner_path: str, fd: int) -> list[str]:
     # Order matters: bwrap mounts in argument order, so /tmp comes before binds that may
     # live under it (a virtualenv in /tmp would otherwise be hidden by the tmpfs).
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -141,10 +145,12 @@ def _landlock_policy(submission: str, tmp: str) -> dict:
     return {"read": read, "write": [tmp, "/dev/null"]}
 
 
-def _enter_child(limits: Limits, cgroup: Cgroup | None) -> None:
+def _enter_child(limits: Limits, cgroup: Cgroup | None, tier: str) -> None:
     """Runs in the child between fork and exec: what it sets applies to all it starts."""
     if cgroup is not None:
         cgroup.enter()
+    if tier != BUBBLEWRAP and sys.platform.startswith("linux"):  # bwrap has --die-with-parent
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the grader
     _set_limits(limits)
 
 
@@ -202,7 +208,7 @@ class _Process:
         fd = child.fileno()
         if tier == BUBBLEWRAP:
             self.inner_path = f"{SANDBOX_ROOT}/{os.path.basename(submission)}"
-            cmd, env, cwd = _bubblewrap_command(submission, self.inner_path, fd, self.tmp), {}, "/"
+            cmd, env, cwd = _bubblewrap_command(submission, self.inner_path, fd), {}, "/"
         else:
             self.inner_path = submission
             env = dict(_worker_env(), HOME=self.tmp, TMPDIR=self.tmp)
@@ -215,7 +221,8 @@ class _Process:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.out,
                                      stderr=self.err, pass_fds=(fd,), env=env, cwd=cwd,
                                      start_new_session=True,
-                                     preexec_fn=functools.partial(_enter_child, limits, self.cgroup))
+                                     preexec_fn=functools.partial(_enter_child, limits,
+                                                                  self.cgroup, tier))
         child.close()
         self.ready = False
 
