@@ -87,3 +87,9 @@ def test_validate_fails_when_a_sample_lies_about_its_verdict(tmp_path):
     assert done.returncode == 1
     assert "declared full marks but scored" in done.stdout
     assert "sin-even-cos-odd" in done.stdout
+
+
+def test_a_repeated_skip_reason_is_said_once():
+    done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "broken_syntax_error.py"))
+    assert done.stdout.count("skipped: your file did not load") == 1
+    assert done.stdout.count("SKIP  ") == 19

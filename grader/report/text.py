@@ -38,10 +38,14 @@ def render(result: Result, colour: bool = False, **_options) -> str:
     lines = [_paint(f"{result.task} · {os.path.basename(result.submission)}", "1", colour)
              + f"   (isolation: {result.isolation})", ""]
     width = max((len(c.name) for c in result.checks), default=10)
+    previous_skip = None
     for check in result.checks:
         label = _paint(_LABEL[check.status], _COLOUR[check.status], colour)
         points = _points(check.score, check.max_score) if check.max_score else ""
         lines.append(f"  {label}  {check.name:<{width}}  {points:>7}  {check.description}".rstrip())
+        if check.status == SKIPPED and check.message == previous_skip:
+            continue  # the same reason as the line above: said once is enough
+        previous_skip = check.message if check.status == SKIPPED else None
         lines += [f"        {d}" for d in check_details(check)]
     if result.output.strip():
         lines += ["", "Your file printed:"]
