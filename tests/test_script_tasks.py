@@ -117,3 +117,25 @@ def test_script_tasks_refuse_function_checks(tmp_path):
     with pytest.raises(SpecError) as caught:
         load_task(folder)
     assert "task.yaml:7: checks[0].kind: an example check does not fit a script task" in str(caught.value)
+
+
+def test_function_task_also_reports_a_missing_allowed_package(tmp_path):
+    from conftest import make_task
+    folder = make_task(tmp_path / "fw", """
+        id: fw
+        title: FW
+        version: 1
+        functions:
+          square: [x]
+        imports:
+          allowed: [numpy, torch]
+        checks:
+          - name: values
+            kind: example
+            call: square
+            args: {x: 2.0}
+    """)
+    path = _script(tmp_path, "import torch\n\ndef square(x):\n    return x * x\n")
+    result = grade(load_task(folder), path)
+    assert result.status == "error"
+    assert "does not have 'torch'" in result.checks[0].message

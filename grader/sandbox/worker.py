@@ -39,7 +39,10 @@ def _error_record(exc: BaseException, submission: str) -> dict:
         message = str(exc)[:TEXT_CAP]
     except Exception:
         message = "<the exception's message could not be shown>"
-    return {"type": type(exc).__name__[:100], "message": message, "frames": where[-5:]}
+    record = {"type": type(exc).__name__[:100], "message": message, "frames": where[-5:]}
+    if isinstance(exc, ImportError) and isinstance(getattr(exc, "name", None), str):
+        record["missing_module"] = exc.name[:100]  # lets the grader tell a missing package
+    return record
 
 
 class ImportRecorder:
@@ -229,8 +232,6 @@ class Worker:
             error = _error_record(exc, path)
             if isinstance(exc, SyntaxError):
                 error.update(line=exc.lineno, message=exc.msg)
-            if isinstance(exc, ImportError) and getattr(exc, "name", None):
-                error["missing_module"] = str(exc.name)[:100]
         out: list[bytes] = []
         left = _numbers_left(namespace, out)
         reply = {"ok": error is None, "globals": left, "imports": recorder.modules}
