@@ -174,4 +174,9 @@ def test_same_score_from_check_gradescope_and_ci(tmp_path):
     _run_course(course, tmp_path)
     suite = ET.parse(course / "grader-junit.xml").getroot().find("testsuite")
     ci = float(suite.find("properties/property").get("value").split("/")[0])
-    assert check == gradescope == ci
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(solution, klass / "student.py")
+    run_cli("batch", task, str(klass), "--out", str(tmp_path / "out"))
+    batch = float(open(tmp_path / "out" / "grades.csv").read().splitlines()[1].split(",")[1])
+    assert check == gradescope == ci == batch
