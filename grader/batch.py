@@ -21,7 +21,7 @@ from .class_summary import check_columns, render_markdown, summarize, write_csv,
 from .gradebook import Gradebook
 from .grading import Options, SubmissionError, grade, resolve_submission
 from .progress import Progress
-from .result import ERROR, CheckResult, Result
+from .result import ungradable
 from .spec import Task, load_task
 
 
@@ -174,9 +174,7 @@ def _warn_if_unprotected(options: Options, stream) -> None:
 
 
 def _cannot_grade(task: Task, submission: Submission, reason: str) -> dict:
-    check = CheckResult("submission", ERROR, 0.0, task.max_score, message=reason)
-    return Result(task=task.id, submission=submission.path, score=0.0, max_score=task.max_score,
-                  status=ERROR, isolation="none", checks=[check], task_version=task.version).to_dict()
+    return ungradable(task.id, task.version, task.max_score, submission.path, reason).to_dict()
 
 
 def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,

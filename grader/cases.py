@@ -124,8 +124,14 @@ def _write(key: str, cases: CaseSet) -> None:
         folder = cache_dir()
         os.makedirs(folder, mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    except (OSError, TypeError, ValueError):
+        return  # a cache that cannot be written only costs time
+    try:
         with os.fdopen(fd, "wb") as f:
             f.write(wire.pack(header, blobs))
         os.replace(tmp, os.path.join(folder, key + ".frame"))
     except (OSError, TypeError, ValueError):
-        pass  # a cache that cannot be written only costs time
+        try:
+            os.remove(tmp)  # no half-written entry left behind
+        except OSError:
+            pass

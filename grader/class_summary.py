@@ -9,6 +9,8 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .result import UNGRADABLE_CHECK
+
 TIMED_OUT = ("did not finish within", "time budget")
 BUCKETS = 10
 
@@ -83,8 +85,7 @@ def check_columns(reports: list[tuple[str, dict]]) -> list[str]:
     """The graded checks (those worth points), in task order; not the synthetic line of a
     submission that could not be graded at all."""
     return list(dict.fromkeys(c["name"] for _, r in reports for c in r["checks"]
-                              if c["max_score"] and not (r["isolation"] == "none"
-                                                         and c["name"] == "submission")))
+                              if c["max_score"] and c["name"] != UNGRADABLE_CHECK))
 
 
 def write_csv(path: str, check_names: list[str], reports: list[tuple[str, dict]]) -> None:

@@ -20,7 +20,7 @@ import sys
 from .grading import Options, SubmissionError, grade
 from .redact import for_students
 from .report.junit import render_many
-from .result import ERROR, FAILED, PASSED, CheckResult, Result
+from .result import ERROR, FAILED, PASSED, Result, ungradable
 from .spec import SpecError, Task, load_task
 
 
@@ -44,9 +44,8 @@ def solution_for(root: str, task: Task) -> str | None:
 
 
 def _missing(task: Task, root: str, reason: str) -> Result:
-    check = CheckResult("submission", ERROR, 0.0, task.max_score, message=reason)
-    return Result(task=task.id, submission=os.path.join(root, "solutions", f"{task.id}.py"),
-                  score=0.0, max_score=task.max_score, status=ERROR, isolation="none", checks=[check])
+    return ungradable(task.id, task.version, task.max_score,
+                      os.path.join(root, "solutions", f"{task.id}.py"), reason)
 
 
 def grade_course(root: str, options: Options) -> list[Result]:

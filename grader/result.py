@@ -39,6 +39,25 @@ class Result:
         return asdict(self)
 
 
+UNGRADABLE_CHECK = "submission"   # the one line of a result for a file that could not be graded
+
+
+def ungradable(task_id: str, task_version: str, max_score: float, submission: str,
+               reason: str) -> Result:
+    """A result for a submission that could not be graded at all (missing, ambiguous,
+    unreadable): every point lost, with the reason."""
+    check = CheckResult(UNGRADABLE_CHECK, ERROR, 0.0, max_score, message=reason)
+    return Result(task=task_id, submission=submission, score=0.0, max_score=max_score,
+                  status=ERROR, isolation="none", checks=[check], task_version=task_version)
+
+
+def judged(check, ok: bool, message: str = "") -> CheckResult:
+    """The result line of a check spec that passed or failed as a whole."""
+    return CheckResult(check.name, PASSED if ok else FAILED, check.points if ok else 0.0,
+                       check.points, message=message, description=check.description,
+                       hidden=check.hidden)
+
+
 def total(task: str, submission: str, isolation: str, checks: list[CheckResult],
           load_failed: bool, **extra) -> Result:
     """Sum the checks; status is passed at full marks and error when nothing could be graded."""

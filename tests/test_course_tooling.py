@@ -9,7 +9,6 @@ import sys
 import xml.etree.ElementTree as ET
 import zipfile
 
-import pytest
 import yaml
 
 from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli

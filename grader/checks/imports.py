@@ -7,9 +7,10 @@ is parsed, never run). What the worker saw imported at run time (e.g. through
 from __future__ import annotations
 
 import ast
+import dataclasses
 import time
 
-from ..result import FAILED, PASSED, SKIPPED, CheckResult
+from ..result import SKIPPED, CheckResult, judged
 from ..spec import CheckSpec, Task
 
 DYNAMIC_IMPORTERS = {"__import__", "import_module"}
@@ -53,10 +54,6 @@ def run(ctx, check: CheckSpec) -> CheckResult:
     if task.stdlib_imports:
         allowed_text += f"; from the standard library: {', '.join(task.stdlib_imports)}"
     seconds = time.monotonic() - start
-    if problems:
-        return CheckResult(check.name, FAILED, 0.0, check.points,
-                           message=f"imports that this task does not allow: {', '.join(problems)}. "
-                                   f"Allowed: {allowed_text}.",
-                           description=check.description, hidden=check.hidden, seconds=seconds)
-    return CheckResult(check.name, PASSED, check.points, check.points,
-                       description=check.description, hidden=check.hidden, seconds=seconds)
+    message = (f"imports that this task does not allow: {', '.join(problems)}. "
+               f"Allowed: {allowed_text}.") if problems else ""
+    return dataclasses.replace(judged(check, not problems, message), seconds=seconds)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..result import FAILED, PASSED, CheckResult
+from ..result import CheckResult, judged
 from ..spec import CheckSpec
 
 ANNOTATIONS = re.compile(r",?\s*(?:shape=\([^)]*\)|dtype=[\w.]+|device=[\w:'\"]+)")
@@ -44,23 +44,18 @@ def run(ctx, check: CheckSpec) -> CheckResult:
     found = read_answer(ctx.script.stdout)
     what = "a shape" if check.format == "shape" else "a length"
 
-    def result(ok: bool, message: str = "") -> CheckResult:
-        return CheckResult(check.name, PASSED if ok else FAILED, check.points if ok else 0.0,
-                           check.points, message=message, description=check.description,
-                           hidden=check.hidden)  # the script's output is shown once, below
-
     if found is None:
-        return result(False, f"your script printed nothing; print {what} as its last line.")
+        return judged(check, False, f"your script printed nothing; print {what} as its last line.")
     line, numbers = found
     wanted = list(want) if check.format == "shape" else [want]
     if numbers == wanted:
-        return result(True)
+        return judged(check, True)
     if not numbers:
-        return result(False, f"the last line you printed, '{line}', holds no number; "
+        return judged(check, False, f"the last line you printed, '{line}', holds no number; "
                              f"print {what} as the last line.")
     if check.format == "shape" and sorted(numbers) == sorted(wanted):
-        return result(False, f"you printed ({_shown(numbers)}): the right sizes in the wrong "
+        return judged(check, False, f"you printed ({_shown(numbers)}): the right sizes in the wrong "
                              "order. Rows are positions, columns are axes.")
     expected_text = f"({', '.join(map(str, wanted))})" if check.format == "shape" else str(want)
-    return result(False, f"the last line you printed reads as ({_shown(numbers)}); the answer "
+    return judged(check, False, f"the last line you printed reads as ({_shown(numbers)}); the answer "
                          f"is {expected_text}.")

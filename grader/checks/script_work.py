@@ -11,16 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..compare import check_values, parse_select
-from ..result import FAILED, PASSED, CheckResult
+from ..result import CheckResult, judged
 from ..spec import CheckSpec
 
 SHOWN = 8
-
-
-def _result(check: CheckSpec, ok: bool, message: str = "") -> CheckResult:
-    return CheckResult(check.name, PASSED if ok else FAILED, check.points if ok else 0.0,
-                       check.points, message=message, description=check.description,
-                       hidden=check.hidden)
 
 
 def _close(a: np.ndarray, b: np.ndarray, check: CheckSpec) -> bool:
@@ -44,18 +38,18 @@ def leaves_array(ctx, check: CheckSpec) -> CheckResult:
     arrays = ctx.script.arrays
     for name, (arr, _) in arrays.items():
         if _close(arr, want, check):
-            return _result(check, True, f"found in variable '{name}'")
+            return judged(check, True, f"found in variable '{name}'")
     for name, (arr, _) in arrays.items():
         if want.ndim == 2 and _close(arr, want.T, check):
-            return _result(check, False, f"'{name}' holds the table transposed, shape "
+            return judged(check, False, f"'{name}' holds the table transposed, shape "
                                          f"{arr.shape}; it must have shape {want.shape} "
                                          "(a row per position, a column per axis).")
     for name, (arr, _) in arrays.items():
         if arr.shape == want.shape:
             verdict = check_values(want, arr, check.tolerance)
-            return _result(check, False, f"'{name}' has the table's shape {want.shape} but "
+            return judged(check, False, f"'{name}' has the table's shape {want.shape} but "
                                          f"not its values: {verdict.message}")
-    return _result(check, False, f"no variable holds the {want.shape} table: build the "
+    return judged(check, False, f"no variable holds the {want.shape} table: build the "
                                  "table and keep it in a variable (printing a shape you "
                                  f"typed in does not count). {_inventory(arrays)}.")
 
@@ -67,16 +61,16 @@ def leaves_sum(ctx, check: CheckSpec) -> CheckResult:
     shape = tuple(check.shape)
     sums = {n: a for n, (a, _) in arrays.items() if a.shape == shape}
     if not sums:
-        return _result(check, False, f"no variable holds a sum of shape {shape}. "
+        return judged(check, False, f"no variable holds a sum of shape {shape}. "
                                      f"{_inventory(arrays)}.")
     pairs = [(s, b, sums[s] - arr) for s in sums for b, (arr, _) in arrays.items()
              if b != s and arr.ndim >= 1 and _broadcasts(arr.shape, shape)]
     close = dict(rtol=check.tolerance.rtol, atol=check.tolerance.atol)
     for s, b, added in pairs:
         if np.allclose(added, rows, **close):
-            return _result(check, True, f"'{s}' = '{b}' + the rows asked for")
+            return judged(check, True, f"'{s}' = '{b}' + the rows asked for")
     if not pairs:
-        return _result(check, False, f"'{next(iter(sums))}' has the sum's shape, but no other "
+        return judged(check, False, f"'{next(iter(sums))}' has the sum's shape, but no other "
                                      "variable holds the batch it was made from: keep the batch "
                                      f"in its own variable. {_inventory(arrays)}.")
     # Name the nearest miss: other rows of the same table, else any sum that adds something.
@@ -85,12 +79,12 @@ def leaves_sum(ctx, check: CheckSpec) -> CheckResult:
         for start in range(table.shape[0] - count + 1):
             window = table[start:start + count]
             if np.shape(added)[-window.ndim:] == window.shape and np.allclose(added, window, **close):
-                return _result(check, False, f"'{s}' = '{b}' + rows {start} to {start + count - 1} "
+                return judged(check, False, f"'{s}' = '{b}' + rows {start} to {start + count - 1} "
                                              f"of the {table.shape} table; the exercise asks for "
                                              f"rows {check.select}.")
     s, b, added = next(((s, b, a) for s, b, a in pairs if not np.allclose(a, 0)), pairs[0])
     what = "adds nothing" if np.allclose(added, 0) else "adds values that are not those rows"
-    return _result(check, False, f"'{s}' - '{b}' {what}: a sum of shape {shape} must be a batch "
+    return judged(check, False, f"'{s}' - '{b}' {what}: a sum of shape {shape} must be a batch "
                                  f"plus rows {check.select} of the {table.shape} table.")
 
 

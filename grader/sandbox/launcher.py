@@ -28,7 +28,6 @@ from .cgroup import Cgroup
 
 WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
 BUBBLEWRAP, LANDLOCK, RLIMITS = "bubblewrap", "landlock", "rlimits"
-TIERS = (BUBBLEWRAP, LANDLOCK, RLIMITS)  # strongest first
 SANDBOX_ROOT = "/submission"
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 PR_SET_PDEATHSIG = 1

@@ -19,6 +19,10 @@ import socket
 import struct
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy itself is imported on first use (see above)
+    import numpy as np
 
 
 MAGIC = b"GRDR"
@@ -245,5 +249,5 @@ class ForeignArray:
     """Numbers the student returned in something other than a plain ndarray: a list, a
     tuple or an ndarray subclass. ``container`` names what it was."""
 
-    array: "np.ndarray"
+    array: np.ndarray
     container: str
