@@ -22,7 +22,7 @@ from .sandbox import wire
 from .spec import CheckSpec, Task
 from .strategies import literal_case
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: numpy scalars travel as 0-d arrays (were 1-d)
 _CACHE_CAPS = wire.Caps(json_bytes=64 << 20, blob_count=1 << 20, total_bytes=4 << 30)
 _memory: dict[str, "CaseSet"] = {}
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import select
 import socket
 import struct
@@ -143,31 +144,59 @@ def recv(sock: socket.socket, deadline: float | None = None,
 def array_to_npy(arr) -> bytes:
     import numpy as np
     out = io.BytesIO()
-    np.lib.format.write_array(out, np.ascontiguousarray(arr), allow_pickle=False)
+    arr = np.asarray(arr)
+    if not arr.flags.c_contiguous:  # (not ascontiguousarray: it would make a 0-d array 1-d)
+        arr = np.ascontiguousarray(arr)
+    np.lib.format.write_array(out, arr, allow_pickle=False)
     return out.getvalue()
+
+
+# The header numpy writes for a plain array, e.g. {'descr': '<f8', 'fortran_order': False,
+# 'shape': (3, 4), }: read by this pattern, which admits nothing else (numpy's own parser,
+# which evaluates a Python literal, is several times slower and kept for other headers).
+_NPY_V1_HEADER = re.compile(
+    rb"\{'descr': '([<>|=][biufc][0-9]{1,2})', 'fortran_order': (True|False), "
+    rb"'shape': \(((?:[0-9]{1,18}, ?)*(?:[0-9]{1,18})?)\), \} *\n")
+
+
+def _plain_header(data) -> tuple[tuple, bool, object, int] | None:
+    import numpy as np
+    if len(data) < 10 or data[:8] != b"\x93NUMPY\x01\x00":
+        return None
+    end = 10 + int.from_bytes(data[8:10], "little")
+    match = _NPY_V1_HEADER.fullmatch(bytes(data[10:end]))
+    if match is None:
+        return None
+    descr, fortran, dims = match.groups()
+    shape = tuple(int(d) for d in dims.replace(b" ", b"").split(b",") if d)
+    return shape, fortran == b"True", np.dtype(descr.decode()), end
 
 
 def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS):
     """Parse a .npy blob without trusting its header: the shape must match the bytes.
     A bytearray (as ``recv`` returns) is used in place; immutable bytes are copied."""
     import numpy as np
-    fp = io.BytesIO(data)
-    try:
-        version = np.lib.format.read_magic(fp)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-        elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-        else:
-            raise WireError(f"unsupported .npy version {version}")
-    except (ValueError, SyntaxError, TypeError) as exc:
-        raise WireError(f"malformed array payload: {exc}") from None
+    plain = _plain_header(data)
+    if plain is not None:
+        shape, fortran, dtype, offset = plain
+    else:
+        fp = io.BytesIO(data)
+        try:
+            version = np.lib.format.read_magic(fp)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+            elif version in ((2, 0), (3, 0)):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+            else:
+                raise WireError(f"unsupported .npy version {version}")
+        except (ValueError, SyntaxError, TypeError) as exc:
+            raise WireError(f"malformed array payload: {exc}") from None
+        offset = fp.tell()
     if dtype.kind not in ALLOWED_DTYPE_KINDS or dtype.hasobject or dtype.fields:
         raise WireError(f"arrays of dtype {dtype} are not accepted (numbers only)")
     if len(shape) > caps.ndim or any(type(d) is not int or d < 0 for d in shape):
         raise WireError(f"array shape {shape!r} is not acceptable")
     count = math.prod(shape)
-    offset = fp.tell()
     if count * dtype.itemsize != len(data) - offset:
         raise WireError(f"array payload size does not match its shape {shape}")
     flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
