@@ -4,7 +4,7 @@ It caps how many processes a submission may run (a fork bomb stops at the cap, e
 root, whom RLIMIT_NPROC does not bind) and how much memory they use together, and at the
 end it kills every process inside, however it detached itself (setsid, double fork).
 Works with cgroup v1 (pids and memory hierarchies) and v2 (a delegated subtree); where
-neither is writable, ``create`` returns None and the launcher relies on the other layers.
+neither is writable, ``create`` returns None and the sandbox relies on the other layers.
 """
 from __future__ import annotations
 
@@ -47,16 +47,19 @@ class Cgroup:
         try:
             if os.path.exists(os.path.join(ROOT, "cgroup.controllers")):  # v2
                 path = os.path.join(ROOT, own.get("", "/").lstrip("/"), name)
+                _remove_stale(os.path.dirname(path))
                 os.mkdir(path)
                 made.append(path)
                 _write(os.path.join(path, "pids.max"), str(max_processes))
                 _write(os.path.join(path, "memory.max"), str(memory_bytes))
             else:  # v1: the pids hierarchy is required, memory is a bonus
                 path = os.path.join(ROOT, "pids", own.get("pids", "/").lstrip("/"), name)
+                _remove_stale(os.path.dirname(path))
                 os.mkdir(path)
                 made.append(path)
                 _write(os.path.join(path, "pids.max"), str(max_processes))
                 memory = os.path.join(ROOT, "memory", own.get("memory", "/").lstrip("/"), name)
+                _remove_stale(os.path.dirname(memory))
                 try:
                     os.mkdir(memory)
                     made.append(memory)
@@ -106,6 +109,28 @@ class Cgroup:
                     break
                 except OSError:
                     time.sleep(0.02)
+
+
+_tidied: set[str] = set()
+
+
+def _remove_stale(parent: str) -> None:
+    """Remove the empty cgroups of grader processes that were killed before they could
+    (kill -9 of a batch); once per folder and process. A cgroup in use is never empty."""
+    if parent in _tidied:
+        return
+    _tidied.add(parent)
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        owner = name.split("-")[1] if name.startswith("grader-") and name.count("-") == 2 else ""
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            try:
+                os.rmdir(os.path.join(parent, name))  # fails, harmlessly, unless it is empty
+            except OSError:
+                pass
 
 
 def available() -> bool:
