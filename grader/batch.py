@@ -9,6 +9,7 @@ as they finish; a re-run skips submissions whose content and task are unchanged.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import hashlib
 import multiprocessing
 import os
@@ -103,19 +104,24 @@ def grade_bytes(task_ref, name: str, content: bytes, options: Options) -> dict:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _die_with_parent() -> None:
-    """Pool processes (and through them their sandboxes) end when the batch is killed."""
+def _start_pool_process() -> None:
+    """Pool processes (and through them their sandboxes) end when the batch is killed; on a
+    normal end they close their warm workers (multiprocessing skips atexit there)."""
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    from multiprocessing.util import Finalize
+
+    from .sandbox import warm
+    Finalize(None, warm.close_all, exitpriority=10)
 
 
 class LocalExecutor:
     def __init__(self, jobs: int):
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
-                                                           initializer=_die_with_parent)
+                                                           initializer=_start_pool_process)
 
     def submit(self, *args):
         return self.pool.submit(grade_bytes, *args)
@@ -166,7 +172,7 @@ class BatchOutcome:
 
 
 def _warn_if_unprotected(options: Options, stream) -> None:
-    from .sandbox.launcher import RLIMITS, choose_tier
+    from .sandbox.tiers import RLIMITS, choose_tier
     if choose_tier(options.isolation) == RLIMITS:
         print("warning: grading in the rlimits tier, which cannot protect the grader or other "
               "students from hostile code; install bubblewrap (or use a Linux with Landlock).",
@@ -213,6 +219,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
     from .grading import prepare
     prepare(task, options)
     task_ref = task_files(task) if dask_address else task.folder
+    options = dataclasses.replace(options, warm_workers=True)
     pending = {}
     for s in todo:
         if s.problem:

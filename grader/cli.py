@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(name, "1")
     args = _parser().parse_args(argv)
     from .grading import SubmissionError
-    from .sandbox.launcher import SandboxUnavailable
+    from .sandbox.tiers import SandboxUnavailable
     from .spec import SpecError
     try:
         return {"check": cmd_check, "validate": cmd_validate, "batch": cmd_batch,

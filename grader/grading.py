@@ -3,13 +3,17 @@ order. A check whose function is missing, or whose prerequisites did not pass, i
 with one clear reason instead of failing with a wall of errors."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
 
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
-from .sandbox.launcher import Sandbox, choose_tier
+from .sandbox import warm
+from .sandbox.launcher import Sandbox
+from .sandbox.process import FreshWorker
+from .sandbox.tiers import choose_tier
 from .spec import CheckSpec, Task
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
@@ -29,6 +33,7 @@ class Options:
     isolation: str = "auto"                        # auto | bubblewrap | rlimits
     limits: dict = field(default_factory=dict)     # overrides of the task's limits
     use_cache: bool = True                         # reuse generated cases across runs
+    warm_workers: bool = False                     # fork workers from a warm server (batch)
 
 
 @dataclass
@@ -97,7 +102,9 @@ def grade(task: Task, submission: str, options: Options = Options()) -> Result:
     source = read_source(submission)
     tier = choose_tier(options.isolation)
     limits = dataclasses.replace(task.limits, **options.limits)
-    with Sandbox(submission, list(task.functions), limits, tier) as sandbox:
+    warm_workers = options.warm_workers and warm.supported(tier)
+    with (warm.lease(limits, tier) if warm_workers else contextlib.nullcontext(FreshWorker)) as spawn, \
+            Sandbox(submission, list(task.functions), limits, tier, spawn) as sandbox:
         sandbox.start()  # the worker imports numpy while this process does the same
         from .reference import load_reference
         reference = load_reference(task)

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
 from grader.sandbox import cgroup
-from grader.sandbox.launcher import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
+from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
 
 TIERS = ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else []) + [RLIMITS]
 ISOLATING = {BUBBLEWRAP, LANDLOCK}  # tiers that hide the filesystem, network and grader

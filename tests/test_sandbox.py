@@ -8,8 +8,8 @@ import pytest
 
 from conftest import PE_TASK, ROOT, write
 from grader.grading import Options, grade
-from grader.sandbox.launcher import (BUBBLEWRAP, LANDLOCK, RLIMITS, Limits, Sandbox,
-                                      bubblewrap_works, landlock_works)
+from grader.sandbox.launcher import Limits, Sandbox
+from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
 
 TIERS = [RLIMITS] + ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else [])
 

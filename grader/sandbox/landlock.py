@@ -6,7 +6,7 @@ and (ABI >= 6) no signals or abstract unix sockets outside the sandbox: a submis
 cannot read the reference or other students' files, reach the network, or kill or trace
 the grader, although it runs as the same user. Irreversible, and inherited by children.
 
-This file is imported by the worker (standard library only) and by the launcher (for
+This file is imported by the worker (standard library only) and by the grader (for
 ``abi_version``).
 """
 from __future__ import annotations

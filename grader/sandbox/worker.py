@@ -157,6 +157,13 @@ def _safe_repr(value) -> str:
         return f"<a {type(value).__name__} whose repr failed>"
 
 
+def _write_source(path: str, source: bytes) -> None:
+    """A forked worker is sent the submission's text and keeps it in its private folder."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(source)
+
+
 class Worker:
     def __init__(self, sock: socket.socket):
         self.sock = sock
@@ -170,6 +177,8 @@ class Worker:
             except wire.WireClosed:
                 return
             op = header.get("op")
+            if op in ("load", "run") and "source" in header:
+                _write_source(header["path"], blobs[header["source"]])
             if op == "load":
                 reply, out = self.load(header["path"], header.get("functions", []))
             elif op == "call":
@@ -264,13 +273,13 @@ class Worker:
         return reply, out
 
 
-def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
-    policy = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
-    if "landlock" in policy:
+def become_worker(sock: socket.socket, landlock_policy: dict | None) -> None:
+    """Restrict this process (if asked), say hello, then answer requests until the channel
+    closes; never returns."""
+    if landlock_policy:
         import landlock
         try:
-            landlock.restrict(policy["landlock"]["read"], policy["landlock"]["write"])
+            landlock.restrict(landlock_policy["read"], landlock_policy["write"])
         except OSError as exc:
             wire.send(sock, {"op": "not-ready", "error": f"Landlock could not be applied: {exc}"})
             os._exit(1)
@@ -278,6 +287,12 @@ def main() -> None:
     Worker(sock).serve()
     _flush_std_streams()
     os._exit(0)
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    policy = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    become_worker(sock, policy.get("landlock"))
 
 
 if __name__ == "__main__":

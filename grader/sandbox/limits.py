@@ -1,0 +1,47 @@
+"""Resource limits for one submission, and the rlimits that carry them out in a process."""
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one submission (documented defaults fit numpy exercises)."""
+
+    memory_mib: int = 2048
+    call_seconds: float = 10.0
+    submission_seconds: float = 60.0
+    file_mib: int = 64
+    open_files: int = 256
+    processes: int = 64
+    output_chars: int = 4000  # of stdout/stderr shown per call
+
+
+def rlimits(limits: Limits, cpu: bool = True) -> list[tuple[int, int, int]]:
+    """(resource, soft, hard) triples for a process that runs student code. ``cpu=False``
+    leaves CPU time out, for a long-lived process that only forks such processes."""
+    mib = 1 << 20
+    seconds = int(limits.submission_seconds) + 5
+    wanted = [(resource.RLIMIT_AS, limits.memory_mib * mib, limits.memory_mib * mib),
+              (resource.RLIMIT_FSIZE, limits.file_mib * mib, limits.file_mib * mib),
+              (resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
+              (resource.RLIMIT_CORE, 0, 0)]
+    if cpu:
+        wanted.append((resource.RLIMIT_CPU, seconds, seconds + 5))  # SIGXCPU before SIGKILL
+    if os.getuid() != 0:  # root ignores RLIMIT_NPROC; the cgroup's pids cap holds it there
+        cap = limits.processes + _process_count(os.getuid())
+        wanted.append((resource.RLIMIT_NPROC, cap, cap))
+    return wanted
+
+
+def _process_count(uid: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                count += os.stat(f"/proc/{entry}").st_uid == uid
+            except OSError:
+                pass
+    return count

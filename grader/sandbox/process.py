@@ -1,0 +1,171 @@
+"""One live worker process seen from the grader: its channel, its captured output, how it
+ended. ``FreshWorker`` starts a new sandboxed Python for one submission; warm.py forks
+workers from a warm process instead. Both look the same to the Sandbox."""
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import wire
+from .cgroup import Cgroup
+from .limits import Limits, rlimits
+from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
+                    python_command, worker_env)
+
+SANDBOX_ROOT = "/submission"
+PR_SET_PDEATHSIG = 1
+
+
+class WorkerProcess:
+    """A worker's channel and captured stdout/stderr. Subclasses start it and end it."""
+
+    inner_path: str              # where the worker sees the submission
+    sends_source = False         # True: the submission's text travels with the load request
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.out = tempfile.TemporaryFile()
+        self.err = tempfile.TemporaryFile()
+        self.read_at = [0, 0]
+        self.ready = False
+        self.sock: socket.socket | None = None
+
+    def await_ready(self, seconds: float) -> None:
+        """The worker says hello before it touches the submission; without it, the sandbox
+        itself is broken and no grade can be given."""
+        try:
+            header, _ = wire.recv(self.sock, time.monotonic() + seconds)
+        except wire.WireError as exc:
+            header = {"error": str(exc)}
+        if header.get("op") != "ready":
+            _, err = self.take_output()
+            self.kill()
+            raise SandboxUnavailable(f"the sandbox worker did not start: {header.get('error', 'no hello')}. "
+                                     f"Its stderr: {err.strip() or 'empty'}")
+        self.ready = True
+
+    def request(self, header: dict, blobs: list[bytes], deadline: float):
+        wire.send(self.sock, header, blobs)
+        return wire.recv(self.sock, deadline)
+
+    def take_output(self) -> tuple[str, str]:
+        """What the worker printed since the last call: all of it up to the cap, else the
+        head and the tail (a script's answer is its last line)."""
+        texts = []
+        for i, f in enumerate((self.out, self.err)):
+            size, start = os.fstat(f.fileno()).st_size, self.read_at[i]
+            cap = self.limits.output_chars
+            if size - start <= cap:
+                data = os.pread(f.fileno(), cap, start) if size > start else b""
+                text = data.decode("utf-8", "replace")
+            else:
+                tail = min(1000, cap // 4)
+                head = os.pread(f.fileno(), cap - tail, start).decode("utf-8", "replace")
+                end = os.pread(f.fileno(), tail, size - tail).decode("utf-8", "replace")
+                text = f"{head}\n[... {size - start - cap} bytes not shown ...]\n{end}"
+            self.read_at[i] = size
+            texts.append(text)
+        return texts[0], texts[1]
+
+    def exit_description(self) -> str:
+        code = self.exit_status(0.5)
+        if code is None:
+            return "closed its result channel"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
+            return {"SIGKILL": "was killed (SIGKILL: usually the memory limit or a time limit)",
+                    "SIGSEGV": "crashed (segmentation fault)",
+                    "SIGXCPU": "used up its CPU-time limit"}.get(str(name), f"died from signal {name}")
+        return f"exited with status {code}"
+
+    def exit_status(self, wait: float) -> int | None:
+        """The worker's exit status (negative: killed by that signal); None if it still runs."""
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """End the worker and everything it started; release what it held."""
+        raise NotImplementedError
+
+    def _close_channel(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+        self.out.close()
+        self.err.close()
+
+
+class FreshWorker(WorkerProcess):
+    """A new sandboxed Python that imports numpy, then the one submission."""
+
+    def __init__(self, submission: str, limits: Limits, tier: str):
+        super().__init__(limits)
+        self.tier = tier
+        parent, child = socket.socketpair()
+        self.sock = parent
+        self.tmp = tempfile.mkdtemp(prefix="grader-tmp-")
+        fd = child.fileno()
+        if tier == BUBBLEWRAP:
+            self.inner_path = f"{SANDBOX_ROOT}/{os.path.basename(submission)}"
+            command = python_command("worker.py", str(fd), inside_bubblewrap=True)
+            cmd, env, cwd = bubblewrap_command([(submission, self.inner_path)], command), {}, "/"
+        else:
+            self.inner_path = submission
+            env = dict(worker_env(), HOME=self.tmp, TMPDIR=self.tmp)
+            cmd = python_command("worker.py", str(fd), inside_bubblewrap=False)
+            if tier == LANDLOCK:
+                cmd.append(json.dumps({"landlock": landlock_policy([submission], [self.tmp])}))
+            cwd = self.tmp
+        # Cgroup first: its pids cap holds for root too, and it finds detached processes.
+        self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=self.err, pass_fds=(fd,), env=env, cwd=cwd,
+                                     start_new_session=True,
+                                     preexec_fn=functools.partial(enter_child, rlimits(limits),
+                                                                  self.cgroup, tier))
+        child.close()
+
+    def exit_status(self, wait: float) -> int | None:
+        try:
+            code = self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return None
+        if self.tier == BUBBLEWRAP and code > 128:
+            code = 128 - code  # bwrap reports its child's death by signal N as status 128+N
+        return code
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.cgroup is not None:
+            self.cgroup.kill_all()  # also what left the process group (setsid, double fork)
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        self._close_channel()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def enter_child(limits: list[tuple[int, int, int]], cgroup: Cgroup | None, tier: str) -> None:
+    """Runs in the child between fork and exec: what it sets applies to all it starts."""
+    if cgroup is not None:
+        cgroup.enter()
+    if tier != BUBBLEWRAP and sys.platform.startswith("linux"):  # bwrap has --die-with-parent
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the grader
+    for which, soft, hard in limits:
+        resource.setrlimit(which, (soft, hard))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails, not kills

@@ -1,0 +1,131 @@
+"""Isolation tiers: which one works here, and how a sandboxed process is started in each.
+
+``bubblewrap``: every namespace unshared, only the runtime and the submission visible.
+``landlock``: where bwrap fails, the process restricts itself before any student code runs.
+``rlimits``: resource limits only (a student checking their own file).
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+from . import landlock
+
+BUBBLEWRAP, LANDLOCK, RLIMITS = "bubblewrap", "landlock", "rlimits"
+WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
+WORKER_DIR_INSIDE = "/opt/grader-worker"   # where bwrap shows WORKER_DIR
+
+
+class SandboxUnavailable(Exception):
+    """The sandbox cannot run here: the strong tier was demanded but does not work, or a
+    worker did not even start (before any student code ran): not the student's fault."""
+
+
+@functools.lru_cache(maxsize=None)
+def bubblewrap_works() -> bool:
+    bwrap = shutil.which("bwrap")
+    if not bwrap or not sys.platform.startswith("linux"):
+        return False
+    try:
+        probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
+                                "--proc", "/proc", "--dev", "/dev", "true"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+@functools.lru_cache(maxsize=None)
+def landlock_works() -> bool:
+    return landlock.abi_version() >= 1
+
+
+def choose_tier(requested: str = "auto") -> str:
+    """``auto`` takes the strongest tier that works here; naming a tier refuses to degrade."""
+    if requested == RLIMITS:
+        return RLIMITS
+    if requested in ("auto", BUBBLEWRAP) and bubblewrap_works():
+        return BUBBLEWRAP
+    if requested == BUBBLEWRAP:
+        raise SandboxUnavailable(
+            "the bubblewrap sandbox was required but does not work on this machine. "
+            "Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+            "bubblewrap) and make sure unprivileged user namespaces are allowed, or run with "
+            "--isolation auto to grade in the strongest tier that works here.")
+    if landlock_works():
+        return LANDLOCK
+    if requested == LANDLOCK:
+        raise SandboxUnavailable("the landlock tier was required but this kernel has no "
+                                 "Landlock (Linux 5.13 or newer with Landlock enabled).")
+    return RLIMITS
+
+
+def worker_env() -> dict[str, str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+           # One BLAS thread: numpy then fits the address-space limit and costs no extra CPU.
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    # Machine-specific BLAS kernel choices (not secrets) that some CPUs need to work at all.
+    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def runtime_dirs() -> list[str]:
+    """Directories the worker's Python needs, bound read-only into the sandbox."""
+    numpy = importlib.util.find_spec("numpy")  # where it is, without importing it
+    dirs = {sys.prefix, sys.base_prefix, os.path.dirname(numpy.submodule_search_locations[0]),
+            os.path.dirname(os.path.realpath(sys.executable))}
+    dirs = sorted(os.path.realpath(d) for d in dirs) + sorted(dirs)
+    kept: list[str] = []
+    for d in dirs:
+        if not d.startswith("/usr/") and d not in kept and not any(d.startswith(k + "/") for k in kept):
+            kept.append(d)
+    return kept
+
+
+def python_command(script: str, *args: str, inside_bubblewrap: bool) -> list[str]:
+    """Run one of this folder's scripts with the grader's Python, isolated from user site
+    and environment (``-I``)."""
+    folder = WORKER_DIR_INSIDE if inside_bubblewrap else WORKER_DIR
+    return [sys.executable, "-I", "-B", os.path.join(folder, script), *args]
+
+
+def bubblewrap_command(binds: list[tuple[str, str]], command: list[str]) -> list[str]:
+    """``command`` in a bwrap sandbox that sees the runtime read-only, a private /tmp, and
+    ``binds`` (source, destination) read-only; nothing else of the machine."""
+    # Order matters: bwrap mounts in argument order, so /tmp comes before binds that may
+    # live under it (a virtualenv in /tmp would otherwise be hidden by the tmpfs).
+    cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+           "--uid", "65534", "--gid", "65534", "--proc", "/proc", "--dev", "/dev",
+           "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            cmd += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            cmd += ["--ro-bind", top, top]
+    for d in runtime_dirs():
+        cmd += ["--ro-bind", d, d]
+    cmd += ["--ro-bind", WORKER_DIR, WORKER_DIR_INSIDE]
+    for source, destination in binds:
+        cmd += ["--ro-bind", source, destination]
+    cmd += ["--chdir", "/tmp", "--clearenv"]
+    for key, value in worker_env().items():
+        cmd += ["--setenv", key, value]
+    return cmd + ["--"] + command
+
+
+def landlock_policy(read: list[str], write: list[str], inside_bubblewrap: bool = False) -> dict:
+    """What a process restricted by Landlock may still touch: the runtime and ``read``;
+    writing only ``write`` (and /dev/null)."""
+    worker = WORKER_DIR_INSIDE if inside_bubblewrap else WORKER_DIR
+    runtime = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/dev/urandom",
+               worker] + runtime_dirs()
+    return {"read": runtime + list(read), "write": list(write) + ["/dev/null"]}

@@ -1,0 +1,248 @@
+"""Warm workers for a batch: a fork server per slot instead of a new Python per submission.
+
+A new sandboxed Python that imports numpy costs about 0.1 s of CPU, as much as grading a
+submission. A ``ForkServer`` (forkserver.py, in the same sandbox tier) pays it once; each
+submission then gets a forked worker that sheds the server's state and applies its own
+Landlock domain before any student code runs. Between submissions the slot's cgroup is
+swept: every process but the server (and bwrap's own) is killed, however it detached.
+
+Used only where all of that holds: the bubblewrap or landlock tier, Landlock ABI >= 6 (so a
+worker can neither signal nor trace the server or earlier workers) and a cgroup the grader
+may create. Elsewhere every submission gets a fresh worker, as ``grader check`` always does.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+from . import cgroup, landlock
+from .cgroup import Cgroup
+from .limits import Limits, rlimits
+from .process import WorkerProcess, enter_child
+from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
+                    python_command, worker_env)
+
+STARTUP_SECONDS = 60
+REPLY_SECONDS = 30        # the server answers at once; this only bounds a wedged one
+FORKS_PER_SERVER = 250    # a fresh server now and then: nothing accumulates for long
+SCRATCH_INSIDE_BUBBLEWRAP = "/tmp/workers"
+
+
+@functools.lru_cache(maxsize=None)
+def supported(tier: str) -> bool:
+    return tier in (BUBBLEWRAP, LANDLOCK) and landlock.abi_version() >= 6 and cgroup.available()
+
+
+class ServerBroken(Exception):
+    """The fork server stopped answering or died; the slot starts a new one."""
+
+
+class ForkServer:
+    """One warm server in its own cgroup; forks one worker at a time."""
+
+    def __init__(self, limits: Limits, tier: str):
+        self.limits, self.tier = limits, tier
+        self.forks = 0
+        self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
+        if self.cgroup is None:
+            raise SandboxUnavailable("no cgroup could be made for a warm worker")
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.log = tempfile.TemporaryFile()
+        inside = tier == BUBBLEWRAP
+        self.host_scratch = None if inside else tempfile.mkdtemp(prefix="grader-warm-")
+        scratch = SCRATCH_INSIDE_BUBBLEWRAP if inside else self.host_scratch
+        config = {"scratch_root": scratch,
+                  "rlimits": rlimits(limits),
+                  "worker_landlock": landlock_policy([], [], inside_bubblewrap=inside),
+                  "server_landlock": None if inside else landlock_policy([], [scratch])}
+        command = python_command("forkserver.py", str(theirs.fileno()), json.dumps(config),
+                                 inside_bubblewrap=inside)
+        if inside:
+            cmd, env, cwd = bubblewrap_command([], command), {}, "/"
+        else:
+            cmd, env, cwd = command, dict(worker_env(), HOME=scratch, TMPDIR=scratch), scratch
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            pass_fds=(theirs.fileno(),), env=env, cwd=cwd, start_new_session=True,
+            # The server itself has no CPU-time limit: each worker sets its own.
+            preexec_fn=functools.partial(enter_child, rlimits(limits, cpu=False), self.cgroup, tier))
+        theirs.close()
+        try:
+            hello = self._receive(STARTUP_SECONDS)
+        except ServerBroken as exc:
+            hello = {"error": str(exc)}
+        if hello.get("op") != "ready":
+            self.close()
+            raise SandboxUnavailable(f"the warm worker did not start: {hello.get('error', 'no hello')}")
+        # Taken before any student code ran here: bwrap's processes and the server itself.
+        self.keep = self.cgroup.pids()
+
+    # -- the control channel
+    def exchange(self, message: dict, fds: list[int] = ()) -> dict:
+        try:
+            socket.send_fds(self.control, [json.dumps(message).encode()], list(fds))
+        except OSError as exc:
+            raise ServerBroken(f"the fork server is gone ({exc})") from None
+        reply = self._receive(REPLY_SECONDS)
+        if "error" in reply:
+            raise ServerBroken(f"the fork server refused: {reply['error']}")
+        return reply
+
+    def _receive(self, seconds: float) -> dict:
+        ready, _, _ = select.select([self.control], [], [], seconds)
+        try:
+            data = self.control.recv(4096) if ready else None
+        except OSError:
+            data = b""
+        if data is None:
+            raise ServerBroken("the fork server did not answer")
+        if not data:
+            raise ServerBroken("the fork server is gone")
+        try:
+            reply = json.loads(data)
+        except ValueError:
+            raise ServerBroken("the fork server's answer was not JSON") from None
+        if not isinstance(reply, dict):
+            raise ServerBroken("the fork server's answer was not an object")
+        return reply
+
+    # -- workers
+    def spawn(self, submission: str, limits: Limits, tier: str) -> "ForkedWorker":
+        if (limits, tier) != (self.limits, self.tier):
+            raise ValueError("a fork server serves only the limits and tier it was made for")
+        self.forks += 1
+        return ForkedWorker(self, submission)
+
+    def sweep(self) -> None:
+        """Kill every process in the cgroup but the server's own (the pids cap bounds the
+        race with a fork bomb). A server that cannot be swept clean is closed."""
+        for _ in range(200):
+            extra = self.cgroup.pids() - self.keep
+            if not extra:
+                return
+            for pid in extra:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, 9)
+            time.sleep(0.005)
+        self.close()
+        raise ServerBroken("processes left by a submission could not be killed")
+
+    def usable(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None and self.forks < FORKS_PER_SERVER
+
+    def close(self) -> None:
+        if self.proc is None:
+            return
+        self.cgroup.kill_all()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        self.cgroup.remove()
+        self.control.close()
+        self.log.close()
+        if self.host_scratch:
+            shutil.rmtree(self.host_scratch, ignore_errors=True)
+        self.proc = None
+
+
+class ForkedWorker(WorkerProcess):
+    """A worker forked by a ForkServer; it is sent the submission's text at load time."""
+
+    sends_source = True
+
+    def __init__(self, server: ForkServer, submission: str):
+        super().__init__(server.limits)
+        self.server = server
+        self.sock, theirs = socket.socketpair()
+        try:
+            reply = server.exchange({"op": "fork"}, [theirs.fileno(), self.out.fileno(), self.err.fileno()])
+        except ServerBroken as exc:
+            self._close_channel()
+            raise SandboxUnavailable(str(exc)) from None
+        finally:
+            theirs.close()
+        self.pid = int(reply["pid"])
+        self.inner_path = os.path.join(str(reply["scratch"]), os.path.basename(submission))
+
+    def exit_status(self, wait: float) -> int | None:
+        try:
+            status = self.server.exchange({"op": "status", "pid": self.pid, "wait": wait})["status"]
+        except ServerBroken:
+            return None
+        return status if type(status) is int else None
+
+    def kill(self) -> None:
+        self._close_channel()
+        try:
+            self.server.exchange({"op": "end", "pid": self.pid})
+            self.server.sweep()
+        except ServerBroken:
+            self.server.close()  # the slot starts a new server for the next submission
+
+
+# --------------------------------------------------------------------------- servers per slot
+
+class Slot:
+    """What one grading at a time uses: a server, replaced when it wore out or broke (a
+    submission that broke it gets the crash of its own worker, never a grader error)."""
+
+    def __init__(self, limits: Limits, tier: str):
+        self.limits, self.tier = limits, tier
+        self.server: ForkServer | None = None
+
+    def spawn(self, submission: str, limits: Limits, tier: str) -> ForkedWorker:
+        for attempt in range(2):
+            if self.server is None or not self.server.usable():
+                self.close()
+                self.server = ForkServer(self.limits, self.tier)
+            try:
+                return self.server.spawn(submission, limits, tier)
+            except SandboxUnavailable:
+                self.close()
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+
+_idle: list[Slot] = []
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def lease(limits: Limits, tier: str):
+    """A slot for one submission at a time (a sweep would kill a neighbour's worker);
+    yields its ``spawn``. Slots are kept for the next submission of this process."""
+    with _lock:
+        slot = next((s for s in _idle if (s.limits, s.tier) == (limits, tier)), None)
+        if slot is not None:
+            _idle.remove(slot)
+    slot = slot or Slot(limits, tier)
+    try:
+        yield slot.spawn
+    finally:
+        with _lock:
+            _idle.append(slot)
+
+
+def close_all() -> None:
+    with _lock:
+        slots, _idle[:] = list(_idle), []
+    for slot in slots:
+        slot.close()
+
+
+atexit.register(close_all)
