@@ -68,8 +68,15 @@ def _prefix_and_header(header: dict, blobs) -> bytes:
     return PREFIX.pack(MAGIC, len(body)) + body
 
 
+SMALL_FRAME = 1 << 16
+
+
 def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
-    sock.sendall(_prefix_and_header(header, blobs))
+    head = _prefix_and_header(header, blobs)
+    if len(head) + sum(len(b) for b in blobs) <= SMALL_FRAME:
+        sock.sendall(b"".join([head, *blobs]))  # one system call for the common small frame
+        return
+    sock.sendall(head)
     for blob in blobs:
         sock.sendall(blob)
 
@@ -101,15 +108,19 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearra
     view = memoryview(buf)
     got = 0
     while got < n:
-        if deadline is not None:
+        try:
+            if deadline is None:
+                k = sock.recv_into(view[got:], n - got)
+            else:  # what has arrived is taken at once; select only waits for the rest
+                k = sock.recv_into(view[got:], n - got, socket.MSG_DONTWAIT)
+        except BlockingIOError:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise WireTimeout("no answer before the time limit")
+                raise WireTimeout("no answer before the time limit") from None
             ready, _, _ = select.select([sock], [], [], remaining)
             if not ready:
-                raise WireTimeout("no answer before the time limit")
-        try:
-            k = sock.recv_into(view[got:], n - got)
+                raise WireTimeout("no answer before the time limit") from None
+            continue
         except (ConnectionError, OSError) as exc:
             raise WireClosed(f"channel closed: {exc}") from None
         if k == 0:
@@ -143,10 +154,17 @@ def recv(sock: socket.socket, deadline: float | None = None,
 
 def array_to_npy(arr) -> bytes:
     import numpy as np
-    out = io.BytesIO()
     arr = np.asarray(arr)
     if not arr.flags.c_contiguous:  # (not ascontiguousarray: it would make a 0-d array 1-d)
         arr = np.ascontiguousarray(arr)
+    descr = arr.dtype.str
+    if _PLAIN_DESCR.fullmatch(descr.encode()):
+        # The .npy 1.0 layout numpy writes, without its slow generic path.
+        header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {arr.shape!r}, }}"
+        padding = 63 - (10 + len(header)) % 64
+        header = header + " " * padding + "\n"
+        return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + arr.tobytes()
+    out = io.BytesIO()
     np.lib.format.write_array(out, arr, allow_pickle=False)
     return out.getvalue()
 
@@ -154,6 +172,7 @@ def array_to_npy(arr) -> bytes:
 # The header numpy writes for a plain array, e.g. {'descr': '<f8', 'fortran_order': False,
 # 'shape': (3, 4), }: read by this pattern, which admits nothing else (numpy's own parser,
 # which evaluates a Python literal, is several times slower and kept for other headers).
+_PLAIN_DESCR = re.compile(rb"[<>|=][biufc][0-9]{1,2}")
 _NPY_V1_HEADER = re.compile(
     rb"\{'descr': '([<>|=][biufc][0-9]{1,2})', 'fortran_order': (True|False), "
     rb"'shape': \(((?:[0-9]{1,18}, ?)*(?:[0-9]{1,18})?)\), \} *\n")
