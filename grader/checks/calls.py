@@ -1,9 +1,9 @@
 """What example, property and mutation checks share: calls in the sandbox, judged here.
 
-``evaluate`` sends one argument set to the student's function, then a judge computes the
-verdict on the trusted side from the plain data that came back (expected values never
-leave this side). ``run_cases`` tries a check's case set in order and, when a generated
-case fails, lets Hypothesis find the smallest failing input.
+``run_cases`` sends a check's case set to the student's function in order (pipelined, see
+Sandbox.calls) and a judge computes each verdict on the trusted side from the plain data
+that came back (expected values never leave this side). When a generated case fails,
+Hypothesis finds the smallest failing input, one ``evaluate`` at a time.
 """
 from __future__ import annotations
 
@@ -32,12 +32,19 @@ SHRINKABLE = ("wrong", "raised")  # timeouts and crashes are reported as first f
 
 def run_cases(ctx, check: CheckSpec, judge, cases: CaseSet) -> CheckResult:
     start = time.monotonic()
-    for tried, (args, expected) in enumerate(zip(cases.cases, cases.expected), start=1):
-        failure = evaluate(ctx, check, judge, args, expected)
-        if failure is not None:
-            break
-    else:
-        return passed(check, len(cases.cases), time.monotonic() - start)
+    params = ctx.task.functions[check.call]
+    sent = [split_arguments(params, args) for args in cases.cases]
+    outcomes = ctx.sandbox.calls(check.call, sent, return_inputs=judge.needs_inputs_back)
+    try:
+        for tried, (args, expected, (positional, keywords), outcome) in enumerate(
+                zip(cases.cases, cases.expected, sent, outcomes), start=1):
+            failure = judged(check, judge, outcome, positional + list(keywords.values()), expected)
+            if failure is not None:
+                break
+        else:
+            return passed(check, len(cases.cases), time.monotonic() - start)
+    finally:
+        outcomes.close()  # calls sent ahead of a failure are not waited for
     if failure.kind in SHRINKABLE and tried > cases.literal_count:
         args, failure = _shrink(ctx, check, judge) or (args, failure)
     return failed(check, ctx.task.functions[check.call], failure, args, tried,
@@ -76,6 +83,11 @@ def evaluate(ctx, check: CheckSpec, judge, args: dict, expected) -> Failure | No
     positional, keywords = split_arguments(ctx.task.functions[check.call], args)
     outcome = ctx.sandbox.call(check.call, positional, keywords,
                                return_inputs=judge.needs_inputs_back)
+    return judged(check, judge, outcome, positional + list(keywords.values()), expected)
+
+
+def judged(check: CheckSpec, judge, outcome, sent: list, expected) -> Failure | None:
+    """The failure one call's outcome shows, judged here; None when it passed."""
     output = _output(outcome.stdout, outcome.stderr)
     if outcome.status == "raised":
         return Failure("raised", describe_error(outcome.error), output)
@@ -83,7 +95,7 @@ def evaluate(ctx, check: CheckSpec, judge, args: dict, expected) -> Failure | No
         return Failure(outcome.status, f"the call {outcome.error['message']}", output)
     if outcome.status != "ok":
         return Failure("error", outcome.error["message"], output)
-    verdict = judge(check, expected, outcome, positional + list(keywords.values()))
+    verdict = judge(check, expected, outcome, sent)
     return None if verdict.ok else Failure("wrong", verdict.message, output)
 
 

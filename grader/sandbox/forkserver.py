@@ -34,6 +34,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402  (what every worker inherits warm)
+import numpy.random  # noqa: E402,F401  (loaded lazily by numpy; each worker reseeds it)
 import worker  # noqa: E402
 
 MESSAGE_BYTES = 4096
@@ -115,8 +116,10 @@ class ForkServer:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails
         os.chdir(folder)
         os.environ.update(HOME=folder, TMPDIR=folder)
-        random.seed()       # as a fresh process would be: not the server's random state
-        np.random.seed()
+        # Seeded afresh, as a new process would be (np.random.seed() without an argument
+        # gathers entropy for ~10 ms; four bytes from the OS are enough here).
+        random.seed()
+        np.random.seed(int.from_bytes(os.urandom(4), "little"))
         gc.enable()
         policy = self.config["worker_landlock"]
         policy = {"read": policy["read"] + [folder], "write": policy["write"] + [folder]}

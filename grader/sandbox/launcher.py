@@ -7,10 +7,11 @@ the next call. Workers are fresh processes (process.py) or forked from a warm on
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from . import wire
 from .limits import Limits
@@ -20,6 +21,9 @@ from .tiers import RLIMITS, SandboxUnavailable
 __all__ = ["Sandbox", "CallOutcome", "Limits", "SandboxUnavailable"]
 
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
+FIRST_WINDOW, MAX_WINDOW = 2, 32   # calls per message: grows while they keep passing
+WINDOW_BYTES = 1 << 20             # of arguments per message (one call may exceed it)
+ABANDON_SECONDS = 0.25             # to take answers already under way after an early stop
 
 # Makes a worker for (submission, limits, tier); FreshWorker unless a warm pool is used.
 Spawner = Callable[[str, Limits, str], WorkerProcess]
@@ -105,37 +109,121 @@ class Sandbox:
 
     def call(self, function: str, args: list, kwargs: dict | None = None,
              return_inputs: bool = False) -> CallOutcome:
-        if self.process is None or not self.loaded:
-            reload = self.load()
-            if reload.status != "ok":
-                return reload
-        blobs: list[bytes] = []
-        header = {"op": "call", "function": function, "args": wire.encode(list(args), blobs),
-                  "kwargs": wire.encode(dict(kwargs or {}), blobs), "return_inputs": return_inputs}
-        return self._request(header, blobs)
+        return next(self.calls(function, [(args, kwargs or {})], return_inputs))
+
+    def calls(self, function: str, items: list[tuple[list, dict]],
+              return_inputs: bool = False) -> Iterator[CallOutcome]:
+        """The outcome of calling ``function`` on each (args, kwargs) in turn.
+
+        Pipelined: a window of calls goes to the worker in one message and it answers each
+        as soon as it is done, so neither side waits for the other between calls. Each
+        answer still has the whole per-call limit, counted from the answer before it. A
+        worker that crashed or timed out is replaced, and the calls after it are sent again.
+        Stop iterating to stop early: answers already under way are drained briefly, or the
+        worker is replaced."""
+        window, i = FIRST_WINDOW, 0
+        while i < len(items):
+            if self.process is None or not self.loaded:
+                reload = self.load()
+                if reload.status != "ok":
+                    i += 1
+                    yield reload
+                    continue
+            if self.budget_left() <= 0:
+                i += 1
+                yield self._out_of_budget()
+                continue
+            process = self.process
+            header, blobs = _calls_request(function, items[i:i + window], return_inputs)
+            since = time.monotonic()
+            with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
+                wire.send(process.sock, header, blobs)
+            pending = len(header["items"])
+            try:
+                while pending:
+                    outcome, since = self._answer(process, since)
+                    pending -= 1
+                    i += 1
+                    yield outcome
+                    if self.process is not process:
+                        pending = 0  # it was replaced; the calls still under way are sent again
+            finally:
+                if pending:
+                    self._abandon(process, pending)
+            window = min(window * 2, MAX_WINDOW)
 
     def _request(self, header: dict, blobs: list[bytes]) -> CallOutcome:
         if self.budget_left() <= 0:
-            return CallOutcome("budget", error={"message": (
-                f"the submission used up its {self.limits.submission_seconds:g} s time budget")})
-        limit = min(self.limits.call_seconds, self.budget_left())
-        process = self.process
+            return self._out_of_budget()
+        since = time.monotonic()
+        with contextlib.suppress(OSError):
+            wire.send(self.process.sock, header, blobs)
+        return self._answer(self.process, since)[0]
+
+    def _answer(self, process: WorkerProcess, since: float) -> tuple[CallOutcome, float]:
+        """The worker's next answer, due within the call limit from ``since`` (and within
+        the budget); returns it with the time it came."""
+        deadline = min(since + self.limits.call_seconds, self.deadline)
+        reply: dict = {}
         try:
-            reply, reply_blobs = process.request(header, blobs, time.monotonic() + limit)
+            reply, reply_blobs = wire.recv(process.sock, deadline)
             outcome = _outcome_from_reply(reply, reply_blobs)
         except wire.WireTimeout:
-            outcome = CallOutcome("timeout", error={"message": f"did not finish within {limit:.3g} s"})
+            outcome = CallOutcome("timeout", error={"message": f"did not finish within {deadline - since:.3g} s"})
         except wire.WireClosed:
             outcome = CallOutcome("crashed", error={"message": f"the worker process {process.exit_description()}"})
         except (wire.WireError, OSError) as exc:
             outcome = CallOutcome("malformed", error={"message": f"the worker's answer was unusable: {exc}"})
-        outcome.stdout, outcome.stderr = process.take_output()
+        outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         if outcome.status in ("timeout", "crashed", "malformed"):
             # Whatever state the worker is in now is unknown: replace it for the next call.
             process.kill()
             self.process = None
             self.restarts += 1
-        return outcome
+        return outcome, time.monotonic()
+
+    def _abandon(self, process: WorkerProcess, pending: int) -> None:
+        """The caller stopped early: take the answers still under way, briefly; a worker
+        that is not done by then is replaced rather than waited for."""
+        if self.process is not process:
+            return
+        deadline = time.monotonic() + ABANDON_SECONDS
+        try:
+            for _ in range(pending):
+                wire.recv(process.sock, deadline)
+            process.take_output()
+        except (wire.WireError, OSError):
+            process.kill()
+            self.process = None
+
+    def _out_of_budget(self) -> CallOutcome:
+        return CallOutcome("budget", error={"message": (
+            f"the submission used up its {self.limits.submission_seconds:g} s time budget")})
+
+
+def _calls_request(function: str, items: list[tuple[list, dict]],
+                   return_inputs: bool) -> tuple[dict, list[bytes]]:
+    """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one)."""
+    blobs: list[bytes] = []
+    encoded, size = [], 0
+    for args, kwargs in items:
+        if encoded and size > WINDOW_BYTES:
+            break
+        before = len(blobs)
+        encoded.append({"args": wire.encode(list(args), blobs),
+                        "kwargs": wire.encode(dict(kwargs or {}), blobs)})
+        size += sum(len(b) for b in blobs[before:])
+    return {"op": "calls", "function": function, "items": encoded,
+            "return_inputs": return_inputs}, blobs
+
+
+def _output_at(reply: dict) -> tuple[int, int] | None:
+    """How far the worker's stdout and stderr had got at this answer (the worker's word:
+    it only decides which of its own output is shown with which call)."""
+    at = reply.get("output_at")
+    if isinstance(at, list) and len(at) == 2 and all(type(n) is int and n >= 0 for n in at):
+        return at[0], at[1]
+    return None
 
 
 def _outcome_from_reply(reply: dict, blobs: list[bytes]) -> CallOutcome:

@@ -54,16 +54,15 @@ class WorkerProcess:
                                      f"Its stderr: {err.strip() or 'empty'}")
         self.ready = True
 
-    def request(self, header: dict, blobs: list[bytes], deadline: float):
-        wire.send(self.sock, header, blobs)
-        return wire.recv(self.sock, deadline)
-
-    def take_output(self) -> tuple[str, str]:
-        """What the worker printed since the last call: all of it up to the cap, else the
-        head and the tail (a script's answer is its last line)."""
+    def take_output(self, until: tuple[int, int] | None = None) -> tuple[str, str]:
+        """What the worker printed since the last call (up to ``until``, where the worker
+        said this call's output ends): all of it up to the cap, else the head and the tail
+        (a script's answer is its last line)."""
         texts = []
         for i, f in enumerate((self.out, self.err)):
             size, start = os.fstat(f.fileno()).st_size, self.read_at[i]
+            if until is not None:
+                size = max(start, min(size, until[i]))
             cap = self.limits.output_chars
             if size - start <= cap:
                 data = os.pread(f.fileno(), cap, start) if size > start else b""
