@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
-from grader.sandbox import cgroup
+from grader.sandbox import cgroup, warm
 from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
 
 TIERS = ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else []) + [RLIMITS]
@@ -66,15 +66,36 @@ def hostile(cheat_source: str) -> str:
     return textwrap.dedent(cheat_source) + textwrap.dedent(FRAME)
 
 
-@pytest.fixture(params=TIERS)
+class Mode(str):
+    """A tier's name. ``warm`` grades the attack as one file of a class (``grader batch``,
+    whose workers are forked by a warm server) rather than with ``grader check``."""
+
+    warm = False
+
+    @classmethod
+    def of(cls, tier: str, warm_workers: bool) -> "Mode":
+        mode = cls(tier)
+        mode.warm = warm_workers
+        return mode
+
+    @property
+    def label(self) -> str:
+        return f"{self}-warm" if self.warm else str(self)
+
+
+MODES = [Mode.of(t, False) for t in TIERS] + [Mode.of(t, True) for t in TIERS if warm.supported(t)]
+
+
+@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
 def tier(request):
     return request.param
 
 
 def test_the_tiers_ci_demands_are_here():
-    """CI sets GRADER_REQUIRE_TIERS so that this suite cannot silently skip a tier."""
+    """CI sets GRADER_REQUIRE_TIERS (e.g. bubblewrap,landlock-warm) so that this suite
+    cannot silently skip a tier, or the warm workers of a batch in it."""
     required = [t for t in os.environ.get("GRADER_REQUIRE_TIERS", "").split(",") if t]
-    missing = [t for t in required if t not in TIERS]
+    missing = [t for t in required if t not in [m.label for m in MODES]]
     assert not missing, f"these sandbox tiers do not work on this machine: {missing}"
 
 
@@ -95,18 +116,37 @@ def grade_attack(tmp_path, tier, source, name="attack.py", env=None):
     folder.mkdir(exist_ok=True)
     path = folder / name
     path.write_text(textwrap.dedent(source))
+    limits = ["--isolation", tier, "--call-seconds", str(CALL_SECONDS),
+              "--submission-seconds", str(BUDGET_SECONDS)]
     start = time.monotonic()
-    done = run_cli("check", PE_TASK, str(path), "--format", "json", "--isolation", tier,
-                   "--call-seconds", str(CALL_SECONDS), "--submission-seconds", str(BUDGET_SECONDS),
-                   env=env, timeout=BUDGET_SECONDS * 4 + 30)
+    if getattr(tier, "warm", False):
+        report_text, done = _grade_in_batch(tmp_path, path, limits, env)
+    else:
+        done = run_cli("check", PE_TASK, str(path), "--format", "json", *limits,
+                       env=env, timeout=BUDGET_SECONDS * 4 + 30)
+        report_text = done.stdout
     seconds = time.monotonic() - start
     assert done.returncode in (0, 1), f"the grader itself failed: {done.stderr[-2000:]}"
-    assert len(done.stdout.encode()) < REPORT_BYTES_CAP, "report is not bounded"
-    report = json.loads(done.stdout)
+    assert len(report_text.encode()) < REPORT_BYTES_CAP, "report is not bounded"
+    report = json.loads(report_text)
     assert report["isolation"] == tier
     # Limits hold: the budget, plus starting workers, plus the grader's own work.
     assert seconds < BUDGET_SECONDS + 15, f"grading took {seconds:.1f} s"
     return report, seconds
+
+
+def _grade_in_batch(tmp_path, path, limits, env):
+    """The attack as the only file of a class folder of its own (so that files the test
+    puts beside it are not graded too); returns its report and the finished batch."""
+    folder = tmp_path / "batch-class"
+    folder.mkdir(exist_ok=True)
+    (folder / path.name).write_bytes(path.read_bytes())
+    out = tmp_path / "batch-out"
+    done = run_cli("batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--force",
+                   *limits, env=env, timeout=BUDGET_SECONDS * 4 + 30)
+    reports = (out / "reports.jsonl").read_text().splitlines() if out.exists() else []
+    assert len(reports) == 1, f"the batch graded {len(reports)} files: {done.stderr[-2000:]}"
+    return reports[0], done
 
 
 def no_process_with(marker: str) -> bool:

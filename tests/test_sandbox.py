@@ -8,6 +8,7 @@ import pytest
 
 from conftest import PE_TASK, ROOT, write
 from grader.grading import Options, grade
+from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
 from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
 
@@ -52,10 +53,21 @@ def huge_view():
 """
 
 
-@pytest.fixture(params=TIERS)
+# Each tier with a fresh worker per submission, and (where they work) with warm workers.
+SETUPS = [(t, False) for t in TIERS] + [(t, True) for t in TIERS if warm.supported(t)]
+
+
+@pytest.fixture(params=SETUPS, ids=[f"{t}-warm" if w else t for t, w in SETUPS])
 def sandbox(request, tmp_path):
+    tier, warm_workers = request.param
     path = write(tmp_path / "hostile.py", HOSTILE)
-    box = Sandbox(path, ["double"], Limits(call_seconds=1.0, submission_seconds=30), request.param)
+    limits = Limits(call_seconds=1.0, submission_seconds=30)
+    if warm_workers:
+        slot = warm.Slot(limits, tier)
+        request.addfinalizer(slot.close)
+        box = Sandbox(path, ["double"], limits, tier, slot.spawn)
+    else:
+        box = Sandbox(path, ["double"], limits, tier)
     yield box
     box.close()
 

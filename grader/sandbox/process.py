@@ -65,7 +65,7 @@ class WorkerProcess:
                 size = max(start, min(size, until[i]))
             cap = self.limits.output_chars
             if size - start <= cap:
-                data = os.pread(f.fileno(), cap, start) if size > start else b""
+                data = os.pread(f.fileno(), size - start, start) if size > start else b""
                 text = data.decode("utf-8", "replace")
             else:
                 tail = min(1000, cap // 4)
