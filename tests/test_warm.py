@@ -188,6 +188,40 @@ def test_a_worker_cannot_leave_files_for_the_next_one(slot, tmp_path):
     assert run(slot, looker, "look").value == ["looker.py"]
 
 
+def test_shared_memory_of_one_submission_is_gone_for_the_next(slot, tmp_path):
+    key = 0x67726472
+    hoarder = write(tmp_path / "hoarder.py", f"""
+        import ctypes
+        def hoard():
+            libc = ctypes.CDLL(None, use_errno=True)
+            return libc.shmget({key}, 64 << 20, 0o1000 | 0o600)   # IPC_CREAT
+    """)
+    assert run(slot, hoarder, "hoard").value >= 0, "SysV shared memory can be made"
+    finder = write(tmp_path / "finder.py", f"""
+        import ctypes
+        def find():
+            return ctypes.CDLL(None).shmget({key}, 0, 0)
+    """)
+    assert run(slot, finder, "find").value == -1, "the segment died with its worker"
+
+
+def test_a_worker_has_no_network_not_even_udp(slot, tmp_path):
+    sender = write(tmp_path / "sender.py", """
+        import socket
+        def send():
+            results = []
+            for address in (("127.0.0.1", 9), ("8.8.8.8", 53)):
+                try:
+                    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                        s.sendto(b"answers?", address)
+                    results.append("sent")
+                except OSError:
+                    results.append("refused")
+            return results
+    """)
+    assert run(slot, sender, "send").value == ["refused", "refused"]
+
+
 def test_a_broken_server_is_replaced_and_grading_goes_on(slot, tmp_path):
     honest = write(tmp_path / "honest.py", "def double(x):\n    return 2 * x\n")
     assert run(slot, honest, "double", 1).value == 2

@@ -8,6 +8,7 @@ worker itself), so nothing of one student can reach the next one through its mem
 Each forked worker, before it says hello and before any student code runs:
   - keeps only its own channel and output files (the control socket is closed),
   - gets a new private folder as home and working directory, the only place it may write,
+  - enters user, IPC and network namespaces of its own (namespaces.py),
   - sets the per-submission rlimits and dies with this server,
   - applies its own Landlock domain: it reads only the runtime and its folder, reaches no
     TCP port, and signals or traces nothing outside itself: not this server, not the
@@ -35,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402  (what every worker inherits warm)
 import numpy.random  # noqa: E402,F401  (loaded lazily by numpy; each worker reseeds it)
+import namespaces  # noqa: E402
 import worker  # noqa: E402
 
 MESSAGE_BYTES = 4096
@@ -114,6 +116,7 @@ class ForkServer:
         for which, soft, hard in self.config["rlimits"]:
             resource.setrlimit(which, (soft, hard))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails
+        namespaces.enter_private()
         os.chdir(folder)
         os.environ.update(HOME=folder, TMPDIR=folder)
         # Seeded afresh, as a new process would be (np.random.seed() without an argument

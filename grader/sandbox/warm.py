@@ -7,8 +7,8 @@ Landlock domain before any student code runs. Between submissions the slot's cgr
 swept: every process but the server (and bwrap's own) is killed, however it detached.
 
 Used only where all of that holds: the bubblewrap or landlock tier, Landlock ABI >= 6 (so a
-worker can neither signal nor trace the server or earlier workers) and a cgroup the grader
-may create. Elsewhere every submission gets a fresh worker, as ``grader check`` always does.
+worker can neither signal nor trace the server or earlier workers), a cgroup the grader may
+create, and unprivileged user namespaces (each worker's own IPC and network namespaces). Elsewhere every submission gets a fresh worker, as ``grader check`` always does.
 """
 from __future__ import annotations
 
@@ -40,7 +40,23 @@ SCRATCH_INSIDE_BUBBLEWRAP = "/tmp/workers"
 
 @functools.lru_cache(maxsize=None)
 def supported(tier: str) -> bool:
-    return tier in (BUBBLEWRAP, LANDLOCK) and landlock.abi_version() >= 6 and cgroup.available()
+    return (tier in (BUBBLEWRAP, LANDLOCK) and landlock.abi_version() >= 6
+            and cgroup.available() and _private_namespaces_work(tier))
+
+
+def _private_namespaces_work(tier: str) -> bool:
+    """Whether a worker can enter namespaces of its own in this tier (user namespaces may
+    be disabled, or not nest inside bwrap's)."""
+    inside = tier == BUBBLEWRAP
+    probe = python_command("namespaces.py", inside_bubblewrap=inside)
+    cmd = bubblewrap_command([], probe) if inside else probe
+    try:
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env={} if inside else worker_env(),
+                              timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 class ServerBroken(Exception):
@@ -64,7 +80,9 @@ class ForkServer:
         config = {"scratch_root": scratch,
                   "rlimits": rlimits(limits),
                   "worker_landlock": landlock_policy([], [], inside_bubblewrap=inside),
-                  "server_landlock": None if inside else landlock_policy([], [scratch])}
+                  # The server itself may write /proc so that its workers can map their
+                  # user namespace; each worker then confines itself much further.
+                  "server_landlock": None if inside else landlock_policy([], [scratch, "/proc"])}
         command = python_command("forkserver.py", str(theirs.fileno()), json.dumps(config),
                                  inside_bubblewrap=inside)
         if inside:
