@@ -5,7 +5,8 @@ process per submission, 2 at a time), in the same invocation.
 
 Classes: all correct, all buggy, and mixed (half and half), built from the bundled samples.
 Reports medians of submissions per second, the ratio to the baseline, the buggy/correct
-slowdown, and how throughput grows from --jobs 1 to --jobs 2.
+slowdown, how throughput grows from --jobs 1 to --jobs 2, and what warm workers gain over a
+fresh worker per submission (--no-warm).
 """
 from __future__ import annotations
 
@@ -35,11 +36,11 @@ def make_class(folder: str, students: int, kind: str) -> None:
         shutil.copy(os.path.join(SAMPLES, pool[i % len(pool)]), os.path.join(folder, f"s{i:03d}.py"))
 
 
-def grader_rate(folder: str, jobs: int, env: dict) -> float:
+def grader_rate(folder: str, jobs: int, env: dict, *extra: str) -> float:
     script = os.path.join(os.path.dirname(sys.executable), "grader")
     out = tempfile.mkdtemp(prefix="bench-out-")
     start = time.perf_counter()
-    subprocess.run([script, "batch", TASK, folder, "--out", out, "--jobs", str(jobs)],
+    subprocess.run([script, "batch", TASK, folder, "--out", out, "--jobs", str(jobs), *extra],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
     seconds = time.perf_counter() - start
     shutil.rmtree(out)
@@ -81,6 +82,8 @@ def main() -> None:
         for kind, folder in classes.items():
             rates.setdefault(f"grader {kind} j2", []).append(grader_rate(folder, 2, env))
         rates.setdefault("grader mixed j1", []).append(grader_rate(classes["mixed"], 1, env))
+        rates.setdefault("grader mixed j2 fresh", []).append(
+            grader_rate(classes["mixed"], 2, env, "--no-warm"))
         rates.setdefault("naive mixed j2", []).append(naive_rate(naive_mixed, 2, env))
     med = {k: statistics.median(v) for k, v in rates.items()}
     print(f"grader batch, positional-encoding (370 generated cases + examples per submission), "
@@ -90,6 +93,8 @@ def main() -> None:
     print(f"  mixed class vs naive (2 jobs each): {med['grader mixed j2'] / med['naive mixed j2']:.1f}x")
     print(f"  buggy class is {med['grader correct j2'] / med['grader buggy j2']:.2f}x slower than correct")
     print(f"  --jobs 2 vs --jobs 1 on the mixed class: {med['grader mixed j2'] / med['grader mixed j1']:.2f}x")
+    print(f"  warm workers vs a fresh worker per submission (--no-warm), mixed class: "
+          f"{med['grader mixed j2'] / med['grader mixed j2 fresh']:.2f}x")
     shutil.rmtree(work, ignore_errors=True)
 
 

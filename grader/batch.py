@@ -9,7 +9,6 @@ as they finish; a re-run skips submissions whose content and task are unchanged.
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import hashlib
 import multiprocessing
 import os
@@ -171,11 +170,24 @@ class BatchOutcome:
     summary_markdown: str
 
 
-def _warn_if_unprotected(options: Options, stream) -> None:
+def _describe_sandbox(options: Options, stream) -> None:
+    """Say how submissions will be isolated and whether workers are warm (a batch on a
+    machine without warm workers is several times slower; the instructor should know why)."""
+    from .sandbox import warm
     from .sandbox.tiers import RLIMITS, choose_tier
-    if choose_tier(options.isolation) == RLIMITS:
+    tier = choose_tier(options.isolation)
+    if tier == RLIMITS:
         print("warning: grading in the rlimits tier, which cannot protect the grader or other "
               "students from hostile code; install bubblewrap (or use a Linux with Landlock).",
+              file=stream)
+    elif not options.warm_workers:
+        print(f"sandbox: {tier}, a fresh worker per submission (--no-warm)", file=stream)
+    elif warm.supported(tier):
+        print(f"sandbox: {tier}, each worker forked from a warm server and confined on its own",
+              file=stream)
+    else:
+        print(f"sandbox: {tier}, a fresh worker per submission (warm workers, several times "
+              "faster, need Landlock ABI 6, a cgroup the grader may create and user namespaces)",
               file=stream)
 
 
@@ -196,8 +208,9 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         print(f"{task.id}: {len(submissions)} submissions, {len(todo)} to grade, "
               f"{len(submissions) - len(todo)} unchanged since their last grading", file=stream)
         progress = Progress(len(todo), stream)
+        if todo and not dask_address:  # (Dask workers decide for their own machines)
+            _describe_sandbox(options, stream)
         if todo:
-            _warn_if_unprotected(options, stream)
             _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)
         progress.finish()
         reports = book.reports(task.id)
@@ -219,7 +232,6 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
     from .grading import prepare
     prepare(task, options)
     task_ref = task_files(task) if dask_address else task.folder
-    options = dataclasses.replace(options, warm_workers=True)
     pending = {}
     for s in todo:
         if s.problem:

@@ -6,6 +6,7 @@ Exit codes of ``grader check``: 0 at full marks, 1 below, 2 when the grader coul
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -54,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                                                    "reports.jsonl and summary.md go (default: out)")
     batch.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     batch.add_argument("--dask", metavar="tcp://HOST:PORT", help="grade on this Dask cluster")
+    batch.add_argument("--no-warm", action="store_true",
+                       help="a fresh sandboxed Python per submission instead of warm workers "
+                            "(several times slower; for comparison or diagnosis)")
     sandbox_options(batch)
 
     export = commands.add_parser("export", help="write grades.csv again from a gradebook")
@@ -143,8 +147,8 @@ def cmd_batch(args) -> int:
     if args.jobs < 1:
         raise _Usage("--jobs must be at least 1")
     task = load_task(args.task)
-    outcome = run_batch(task, args.submissions, args.out, args.jobs, args.force, args.dask,
-                        _options(args))
+    options = dataclasses.replace(_options(args), warm_workers=not args.no_warm)
+    outcome = run_batch(task, args.submissions, args.out, args.jobs, args.force, args.dask, options)
     sys.stdout.write(outcome.summary_markdown)
     print(f"\nwrote {os.path.join(args.out, 'grades.csv')}, reports.jsonl, summary.md and "
           "gradebook.sqlite", file=sys.stderr)

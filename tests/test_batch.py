@@ -50,6 +50,10 @@ def test_batch_grades_a_class_into_gradebook_csv_jsonl_and_summary(tmp_path):
     assert "## Pass rate per check" in summary and "| table-custom-base |" in summary
     assert "## Errored (nothing could be graded)" in summary and "carol" in summary
     assert "graded 5/5" in done.stderr or "done: 5 graded" in done.stderr
+    from grader.sandbox import warm
+    from grader.sandbox.tiers import choose_tier
+    if warm.supported(choose_tier()):  # the instructor is told how the class is isolated
+        assert f"sandbox: {choose_tier()}, each worker forked from a warm server" in done.stderr
 
 
 def test_rerun_skips_unchanged_and_regrades_changed(tmp_path):
