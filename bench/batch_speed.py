@@ -36,12 +36,16 @@ def make_class(folder: str, students: int, kind: str) -> None:
         shutil.copy(os.path.join(SAMPLES, pool[i % len(pool)]), os.path.join(folder, f"s{i:03d}.py"))
 
 
-def grader_rate(folder: str, jobs: int, env: dict, *extra: str) -> float:
+def grader_rate(folder: str, jobs: int, env: dict, *extra: str, cores: set | None = None) -> float:
+    """Submissions per second of one whole `grader batch` run; ``cores`` pins it (and all it
+    starts) to those CPUs."""
     script = os.path.join(os.path.dirname(sys.executable), "grader")
     out = tempfile.mkdtemp(prefix="bench-out-")
+    pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
     start = time.perf_counter()
     subprocess.run([script, "batch", TASK, folder, "--out", out, "--jobs", str(jobs), *extra],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True,
+                   preexec_fn=pin)
     seconds = time.perf_counter() - start
     shutil.rmtree(out)
     return len(os.listdir(folder)) / seconds
@@ -82,6 +86,8 @@ def main() -> None:
         for kind, folder in classes.items():
             rates.setdefault(f"grader {kind} j2", []).append(grader_rate(folder, 2, env))
         rates.setdefault("grader mixed j1", []).append(grader_rate(classes["mixed"], 1, env))
+        rates.setdefault("grader mixed j1 1 core", []).append(
+            grader_rate(classes["mixed"], 1, env, cores={min(os.sched_getaffinity(0))}))
         rates.setdefault("grader mixed j2 fresh", []).append(
             grader_rate(classes["mixed"], 2, env, "--no-warm"))
         rates.setdefault("naive mixed j2", []).append(naive_rate(naive_mixed, 2, env))
@@ -92,7 +98,10 @@ def main() -> None:
         print(f"  {key:22s} {value:6.2f}/s")
     print(f"  mixed class vs naive (2 jobs each): {med['grader mixed j2'] / med['naive mixed j2']:.1f}x")
     print(f"  buggy class is {med['grader correct j2'] / med['grader buggy j2']:.2f}x slower than correct")
-    print(f"  --jobs 2 vs --jobs 1 on the mixed class: {med['grader mixed j2'] / med['grader mixed j1']:.2f}x")
+    print(f"  --jobs 2 vs --jobs 1 on the mixed class: {med['grader mixed j2'] / med['grader mixed j1']:.2f}x "
+          "(one job already keeps more than one core busy: its calls are pipelined)")
+    print(f"  --jobs 2 on 2 cores vs --jobs 1 pinned to 1 core: "
+          f"{med['grader mixed j2'] / med['grader mixed j1 1 core']:.2f}x")
     print(f"  warm workers vs a fresh worker per submission (--no-warm), mixed class: "
           f"{med['grader mixed j2'] / med['grader mixed j2 fresh']:.2f}x")
     shutil.rmtree(work, ignore_errors=True)
