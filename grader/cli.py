@@ -6,7 +6,6 @@ Exit codes of ``grader check``: 0 at full marks, 1 below, 2 when the grader coul
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 
@@ -84,7 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _options(args):
+def _options(args, warm_workers: bool = False):
+    """Options from the command line. ``warm_workers`` for commands that grade many files in
+    one run (batch, validate, ci): workers forked from a warm server where that works."""
     from .grading import Options
     isolation = args.isolation or os.environ.get("GRADER_ISOLATION", "auto")
     if args.require_sandbox:
@@ -96,7 +97,8 @@ def _options(args):
     for name, value in limits.items():
         if value <= 0:
             raise _Usage(f"--{name.replace('_', '-')} must be positive")
-    return Options(isolation=isolation, limits=limits, use_cache=not args.no_cache)
+    return Options(isolation=isolation, limits=limits, use_cache=not args.no_cache,
+                   warm_workers=warm_workers)
 
 
 class _Usage(Exception):
@@ -147,7 +149,7 @@ def cmd_batch(args) -> int:
     if args.jobs < 1:
         raise _Usage("--jobs must be at least 1")
     task = load_task(args.task)
-    options = dataclasses.replace(_options(args), warm_workers=not args.no_warm)
+    options = _options(args, warm_workers=not args.no_warm)
     outcome = run_batch(task, args.submissions, args.out, args.jobs, args.force, args.dask, options)
     sys.stdout.write(outcome.summary_markdown)
     print(f"\nwrote {os.path.join(args.out, 'grades.csv')}, reports.jsonl, summary.md and "
@@ -175,7 +177,7 @@ def cmd_gradescope(args) -> int:
 
 def cmd_ci(args) -> int:
     from .course_ci import run_ci
-    return run_ci(args.root, args.min_score, args.junit, args.summary, _options(args))
+    return run_ci(args.root, args.min_score, args.junit, args.summary, _options(args, warm_workers=True))
 
 
 def cmd_validate(args) -> int:
@@ -184,7 +186,7 @@ def cmd_validate(args) -> int:
     if args.samples and len(args.tasks) > 1:
         raise _Usage("--samples goes with a single task")
     tasks = [load_task(folder) for folder in args.tasks]  # every spec is checked first
-    options = _options(args)
+    options = _options(args, warm_workers=True)
 
     def show(finding):
         print(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}", flush=True)
@@ -225,6 +227,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_CANNOT_RUN
+    finally:
+        _close_warm_workers()
+
+
+def _close_warm_workers() -> None:
+    """entry() skips the interpreter's teardown (and so atexit): close warm servers here,
+    with their cgroups and folders."""
+    warm = sys.modules.get("grader.sandbox.warm")
+    if warm is not None:
+        warm.close_all()
 
 
 def entry() -> None:

@@ -6,7 +6,6 @@ import os
 import secrets
 import time
 
-import numpy as np
 import pytest
 
 from conftest import PE_SAMPLES, write

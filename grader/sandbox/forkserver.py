@@ -47,7 +47,9 @@ def _send(control: socket.socket, message: dict) -> None:
     control.send(json.dumps(message).encode())
 
 
-class ForkServer:
+class Server:
+    """The loop inside the sandbox: forks workers, reports how they ended, cleans up."""
+
     def __init__(self, control: socket.socket, config: dict):
         self.control = control
         self.config = config
@@ -177,7 +179,7 @@ def main() -> None:
     gc.freeze()
     gc.disable()
     _send(control, {"op": "ready"})
-    ForkServer(control, config).serve()
+    Server(control, config).serve()
     os._exit(0)
 
 

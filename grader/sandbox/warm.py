@@ -19,6 +19,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -150,7 +151,7 @@ class ForkServer:
                 return
             for pid in extra:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, 9)
+                    os.kill(pid, signal.SIGKILL)
             time.sleep(0.005)
         self.close()
         raise ServerBroken("processes left by a submission could not be killed")
