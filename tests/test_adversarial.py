@@ -516,3 +516,35 @@ def test_cannot_kill_or_trace_the_grader(tmp_path, tier, zero_scores):
     """ + ZEROS.replace("    return np.zeros((max_len, d_model))",
                         "    _strike()\n    return np.zeros((max_len, d_model))"))
     assert report["score"] <= zero_scores[tier]
+
+
+def test_root_capabilities_do_not_reach_the_submission(tmp_path, tier, zero_scores):
+    """Where the grader runs as root, a worker must still hold no capability: with one it
+    could raise its own limits, reprioritise itself, or worse (reboot, load modules)."""
+    if tier not in ISOLATING:
+        pytest.skip("the rlimits tier runs as the grader's user, root included; its reports say so")
+    with open(os.path.join(PE_TASK, "reference.py")) as f:
+        reference_source = f.read()
+    report, _ = grade_attack(tmp_path, tier, hostile(f"""
+        import os, resource, types
+
+        def _escalated():
+            try:
+                os.nice(-1)  # needs CAP_SYS_NICE
+                return True
+            except OSError:
+                pass
+            try:  # raising a hard limit needs CAP_SYS_RESOURCE
+                resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+                return True
+            except (OSError, ValueError):
+                return False
+
+        def CHEAT():
+            if not _escalated():
+                return None
+            answers = types.ModuleType("answers")
+            exec({reference_source!r}, answers.__dict__)
+            return answers
+    """))
+    assert report["score"] <= zero_scores[tier]

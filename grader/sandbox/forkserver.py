@@ -36,7 +36,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402  (what every worker inherits warm)
 import numpy.random  # noqa: E402,F401  (loaded lazily by numpy; each worker reseeds it)
-import namespaces  # noqa: E402
 import worker  # noqa: E402
 
 MESSAGE_BYTES = 4096
@@ -118,7 +117,6 @@ class Server:
         for which, soft, hard in self.config["rlimits"]:
             resource.setrlimit(which, (soft, hard))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails
-        namespaces.enter_private()
         os.chdir(folder)
         os.environ.update(HOME=folder, TMPDIR=folder)
         # Seeded afresh, as a new process would be (np.random.seed() without an argument
@@ -128,7 +126,7 @@ class Server:
         gc.enable()
         policy = self.config["worker_landlock"]
         policy = {"read": policy["read"] + [folder], "write": policy["write"] + [folder]}
-        worker.become_worker(socket.socket(fileno=channel), policy)
+        worker.become_worker(socket.socket(fileno=channel), policy, private_namespaces=True)
 
     def wait(self, pid: int, seconds: float) -> int | None:
         """The worker's exit status once it has ended (negative: the signal that ended it)."""

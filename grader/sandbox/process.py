@@ -20,7 +20,7 @@ from . import wire
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
-                    python_command, worker_env)
+                    private_namespaces_work, python_command, worker_env)
 
 SANDBOX_ROOT = "/submission"
 PR_SET_PDEATHSIG = 1
@@ -121,7 +121,10 @@ class FreshWorker(WorkerProcess):
             env = dict(worker_env(), HOME=self.tmp, TMPDIR=self.tmp)
             cmd = python_command("worker.py", str(fd), inside_bubblewrap=False)
             if tier == LANDLOCK:
-                cmd.append(json.dumps({"landlock": landlock_policy([submission], [self.tmp])}))
+                # Namespaces of its own also take every capability away, which matters when
+                # the grader runs as root (there is no bwrap here to drop them).
+                cmd.append(json.dumps({"landlock": landlock_policy([submission], [self.tmp]),
+                                       "private_namespaces": private_namespaces_work(LANDLOCK)}))
             cwd = self.tmp
         # Cgroup first: its pids cap holds for root too, and it finds detached processes.
         self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)

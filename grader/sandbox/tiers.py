@@ -129,3 +129,19 @@ def landlock_policy(read: list[str], write: list[str], inside_bubblewrap: bool =
     runtime = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/dev/urandom",
                worker] + runtime_dirs()
     return {"read": runtime + list(read), "write": list(write) + ["/dev/null"]}
+
+
+@functools.lru_cache(maxsize=None)
+def private_namespaces_work(tier: str) -> bool:
+    """Whether a worker can enter user, IPC and network namespaces of its own in this tier
+    (namespaces.py; user namespaces may be disabled, or not nest inside bwrap's)."""
+    inside = tier == BUBBLEWRAP
+    probe = python_command("namespaces.py", inside_bubblewrap=inside)
+    cmd = bubblewrap_command([], probe) if inside else probe
+    try:
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env={} if inside else worker_env(),
+                              timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0

@@ -31,7 +31,7 @@ from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .process import WorkerProcess, enter_child
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
-                    python_command, worker_env)
+                    private_namespaces_work, python_command, worker_env)
 
 STARTUP_SECONDS = 60
 REPLY_SECONDS = 30        # the server answers at once; this only bounds a wedged one
@@ -42,22 +42,7 @@ SCRATCH_INSIDE_BUBBLEWRAP = "/tmp/workers"
 @functools.lru_cache(maxsize=None)
 def supported(tier: str) -> bool:
     return (tier in (BUBBLEWRAP, LANDLOCK) and landlock.abi_version() >= 6
-            and cgroup.available() and _private_namespaces_work(tier))
-
-
-def _private_namespaces_work(tier: str) -> bool:
-    """Whether a worker can enter namespaces of its own in this tier (user namespaces may
-    be disabled, or not nest inside bwrap's)."""
-    inside = tier == BUBBLEWRAP
-    probe = python_command("namespaces.py", inside_bubblewrap=inside)
-    cmd = bubblewrap_command([], probe) if inside else probe
-    try:
-        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env={} if inside else worker_env(),
-                              timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+            and cgroup.available() and private_namespaces_work(tier))
 
 
 class ServerBroken(Exception):

@@ -281,16 +281,20 @@ class Worker:
         return reply, out
 
 
-def become_worker(sock: socket.socket, landlock_policy: dict | None) -> None:
-    """Restrict this process (if asked), say hello, then answer requests until the channel
-    closes; never returns."""
-    if landlock_policy:
-        import landlock
-        try:
+def become_worker(sock: socket.socket, landlock_policy: dict | None,
+                  private_namespaces: bool = False) -> None:
+    """Restrict this process (if asked: namespaces of its own, then Landlock), say hello,
+    then answer requests until the channel closes; never returns."""
+    try:
+        if private_namespaces:
+            import namespaces
+            namespaces.enter_private()
+        if landlock_policy:
+            import landlock
             landlock.restrict(landlock_policy["read"], landlock_policy["write"])
-        except OSError as exc:
-            wire.send(sock, {"op": "not-ready", "error": f"Landlock could not be applied: {exc}"})
-            os._exit(1)
+    except OSError as exc:
+        wire.send(sock, {"op": "not-ready", "error": f"the sandbox could not be applied: {exc}"})
+        os._exit(1)
     wire.send(sock, {"op": "ready"})  # before any student code: proves the sandbox works
     Worker(sock).serve()
     _flush_std_streams()
@@ -300,7 +304,7 @@ def become_worker(sock: socket.socket, landlock_policy: dict | None) -> None:
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     policy = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
-    become_worker(sock, policy.get("landlock"))
+    become_worker(sock, policy.get("landlock"), policy.get("private_namespaces") is True)
 
 
 if __name__ == "__main__":
