@@ -51,6 +51,17 @@ def test_workers_of_one_server_come_from_the_same_warm_process(slot, tmp_path):
     assert slot.server.forks == 2
 
 
+def test_each_worker_has_its_own_random_state_like_a_new_process(slot, tmp_path):
+    path = write(tmp_path / "draw.py", """
+        import random
+        import numpy as np
+        def draw():
+            return [float(np.random.rand()), random.random()]
+    """)
+    draws = [tuple(run(slot, path, "draw").value) for _ in range(3)]
+    assert len(set(draws)) == 3, "forked workers must not replay the server's random state"
+
+
 def test_a_process_left_behind_is_gone_before_the_next_submission(slot, tmp_path):
     marker = f"left-{secrets.token_hex(6)}"
     leaver = write(tmp_path / "leaver.py", f"""

@@ -34,9 +34,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402  (what every worker inherits warm)
-import numpy.random  # noqa: E402,F401  (loaded lazily by numpy; each worker reseeds it)
-import worker  # noqa: E402
+import worker  # noqa: E402  (with it numpy, which every worker then inherits warm)
 
 MESSAGE_BYTES = 4096
 PR_SET_PDEATHSIG = 1
@@ -119,10 +117,10 @@ class Server:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails
         os.chdir(folder)
         os.environ.update(HOME=folder, TMPDIR=folder)
-        # Seeded afresh, as a new process would be (np.random.seed() without an argument
-        # gathers entropy for ~10 ms; four bytes from the OS are enough here).
-        random.seed()
-        np.random.seed(int.from_bytes(os.urandom(4), "little"))
+        # Random state as a new process would have it: numpy.random is not loaded here (numpy
+        # loads it on first use, seeded from the OS), and Python's random is seeded afresh.
+        if "random" in sys.modules:
+            random.seed()
         gc.enable()
         policy = self.config["worker_landlock"]
         policy = {"read": policy["read"] + [folder], "write": policy["write"] + [folder]}
