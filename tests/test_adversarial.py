@@ -548,3 +548,34 @@ def test_root_capabilities_do_not_reach_the_submission(tmp_path, tier, zero_scor
             return answers
     """))
     assert report["score"] <= zero_scores[tier]
+
+
+def test_no_named_unix_socket_of_the_machine_is_in_reach(tmp_path, tier, zero_scores):
+    """A named UNIX socket (a container runtime's, the system bus) is found through the
+    filesystem, past Landlock and any network namespace: the worker may open no socket."""
+    if tier not in ISOLATING:
+        pytest.skip("the rlimits tier does not block the network; its reports say so")
+    path = f"/tmp/grader-test-{secrets.token_hex(4)}.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(8)
+    server.setblocking(False)
+    try:
+        report, _ = grade_attack(tmp_path, tier, hostile(f"""
+            import socket
+            def CHEAT():
+                conn = socket.socket(socket.AF_UNIX)
+                conn.connect({path!r})
+                conn.sendall(b"give me the answers")
+                return None
+        """))
+        try:
+            server.accept()
+            connected = True
+        except BlockingIOError:
+            connected = False
+    finally:
+        server.close()
+        os.remove(path)
+    assert not connected, "the submission reached a UNIX socket of the grading machine"
+    assert report["score"] <= zero_scores[tier]

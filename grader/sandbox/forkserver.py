@@ -8,7 +8,8 @@ worker itself), so nothing of one student can reach the next one through its mem
 Each forked worker, before it says hello and before any student code runs:
   - keeps only its own channel and output files (the control socket is closed),
   - gets a new private folder as home and working directory, the only place it may write,
-  - enters user, IPC and network namespaces of its own (namespaces.py),
+  - enters user, IPC and network namespaces of its own (namespaces.py) and may open no
+    new socket (syscalls.py),
   - sets the per-submission rlimits and dies with this server,
   - applies its own Landlock domain: it reads only the runtime and its folder, reaches no
     TCP port, and signals or traces nothing outside itself: not this server, not the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import importlib
 import json
 import os
 import random
@@ -124,7 +126,9 @@ class Server:
         gc.enable()
         policy = self.config["worker_landlock"]
         policy = {"read": policy["read"] + [folder], "write": policy["write"] + [folder]}
-        worker.become_worker(socket.socket(fileno=channel), policy, private_namespaces=True)
+        worker.become_worker(socket.socket(fileno=channel),
+                             {"private_namespaces": True, "deny_sockets": self.config["deny_sockets"],
+                              "landlock": policy})
 
     def wait(self, pid: int, seconds: float) -> int | None:
         """The worker's exit status once it has ended (negative: the signal that ended it)."""
@@ -163,10 +167,12 @@ def main() -> None:
     config = json.loads(sys.argv[2])
     try:
         os.makedirs(config["scratch_root"], exist_ok=True)
+        if config["deny_sockets"]:
+            importlib.import_module("pyseccomp")  # loaded once here, applied by each worker
         if config.get("server_landlock"):
             import landlock
             landlock.restrict(config["server_landlock"]["read"], config["server_landlock"]["write"])
-    except OSError as exc:
+    except (OSError, ImportError, RuntimeError) as exc:
         _send(control, {"op": "not-ready", "error": f"the fork server could not start: {exc}"})
         os._exit(1)
     # What the server holds now is shared with every worker; freezing it keeps the workers'

@@ -20,7 +20,7 @@ from . import wire
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
-                    private_namespaces_work, python_command, worker_env)
+                    private_namespaces_work, python_command, socket_filter_works, worker_env)
 
 SANDBOX_ROOT = "/submission"
 PR_SET_PDEATHSIG = 1
@@ -122,9 +122,11 @@ class FreshWorker(WorkerProcess):
             cmd = python_command("worker.py", str(fd), inside_bubblewrap=False)
             if tier == LANDLOCK:
                 # Namespaces of its own also take every capability away, which matters when
-                # the grader runs as root (there is no bwrap here to drop them).
+                # the grader runs as root (there is no bwrap here to drop them); no new
+                # sockets, since the machine's named UNIX sockets are in reach here.
                 cmd.append(json.dumps({"landlock": landlock_policy([submission], [self.tmp]),
-                                       "private_namespaces": private_namespaces_work(LANDLOCK)}))
+                                       "private_namespaces": private_namespaces_work(LANDLOCK),
+                                       "deny_sockets": socket_filter_works()}))
             cwd = self.tmp
         # Cgroup first: its pids cap holds for root too, and it finds detached processes.
         self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from . import landlock
+from . import landlock, syscalls
 
 BUBBLEWRAP, LANDLOCK, RLIMITS = "bubblewrap", "landlock", "rlimits"
 WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -113,6 +113,8 @@ def bubblewrap_command(binds: list[tuple[str, str]], command: list[str]) -> list
             cmd += ["--ro-bind", top, top]
     for d in runtime_dirs():
         cmd += ["--ro-bind", d, d]
+    if os.path.isfile("/etc/ld.so.cache"):  # how ctypes finds system libraries (libseccomp)
+        cmd += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     cmd += ["--ro-bind", WORKER_DIR, WORKER_DIR_INSIDE]
     for source, destination in binds:
         cmd += ["--ro-bind", source, destination]
@@ -145,3 +147,9 @@ def private_namespaces_work(tier: str) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
+
+
+@functools.lru_cache(maxsize=None)
+def socket_filter_works() -> bool:
+    """Whether a worker can forbid itself new sockets here (syscalls.py)."""
+    return syscalls.available()

@@ -31,7 +31,7 @@ from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .process import WorkerProcess, enter_child
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
-                    private_namespaces_work, python_command, worker_env)
+                    private_namespaces_work, python_command, socket_filter_works, worker_env)
 
 STARTUP_SECONDS = 60
 REPLY_SECONDS = 30        # the server answers at once; this only bounds a wedged one
@@ -65,6 +65,7 @@ class ForkServer:
         scratch = SCRATCH_INSIDE_BUBBLEWRAP if inside else self.host_scratch
         config = {"scratch_root": scratch,
                   "rlimits": rlimits(limits),
+                  "deny_sockets": socket_filter_works(),
                   "worker_landlock": landlock_policy([], [], inside_bubblewrap=inside),
                   # The server itself may write /proc so that its workers can map their
                   # user namespace; each worker then confines itself much further.

@@ -281,18 +281,21 @@ class Worker:
         return reply, out
 
 
-def become_worker(sock: socket.socket, landlock_policy: dict | None,
-                  private_namespaces: bool = False) -> None:
-    """Restrict this process (if asked: namespaces of its own, then Landlock), say hello,
-    then answer requests until the channel closes; never returns."""
+def become_worker(sock: socket.socket, confinement: dict) -> None:
+    """Confine this process as asked, say hello, then answer requests until the channel
+    closes; never returns. ``confinement``: "private_namespaces" (namespaces.py),
+    "deny_sockets" (syscalls.py), "landlock" (a policy for landlock.py), in that order."""
     try:
-        if private_namespaces:
+        if confinement.get("private_namespaces") is True:
             import namespaces
             namespaces.enter_private()
-        if landlock_policy:
+        if confinement.get("deny_sockets") is True:
+            import syscalls
+            syscalls.deny_new_sockets()
+        if confinement.get("landlock"):
             import landlock
-            landlock.restrict(landlock_policy["read"], landlock_policy["write"])
-    except OSError as exc:
+            landlock.restrict(confinement["landlock"]["read"], confinement["landlock"]["write"])
+    except (OSError, RuntimeError) as exc:
         wire.send(sock, {"op": "not-ready", "error": f"the sandbox could not be applied: {exc}"})
         os._exit(1)
     wire.send(sock, {"op": "ready"})  # before any student code: proves the sandbox works
@@ -303,8 +306,7 @@ def become_worker(sock: socket.socket, landlock_policy: dict | None,
 
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
-    policy = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
-    become_worker(sock, policy.get("landlock"), policy.get("private_namespaces") is True)
+    become_worker(sock, json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
 
 
 if __name__ == "__main__":
