@@ -30,7 +30,7 @@ class SubmissionError(Exception):
 
 @dataclass
 class Options:
-    isolation: str = "auto"                        # auto | bubblewrap | rlimits
+    isolation: str = "auto"                        # auto | bubblewrap | landlock | rlimits
     limits: dict = field(default_factory=dict)     # overrides of the task's limits
     use_cache: bool = True                         # reuse generated cases across runs
     warm_workers: bool = False                     # fork workers from a warm server (batch)
