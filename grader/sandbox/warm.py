@@ -87,8 +87,10 @@ class ForkServer:
         except ServerBroken as exc:
             hello = {"error": str(exc)}
         if hello.get("op") != "ready":
+            printed = os.pread(self.log.fileno(), 2000, max(0, os.fstat(self.log.fileno()).st_size - 2000))
             self.close()
-            raise SandboxUnavailable(f"the warm worker did not start: {hello.get('error', 'no hello')}")
+            raise SandboxUnavailable(f"the warm worker did not start: {hello.get('error', 'no hello')}. "
+                                     f"It printed: {printed.decode('utf-8', 'replace').strip() or 'nothing'}")
         # Taken before any student code ran here: bwrap's processes and the server itself.
         self.keep = self.cgroup.pids()
 
