@@ -121,11 +121,14 @@ class FreshWorker(WorkerProcess):
             env = dict(worker_env(), HOME=self.tmp, TMPDIR=self.tmp)
             cmd = python_command("worker.py", str(fd), inside_bubblewrap=False)
             if tier == LANDLOCK:
-                # Namespaces of its own also take every capability away, which matters when
-                # the grader runs as root (there is no bwrap here to drop them); no new
-                # sockets, since the machine's named UNIX sockets are in reach here.
+                # Namespaces of its own take every capability away (there is no bwrap here
+                # to drop them when the grader runs as root); where there can be none, the
+                # capabilities are dropped. No new sockets: the machine's named UNIX
+                # sockets are in reach here.
+                namespaces = private_namespaces_work(LANDLOCK)
                 cmd.append(json.dumps({"landlock": landlock_policy([submission], [self.tmp]),
-                                       "private_namespaces": private_namespaces_work(LANDLOCK),
+                                       "private_namespaces": namespaces,
+                                       "drop_capabilities": not namespaces and runs_as_root(),
                                        "deny_sockets": socket_filter_works()}))
             cwd = self.tmp
         # Cgroup first: its pids cap holds for root too, and it finds detached processes.
@@ -162,6 +165,10 @@ class FreshWorker(WorkerProcess):
             self.cgroup = None
         self._close_channel()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def runs_as_root() -> bool:
+    return os.getuid() == 0
 
 
 def enter_child(limits: list[tuple[int, int, int]], cgroup: Cgroup | None, tier: str) -> None:

@@ -283,12 +283,16 @@ class Worker:
 
 def become_worker(sock: socket.socket, confinement: dict) -> None:
     """Confine this process as asked, say hello, then answer requests until the channel
-    closes; never returns. ``confinement``: "private_namespaces" (namespaces.py),
-    "deny_sockets" (syscalls.py), "landlock" (a policy for landlock.py), in that order."""
+    closes; never returns. ``confinement``: "private_namespaces" (namespaces.py), else
+    "drop_capabilities" (capabilities.py), "deny_sockets" (syscalls.py), "landlock" (a
+    policy for landlock.py), in that order."""
     try:
         if confinement.get("private_namespaces") is True:
             import namespaces
             namespaces.enter_private()
+        elif confinement.get("drop_capabilities") is True:
+            import capabilities
+            capabilities.drop_all()
         if confinement.get("deny_sockets") is True:
             import syscalls
             syscalls.deny_new_sockets()
