@@ -121,8 +121,7 @@ class Server:
         os.environ.update(HOME=folder, TMPDIR=folder)
         # Random state as a new process would have it: numpy.random is not loaded here (numpy
         # loads it on first use, seeded from the OS), and Python's random is seeded afresh.
-        if "random" in sys.modules:
-            random.seed()
+        random.seed()
         gc.enable()
         policy = self.config["worker_landlock"]
         policy = {"read": policy["read"] + [folder], "write": policy["write"] + [folder]}
