@@ -2,13 +2,15 @@
 
 A new sandboxed Python that imports numpy costs about 0.1 s of CPU, as much as grading a
 submission. A ``ForkServer`` (forkserver.py, in the same sandbox tier) pays it once; each
-submission then gets a forked worker that sheds the server's state and applies its own
-Landlock domain before any student code runs. Between submissions the slot's cgroup is
-swept: every process but the server (and bwrap's own) is killed, however it detached.
+submission then gets a forked worker that sheds the server's state, enters namespaces of
+its own, forbids itself new sockets and applies its own Landlock domain before any student
+code runs. Between submissions the slot's cgroup is swept: every process but the server
+(and bwrap's own) is killed, however it detached.
 
 Used only where all of that holds: the bubblewrap or landlock tier, Landlock ABI >= 6 (so a
 worker can neither signal nor trace the server or earlier workers), a cgroup the grader may
-create, and unprivileged user namespaces (each worker's own IPC and network namespaces). Elsewhere every submission gets a fresh worker, as ``grader check`` always does.
+create, and unprivileged user namespaces (each worker's own IPC and network namespaces).
+Elsewhere every submission gets a fresh worker, as ``grader check`` always does.
 """
 from __future__ import annotations
 
