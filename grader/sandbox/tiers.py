@@ -30,14 +30,18 @@ def bubblewrap_works() -> bool:
     bwrap = shutil.which("bwrap")
     if not bwrap or not sys.platform.startswith("linux"):
         return False
+    return _succeeds([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
+                      "--proc", "/proc", "--dev", "/dev", "true"])
+
+
+def _succeeds(cmd: list[str], env: dict | None = None) -> bool:
+    """Whether a probe command runs and exits with status 0 (silently, within 20 s)."""
     try:
-        probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
-                                "--proc", "/proc", "--dev", "/dev", "true"],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, timeout=10)
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=env, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return probe.returncode == 0
+    return done.returncode == 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -140,13 +144,7 @@ def private_namespaces_work(tier: str) -> bool:
     inside = tier == BUBBLEWRAP
     probe = python_command("namespaces.py", inside_bubblewrap=inside)
     cmd = bubblewrap_command([], probe) if inside else probe
-    try:
-        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env={} if inside else worker_env(),
-                              timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    return _succeeds(cmd, env={} if inside else worker_env())
 
 
 @functools.lru_cache(maxsize=None)
