@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+from conftest import PE_SAMPLES, PE_TASK, ROOT, no_process_with, run_cli
 from grader.sandbox import cgroup, warm
 from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
 
@@ -147,20 +147,6 @@ def _grade_in_batch(tmp_path, path, limits, env):
     reports = (out / "reports.jsonl").read_text().splitlines() if out.exists() else []
     assert len(reports) == 1, f"the batch graded {len(reports)} files: {done.stderr[-2000:]}"
     return reports[0], done
-
-
-def no_process_with(marker: str) -> bool:
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            return False
-    return True
 
 
 # --------------------------------------------------------------------------- resources
@@ -453,6 +439,15 @@ def test_writes_outside_private_tmp_leave_no_trace(tmp_path, tier):
         assert not os.path.exists(path), f"{path} was written"
 
 
+def was_contacted(server: socket.socket) -> bool:
+    """Whether anything connected to this listening (non-blocking) socket."""
+    try:
+        server.accept()
+        return True
+    except BlockingIOError:
+        return False
+
+
 def test_no_network_not_even_loopback(tmp_path, tier, zero_scores):
     if tier not in ISOLATING:
         pytest.skip("the rlimits tier does not block the network; its reports say so")
@@ -469,10 +464,7 @@ def test_no_network_not_even_loopback(tmp_path, tier, zero_scores):
             return None
     """))
     try:
-        server.accept()
-        connected = True
-    except BlockingIOError:
-        connected = False
+        connected = was_contacted(server)
     finally:
         server.close()
     assert not connected, "the submission reached a server on the grader's loopback"
@@ -569,11 +561,7 @@ def test_no_named_unix_socket_of_the_machine_is_in_reach(tmp_path, tier, zero_sc
                 conn.sendall(b"give me the answers")
                 return None
         """))
-        try:
-            server.accept()
-            connected = True
-        except BlockingIOError:
-            connected = False
+        connected = was_contacted(server)
     finally:
         server.close()
         os.remove(path)
