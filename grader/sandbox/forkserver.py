@@ -27,7 +27,6 @@ import importlib
 import json
 import os
 import random
-import resource
 import shutil
 import signal
 import socket
@@ -36,6 +35,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import limits  # noqa: E402
 import worker  # noqa: E402  (with it numpy, which every worker then inherits warm)
 
 MESSAGE_BYTES = 4096
@@ -114,9 +114,7 @@ class Server:
         os.dup2(err, 2)
         os.closerange(3, channel)
         os.closerange(channel + 1, 1 << 16)
-        for which, soft, hard in self.config["rlimits"]:
-            resource.setrlimit(which, (soft, hard))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails
+        limits.apply(self.config["rlimits"])
         os.chdir(folder)
         os.environ.update(HOME=folder, TMPDIR=folder)
         # Random state as a new process would have it: numpy.random is not loaded here (numpy

@@ -1,8 +1,12 @@
-"""Resource limits for one submission, and the rlimits that carry them out in a process."""
+"""Resource limits for one submission, and the rlimits that carry them out in a process.
+
+Standard library only: ``apply`` also runs inside the sandbox (the fork server's workers).
+"""
 from __future__ import annotations
 
 import os
 import resource
+import signal
 from dataclasses import dataclass
 
 
@@ -45,3 +49,10 @@ def _process_count(uid: int) -> int:
             except OSError:
                 pass
     return count
+
+
+def apply(wanted: list[tuple[int, int, int]]) -> None:
+    """Set the (resource, soft, hard) limits on this process and all it will start."""
+    for which, soft, hard in wanted:
+        resource.setrlimit(which, (soft, hard))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails, not kills

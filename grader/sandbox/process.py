@@ -7,7 +7,6 @@ import ctypes
 import functools
 import json
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -19,6 +18,7 @@ import time
 from . import wire
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
+from .limits import apply as apply_limits
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
                     private_namespaces_work, python_command, socket_filter_works, worker_env)
 
@@ -177,6 +177,4 @@ def enter_child(limits: list[tuple[int, int, int]], cgroup: Cgroup | None, tier:
         cgroup.enter()
     if tier != BUBBLEWRAP and sys.platform.startswith("linux"):  # bwrap has --die-with-parent
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the grader
-    for which, soft, hard in limits:
-        resource.setrlimit(which, (soft, hard))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails, not kills
+    apply_limits(limits)

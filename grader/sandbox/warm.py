@@ -209,17 +209,17 @@ class Slot:
         self.server: ForkServer | None = None
 
     def spawn(self, submission: str, limits: Limits, tier: str) -> ForkedWorker:
-        for attempt in range(2):
-            if self.server is None or not self.server.usable():
-                self.close()
-                self.server = ForkServer(self.limits, self.tier)
-            try:
-                return self.server.spawn(submission, limits, tier)
-            except SandboxUnavailable:
-                self.close()
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
+        try:
+            return self._server().spawn(submission, limits, tier)
+        except SandboxUnavailable:  # it broke since the last submission: one new one, once
+            self.close()
+            return self._server().spawn(submission, limits, tier)
+
+    def _server(self) -> ForkServer:
+        if self.server is None or not self.server.usable():
+            self.close()
+            self.server = ForkServer(self.limits, self.tier)
+        return self.server
 
     def close(self) -> None:
         if self.server is not None:

@@ -174,7 +174,7 @@ def array_to_npy(arr) -> bytes:
 # which evaluates a Python literal, is several times slower and kept for other headers).
 _PLAIN_DESCR = re.compile(rb"[<>|=][biufc][0-9]{1,2}")
 _NPY_V1_HEADER = re.compile(
-    rb"\{'descr': '([<>|=][biufc][0-9]{1,2})', 'fortran_order': (True|False), "
+    rb"\{'descr': '(" + _PLAIN_DESCR.pattern + rb")', 'fortran_order': (True|False), "
     rb"'shape': \(((?:[0-9]{1,18}, ?)*(?:[0-9]{1,18})?)\), \} *\n")
 
 
