@@ -12,17 +12,17 @@ import concurrent.futures
 import hashlib
 import multiprocessing
 import os
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
 
 from .class_summary import check_columns, render_markdown, summarize, write_csv, write_jsonl
 from .gradebook import Gradebook
-from .grading import Options, SubmissionError, grade, resolve_submission
+from .grading import Options, grade
 from .progress import Progress
 from .result import ungradable
 from .spec import Task, load_task
+from .submission_file import SubmissionError, SubmissionFile, read_submission
 
 
 @dataclass(frozen=True)
@@ -35,31 +35,29 @@ class Submission:
 
 
 def discover(folder: str) -> list[Submission]:
+    """One submission per .py file or folder of ``folder``, each read once, safely (see
+    submission_file.py: a link, a FIFO, a device or an oversized file is recorded as that
+    student's problem, never followed, opened or read)."""
     if not os.path.isdir(folder):
         raise SubmissionError(f"{folder}: not a folder of submissions.")
     found = []
-    for name in sorted(os.listdir(folder)):
-        path = os.path.join(folder, name)
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        name, path = entry.name, entry.path
         if name.startswith("."):
             continue
-        if os.path.isdir(path):
-            student = name
-            try:
-                path = resolve_submission(path)
-            except SubmissionError as exc:
-                found.append(Submission(student, path, b"", "-", str(exc)))
-                continue
-        elif name.endswith(".py"):
+        if name.endswith(".py"):
             student = name[:-3]
+        elif entry.is_dir(follow_symlinks=False) or entry.is_symlink():
+            student = name  # a folder per student; a link in its place is refused below
         else:
             continue
         try:
-            with open(path, "rb") as f:
-                content = f.read()
-        except OSError as exc:
-            found.append(Submission(student, path, b"", "-", f"cannot be read ({exc.strerror})"))
+            submission = read_submission(path)
+        except SubmissionError as exc:
+            found.append(Submission(student, path, b"", "-", str(exc)))
             continue
-        found.append(Submission(student, path, content, hashlib.sha256(content).hexdigest()))
+        found.append(Submission(student, submission.path, submission.data,
+                                hashlib.sha256(submission.data).hexdigest()))
     return found
 
 
@@ -93,14 +91,7 @@ def grade_bytes(task_ref, name: str, content: bytes, options: Options) -> dict:
             _task_folders[digest] = folder
         task_ref = _task_folders[digest]
     task = load_task(task_ref)
-    private = tempfile.mkdtemp(prefix="grader-submission-")
-    try:
-        path = os.path.join(private, os.path.basename(name))
-        with open(path, "wb") as f:
-            f.write(content)
-        return grade(task, path, options).to_dict()
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
+    return grade(task, SubmissionFile(name, content), options).to_dict()
 
 
 def _start_pool_process() -> None:

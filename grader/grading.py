@@ -15,17 +15,13 @@ from .sandbox.launcher import Sandbox
 from .sandbox.process import FreshWorker
 from .sandbox.tiers import choose_tier
 from .spec import CheckSpec, Task
+from .submission_file import SubmissionError, SubmissionFile, python_source, read_submission
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
 # worker has been started: both processes then load numpy at the same time.
 
-MAX_SOURCE_BYTES = 1 << 20
 LOAD_CHECK = "loads"   # function tasks: the file imports and defines the functions
 RUN_CHECK = "runs"     # script tasks: the script runs to its end
-
-
-class SubmissionError(Exception):
-    """The submission file cannot be graded at all (missing, a folder, unreadable)."""
 
 
 @dataclass
@@ -65,53 +61,25 @@ class Context:
         return expected_output(self.task, self.reference, check, args)
 
 
-PREFERRED_NAMES = ("solution.py", "submission.py", "main.py")
-
-
-def resolve_submission(path: str) -> str:
-    """A submission is a .py file, or a folder holding one (or a solution.py among several),
-    as Gradescope and course repositories hand them over."""
-    if not os.path.isdir(path):
-        return path
-    files = sorted(n for n in os.listdir(path) if n.endswith(".py") and not n.startswith("."))
-    if len(files) == 1:
-        return os.path.join(path, files[0])
-    for name in PREFERRED_NAMES:
-        if name in files:
-            return os.path.join(path, name)
-    raise SubmissionError(f"{path}: holds {len(files)} .py files ({', '.join(files[:5]) or 'none'}); "
-                          f"submit exactly one .py file, or name the solution {PREFERRED_NAMES[0]}.")
-
-
-def read_source(path: str) -> str:
-    if not os.path.exists(path):
-        raise SubmissionError(f"{path}: no such file. Give the path of a .py submission.")
-    if not os.path.isfile(path):
-        raise SubmissionError(f"{path}: not a regular file. Give the path of a .py submission.")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-    except OSError as exc:
-        raise SubmissionError(f"{path}: cannot be read ({exc.strerror}).") from None
-    return data.decode("utf-8", "replace")
-
-
-def grade(task: Task, submission: str, options: Options = Options()) -> Result:
+def grade(task: Task, submission: str | SubmissionFile, options: Options = Options()) -> Result:
+    """Grade one submission, given as a path (read here, once) or as bytes already read."""
     start = time.monotonic()
-    submission = resolve_submission(submission)
-    source = read_source(submission)
+    if not isinstance(submission, SubmissionFile):
+        submission = read_submission(submission)
+    source = python_source(submission.data)
     tier = choose_tier(options.isolation)
     limits = dataclasses.replace(task.limits, **options.limits)
     warm_workers = options.warm_workers and warm.supported(tier)
     with (warm.lease(limits, tier) if warm_workers else contextlib.nullcontext(FreshWorker)) as spawn, \
-            Sandbox(submission, list(task.functions), limits, tier, spawn) as sandbox:
+            Sandbox(submission.data, list(task.functions), limits, tier, spawn) as sandbox:
         sandbox.start()  # the worker imports numpy while this process does the same
         from .reference import load_reference
         reference = load_reference(task)
         ctx = Context(task, sandbox, reference, source, [], options.use_cache)
         prepare(task, options)  # cases and expected outputs: ready before the worker is
-        if len(source) > MAX_SOURCE_BYTES:
-            load, defined, outcome = _too_large(), set(), None
+        if source.text is None:  # never run what Python (or the import scan) cannot read
+            outcome = None
+            load, defined = _unreadable(task, source.problem), set()
         elif task.kind == "script":
             outcome = sandbox.run_script()
             load = _run_result(task, outcome)
@@ -121,14 +89,33 @@ def grade(task: Task, submission: str, options: Options = Options()) -> Result:
         else:
             outcome = sandbox.load()
             load, defined = _load_result(task, outcome)
-        info = outcome.value if outcome is not None and isinstance(outcome.value, dict) else {}
-        ctx.runtime_imports = info.get("imports", [])
-        results = [load]
-        for check in task.checks:
-            results.append(_run_or_skip(ctx, check, load, defined, results))
-        printed = (outcome.stdout + outcome.stderr) if outcome is not None else ""
-    return total(task.id, submission, tier, results, load_failed=not defined,
+        ctx.runtime_imports = sandbox.evidence  # grows while checks run; read by imports checks
+        done, renewed = [load], False
+        for check in _in_running_order(task.checks):
+            if check.hidden and not renewed:
+                # Hidden checks run last, in a new worker: whatever inputs they send cannot
+                # be recorded by the submission and shown back in a visible check.
+                sandbox.renew()
+                renewed = True
+            done.append(_run_or_skip(ctx, check, load, defined, done))
+        printed = outcome.stdout + outcome.stderr if outcome is not None else ""
+    by_name = {r.name: r for r in done[1:]}
+    results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order
+    return total(task.id, submission.path, tier, results, load_failed=not defined,
                  task_version=task.version, output=printed, seconds=time.monotonic() - start)
+
+
+def _in_running_order(checks) -> list[CheckSpec]:
+    """Every visible check first, then the hidden ones (each group in the task's order);
+    in each group, imports checks last, so that they weigh what the submission was seen
+    doing in every call before them."""
+    needed = {name for c in checks for name in c.needs}
+
+    def group(hidden: bool) -> list[CheckSpec]:
+        members = [c for c in checks if c.hidden == hidden]
+        late = [c for c in members if c.kind == "imports" and c.name not in needed]
+        return [c for c in members if c not in late] + late
+    return group(False) + group(True)
 
 
 def _environment_problem(task: Task, error: dict) -> str | None:
@@ -184,10 +171,9 @@ def prepare(task: Task, options: Options = Options()) -> None:
             case_set(task, reference, check, options.use_cache)
 
 
-def _too_large() -> CheckResult:
-    return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0,
-                       message=f"the file is larger than {MAX_SOURCE_BYTES // 1024} KiB; "
-                               "a solution to this task is far smaller.")
+def _unreadable(task: Task, problem: str) -> CheckResult:
+    name = RUN_CHECK if task.kind == "script" else LOAD_CHECK
+    return CheckResult(name, ERROR, 0.0, 0.0, message=f"your file was not run: {problem}.")
 
 
 def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:

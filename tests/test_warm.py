@@ -190,7 +190,7 @@ def test_a_worker_cannot_leave_files_for_the_next_one(slot, tmp_path):
         def look():
             return sorted(os.listdir("."))
     """)
-    assert run(slot, looker, "look").value == ["looker.py"]
+    assert run(slot, looker, "look").value == ["submission.py"]  # its own private copy, alone
 
 
 def test_shared_memory_of_one_submission_is_gone_for_the_next(slot, tmp_path):

@@ -8,7 +8,6 @@ the next call. Workers are fresh processes (process.py) or forked from a warm on
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -23,10 +22,11 @@ __all__ = ["Sandbox", "CallOutcome", "Limits", "SandboxUnavailable"]
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 FIRST_WINDOW, MAX_WINDOW = 2, 32   # calls per message: grows while they keep passing
 WINDOW_BYTES = 1 << 20             # of arguments per message (one call may exceed it)
+EVIDENCE_CAP = 100                 # entries of runtime evidence kept per submission
 ABANDON_SECONDS = 0.25             # to take answers already under way after an early stop
 
-# Makes a worker for (submission, limits, tier); FreshWorker unless a warm pool is used.
-Spawner = Callable[[str, Limits, str], WorkerProcess]
+# Makes a worker for (limits, tier); FreshWorker unless a warm pool is used.
+Spawner = Callable[[Limits, str], WorkerProcess]
 
 
 @dataclass
@@ -46,9 +46,12 @@ class CallOutcome:
 class Sandbox:
     """Runs one submission's calls in a worker, replacing the worker when it dies."""
 
-    def __init__(self, submission: str, functions: list[str], limits: Limits = Limits(),
+    def __init__(self, source: bytes | str, functions: list[str], limits: Limits = Limits(),
                  tier: str = RLIMITS, spawn: Spawner = FreshWorker):
-        self.submission = os.path.abspath(submission)
+        if isinstance(source, str):  # a path: read it as any submission is read
+            from ..submission_file import read_submission
+            source = read_submission(source).data
+        self.source = source  # the worker is sent these bytes; it never sees the original file
         self.spawn = spawn
         self.functions = list(functions)
         self.limits = limits
@@ -57,12 +60,13 @@ class Sandbox:
         self.process: WorkerProcess | None = None
         self.loaded = False
         self.restarts = 0
+        self.evidence: list[str] = []   # what workers saw the submission import or call (evidence only)
 
     # -- lifecycle
     def start(self) -> None:
         """Start a worker now (it warms up numpy while the grader does other work)."""
         if self.process is None:
-            self.process = self.spawn(self.submission, self.limits, self.tier)
+            self.process = self.spawn(self.limits, self.tier)
             self.loaded = False
 
     def close(self) -> None:
@@ -99,13 +103,13 @@ class Sandbox:
         return self._request(*self._submission_request("run"))
 
     def _submission_request(self, op: str) -> tuple[dict, list[bytes]]:
-        """Where the worker finds the submission; a forked worker is sent its text, which
-        it writes into its private folder (it cannot see the grader's files)."""
-        header = {"op": op, "path": self.process.inner_path}
-        if not self.process.sends_source:
-            return header, []
-        with open(self.submission, "rb") as f:
-            return dict(header, source=0), [f.read()]
+        """The submission's bytes, which the worker writes into its private folder before
+        any student code runs: no worker ever sees the file the submission came from."""
+        return {"op": op, "path": self.process.inner_path, "source": 0}, [self.source]
+
+    def renew(self) -> None:
+        """End the current worker; the next call loads the submission in a new one."""
+        self.close()
 
     def call(self, function: str, args: list, kwargs: dict | None = None,
              return_inputs: bool = False) -> CallOutcome:
@@ -174,6 +178,7 @@ class Sandbox:
             outcome = CallOutcome("crashed", error={"message": f"the worker process {process.exit_description()}"})
         except (wire.WireError, OSError) as exc:
             outcome = CallOutcome("malformed", error={"message": f"the worker's answer was unusable: {exc}"})
+        self._note_evidence(reply)
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         if outcome.status in ("timeout", "crashed", "malformed"):
             # Whatever state the worker is in now is unknown: replace it for the next call.
@@ -181,6 +186,16 @@ class Sandbox:
             self.process = None
             self.restarts += 1
         return outcome, time.monotonic()
+
+    def _note_evidence(self, reply: dict) -> None:
+        """Every answer may add to what the worker saw the submission import or call."""
+        entries = reply.get("imports") if isinstance(reply, dict) else None
+        if not isinstance(entries, list):
+            return
+        for entry in entries[:EVIDENCE_CAP]:
+            text = str(entry)[:100]
+            if text not in self.evidence and len(self.evidence) < EVIDENCE_CAP:
+                self.evidence.append(text)
 
     def _abandon(self, process: WorkerProcess, pending: int) -> None:
         """The caller stopped early: take the answers still under way, briefly; a worker

@@ -22,15 +22,14 @@ from .limits import apply as apply_limits
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
                     private_namespaces_work, python_command, socket_filter_works, worker_env)
 
-SANDBOX_ROOT = "/submission"
+SUBMISSION_NAME = "submission.py"   # the worker's private copy (no student-chosen name)
 PR_SET_PDEATHSIG = 1
 
 
 class WorkerProcess:
     """A worker's channel and captured stdout/stderr. Subclasses start it and end it."""
 
-    inner_path: str              # where the worker sees the submission
-    sends_source = False         # True: the submission's text travels with the load request
+    inner_path: str              # where the worker writes its private copy of the submission
 
     def __init__(self, limits: Limits):
         self.limits = limits
@@ -105,7 +104,7 @@ class WorkerProcess:
 class FreshWorker(WorkerProcess):
     """A new sandboxed Python that imports numpy, then the one submission."""
 
-    def __init__(self, submission: str, limits: Limits, tier: str):
+    def __init__(self, limits: Limits, tier: str):
         super().__init__(limits)
         self.tier = tier
         parent, child = socket.socketpair()
@@ -113,11 +112,11 @@ class FreshWorker(WorkerProcess):
         self.tmp = tempfile.mkdtemp(prefix="grader-tmp-")
         fd = child.fileno()
         if tier == BUBBLEWRAP:
-            self.inner_path = f"{SANDBOX_ROOT}/{os.path.basename(submission)}"
+            self.inner_path = f"/tmp/{SUBMISSION_NAME}"  # bwrap's private /tmp
             command = python_command("worker.py", str(fd), inside_bubblewrap=True)
-            cmd, env, cwd = bubblewrap_command([(submission, self.inner_path)], command), {}, "/"
+            cmd, env, cwd = bubblewrap_command([], command), {}, "/"
         else:
-            self.inner_path = submission
+            self.inner_path = os.path.join(self.tmp, SUBMISSION_NAME)
             env = dict(worker_env(), HOME=self.tmp, TMPDIR=self.tmp)
             cmd = python_command("worker.py", str(fd), inside_bubblewrap=False)
             if tier == LANDLOCK:
@@ -126,7 +125,7 @@ class FreshWorker(WorkerProcess):
                 # capabilities are dropped. No new sockets: the machine's named UNIX
                 # sockets are in reach here.
                 namespaces = private_namespaces_work(LANDLOCK)
-                cmd.append(json.dumps({"landlock": landlock_policy([submission], [self.tmp]),
+                cmd.append(json.dumps({"landlock": landlock_policy([], [self.tmp]),
                                        "private_namespaces": namespaces,
                                        "drop_capabilities": not namespaces and runs_as_root(),
                                        "deny_sockets": socket_filter_works()}))

@@ -31,7 +31,7 @@ import time
 from . import cgroup, landlock
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
-from .process import WorkerProcess, enter_child
+from .process import SUBMISSION_NAME, WorkerProcess, enter_child
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
                     private_namespaces_work, python_command, socket_filter_works, worker_env)
 
@@ -126,11 +126,11 @@ class ForkServer:
         return reply
 
     # -- workers
-    def spawn(self, submission: str, limits: Limits, tier: str) -> "ForkedWorker":
+    def spawn(self, limits: Limits, tier: str) -> "ForkedWorker":
         if (limits, tier) != (self.limits, self.tier):
             raise ValueError("a fork server serves only the limits and tier it was made for")
         self.forks += 1
-        return ForkedWorker(self, submission)
+        return ForkedWorker(self)
 
     def sweep(self) -> None:
         """Kill every process in the cgroup but the server's own (the pids cap bounds the
@@ -166,9 +166,7 @@ class ForkServer:
 class ForkedWorker(WorkerProcess):
     """A worker forked by a ForkServer; it is sent the submission's text at load time."""
 
-    sends_source = True
-
-    def __init__(self, server: ForkServer, submission: str):
+    def __init__(self, server: ForkServer):
         super().__init__(server.limits)
         self.server = server
         self.sock, theirs = socket.socketpair()
@@ -180,7 +178,7 @@ class ForkedWorker(WorkerProcess):
         finally:
             theirs.close()
         self.pid = int(reply["pid"])
-        self.inner_path = os.path.join(str(reply["scratch"]), os.path.basename(submission))
+        self.inner_path = os.path.join(str(reply["scratch"]), SUBMISSION_NAME)
 
     def exit_status(self, wait: float) -> int | None:
         try:
@@ -208,12 +206,12 @@ class Slot:
         self.limits, self.tier = limits, tier
         self.server: ForkServer | None = None
 
-    def spawn(self, submission: str, limits: Limits, tier: str) -> ForkedWorker:
+    def spawn(self, limits: Limits, tier: str) -> ForkedWorker:
         try:
-            return self._server().spawn(submission, limits, tier)
+            return self._server().spawn(limits, tier)
         except SandboxUnavailable:  # it broke since the last submission: one new one, once
             self.close()
-            return self._server().spawn(submission, limits, tier)
+            return self._server().spawn(limits, tier)
 
     def _server(self) -> ForkServer:
         if self.server is None or not self.server.usable():
