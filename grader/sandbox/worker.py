@@ -45,24 +45,61 @@ def _error_record(exc: BaseException, submission: str) -> dict:
     return record
 
 
-class ImportRecorder:
-    """Audit hook that records modules the submission itself imports (evidence only)."""
+# Audit events that lead out of numpy's world (processes, C libraries, sockets): recorded
+# when the submission's code is on the stack and no module is being imported (a framework
+# such as torch loads its C libraries with ctypes while it is imported).
+ROUTES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "subprocess.Popen",
+                        "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                        "os.forkpty", "pty.spawn", "socket.__new__"})
+DYNAMIC_CODE = frozenset({"exec", "compile"})   # exec/eval/compile called by the submission
+EVIDENCE_CAP = 100
+
+
+class RuntimeEvidence:
+    """Audit hook that records what the submission itself imports, the dynamic code it
+    runs and the routes out of numpy it takes (evidence only: it can cost points, never
+    earn them, and a submission can tamper with it; the verdict rests on the grader's scan
+    of the source). Entries are module names, or ``event()`` for a call."""
 
     def __init__(self, submission: str):
         self.submission = submission
-        self.modules: list[str] = []
+        self.entries: list[str] = []
+        self.sent = 0
         self.active = False
 
     def __call__(self, event, args):
-        if event != "import" or not self.active:
+        if not self.active or (event != "import" and event not in DYNAMIC_CODE
+                               and event not in ROUTES_OUT):
             return
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
             frame = frame.f_back
-        if frame is not None and frame.f_code.co_filename == self.submission:
-            name = str(args[0])
-            if name not in self.modules and len(self.modules) < 100:
-                self.modules.append(name)
+        direct = frame is not None and frame.f_code.co_filename == self.submission
+        if event == "import" and direct:
+            self._add(str(args[0]))
+        elif event in DYNAMIC_CODE and direct:
+            self._add("exec()" if event == "exec" else "compile()")
+        elif event in ROUTES_OUT and self._caused_by_submission(frame):
+            self._add(f"{event}()")
+
+    def _caused_by_submission(self, frame) -> bool:
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name == self.submission:
+                return True
+            if name.startswith("<frozen importlib"):
+                return False  # happens while a module is imported
+            frame = frame.f_back
+        return False
+
+    def _add(self, entry: str) -> None:
+        if entry not in self.entries and len(self.entries) < EVIDENCE_CAP:
+            self.entries.append(entry)
+
+    def new_entries(self) -> list[str]:
+        """What was recorded since the last time this was asked."""
+        fresh, self.sent = self.entries[self.sent:], len(self.entries)
+        return fresh
 
 
 def _describe(value, blobs: list[bytes], depth: int = 0):
@@ -158,7 +195,7 @@ def _safe_repr(value) -> str:
 
 
 def _write_source(path: str, source: bytes) -> None:
-    """A forked worker is sent the submission's text and keeps it in its private folder."""
+    """The worker is sent the submission's bytes and keeps them in its private folder."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(source)
@@ -169,6 +206,7 @@ class Worker:
         self.sock = sock
         self.module = None
         self.submission = None
+        self.evidence: RuntimeEvidence | None = None
 
     def serve(self) -> None:
         while True:
@@ -177,7 +215,7 @@ class Worker:
             except wire.WireClosed:
                 return
             op = header.get("op")
-            if op in ("load", "run") and "source" in header:
+            if op in ("load", "run"):
                 _write_source(header["path"], blobs[header["source"]])
             if op == "load":
                 self._answer(*self.load(header["path"], header.get("functions", [])))
@@ -193,30 +231,34 @@ class Worker:
         """Send an answer with how far stdout and stderr had got when it was ready, so the
         grader gives each call the output it printed even when calls are pipelined."""
         _flush_std_streams()
+        if self.evidence is not None:
+            reply["imports"] = self.evidence.new_entries()
         try:
             reply["output_at"] = [os.lseek(1, 0, os.SEEK_CUR), os.lseek(2, 0, os.SEEK_CUR)]
         except OSError:
             pass
         wire.send(self.sock, reply, out)
 
-    def load(self, path: str, functions: list[str]):
+    def _watch(self, path: str) -> None:
+        """From here on, record evidence of what the submission's code does (see
+        RuntimeEvidence); every answer carries what is new."""
         self.submission = path
-        recorder = ImportRecorder(path)
-        sys.addaudithook(recorder)
+        self.evidence = RuntimeEvidence(path)
+        sys.addaudithook(self.evidence)
+        self.evidence.active = True
+
+    def load(self, path: str, functions: list[str]):
+        self._watch(path)
         try:
             spec = importlib.util.spec_from_file_location("submission", path)
             module = importlib.util.module_from_spec(spec)
             sys.modules["submission"] = module
-            recorder.active = True
-            try:
-                spec.loader.exec_module(module)
-            finally:
-                recorder.active = False
+            spec.loader.exec_module(module)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt and all: the student's fault
             error = _error_record(exc, path)
             if isinstance(exc, SyntaxError):
                 error.update(line=exc.lineno, message=exc.msg)
-            return {"ok": False, "error": error, "imports": recorder.modules}, []
+            return {"ok": False, "error": error}, []
         self.module = module
         found = {}
         for name in functions:
@@ -228,31 +270,25 @@ class Worker:
                 except (TypeError, ValueError):
                     entry["params"] = None
             found[name] = entry
-        return {"ok": True, "functions": found, "imports": recorder.modules}, []
+        return {"ok": True, "functions": found}, []
 
     def run(self, path: str):
         """Run a script as __main__ in a namespace kept afterwards, then send back the
         numbers it left in its globals (frameworks' tensors converted here)."""
-        self.submission = path
-        recorder = ImportRecorder(path)
-        sys.addaudithook(recorder)
         namespace = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
         error = None
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
+            with open(path, "rb") as f:  # bytes: decoded as Python decodes a file (BOM, coding cookie)
                 code = compile(f.read(), path, "exec")
-            recorder.active = True
-            try:
-                exec(code, namespace)
-            finally:
-                recorder.active = False
+            self._watch(path)
+            exec(code, namespace)
         except BaseException as exc:  # the script's own failure, reported, not fatal here
             error = _error_record(exc, path)
             if isinstance(exc, SyntaxError):
                 error.update(line=exc.lineno, message=exc.msg)
         out: list[bytes] = []
         left = _numbers_left(namespace, out)
-        reply = {"ok": error is None, "globals": left, "imports": recorder.modules}
+        reply = {"ok": error is None, "globals": left}
         if error is not None:
             reply["error"] = error
         return reply, out
