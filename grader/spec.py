@@ -268,6 +268,7 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
     default_cases = data.get("cases", DEFAULT_CASES)
     checks: list[CheckSpec] = []
     names: set[str] = set()
+    hidden_names: set[str] = set()
     for i, raw in enumerate(data["checks"]):
         at = ("checks", i)
         name = raw["name"]
@@ -277,7 +278,12 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
             if need not in names:
                 problem(at + ("needs",), f"'{need}' is not a check defined above this one. "
                                          "A check can only need checks listed before it.")
+            elif need in hidden_names and not raw.get("hidden", False):
+                problem(at + ("needs",), f"'{need}' is hidden, and hidden checks run after every "
+                                         "visible one. Make this check hidden too, or drop the need.")
         names.add(name)
+        if raw.get("hidden", False):
+            hidden_names.add(name)
         wrong_family = FUNCTION_KINDS if kind == "script" else SCRIPT_KINDS
         if raw["kind"] in wrong_family:
             article = "an" if raw["kind"][0] in "aeiou" else "a"
