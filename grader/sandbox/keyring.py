@@ -12,7 +12,6 @@ Standard library only: also imported inside the sandbox.
 from __future__ import annotations
 
 import ctypes
-import os
 import platform
 
 KEYCTL_JOIN_SESSION_KEYRING = 1
@@ -21,14 +20,17 @@ SYS_KEYCTL = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv6
               "s390x": 280, "loongarch64": 219}
 
 
+# Looked up once, at import: join_new_session also runs between fork and exec.
+_NUMBER = SYS_KEYCTL.get(platform.machine().lower()) if platform.system() == "Linux" else None
+
+
 def join_new_session() -> bool:
     """Replace this process's session keyring with a new, empty, anonymous one (inherited
     by all it starts). False where there is no key system to speak of (not Linux, an unknown
     architecture, or keyctl refused, e.g. by a container runtime's own seccomp filter)."""
-    number = SYS_KEYCTL.get(platform.machine().lower())
-    if number is None or not hasattr(os, "uname") or os.uname().sysname != "Linux":
+    if _NUMBER is None:
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    return libc.syscall(ctypes.c_long(number), ctypes.c_int(KEYCTL_JOIN_SESSION_KEYRING),
+    return libc.syscall(ctypes.c_long(_NUMBER), ctypes.c_int(KEYCTL_JOIN_SESSION_KEYRING),
                         ctypes.c_void_p(None)) >= 0

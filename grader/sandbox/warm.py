@@ -3,9 +3,12 @@
 A new sandboxed Python that imports numpy costs about 0.1 s of CPU, as much as grading a
 submission. A ``ForkServer`` (forkserver.py, in the same sandbox tier) pays it once; each
 submission then gets a forked worker that sheds the server's state, enters namespaces of
-its own, forbids itself new sockets and applies its own Landlock domain before any student
-code runs. Between submissions the slot's cgroup is swept: every process but the server
-(and bwrap's own) is killed, however it detached.
+its own, forbids itself new sockets and the kernel's keyrings and applies its own Landlock
+domain before any student code runs. Its folder lies on a size-capped tmpfs of the server's
+(bwrap's /tmp, or one the server mounted in namespaces of its own before restricting itself).
+Between submissions the slot's cgroup is swept: every process but the server (and bwrap's
+own) is killed, however it detached; then the server must hold no more memory and scratch
+space than after start-up, else it is renewed.
 
 Used only where all of that holds: the bubblewrap or landlock tier, Landlock ABI >= 6 (so a
 worker can neither signal nor trace the server or earlier workers), a cgroup the grader may
