@@ -124,7 +124,8 @@ def _write(text: str, path: str | None) -> None:
 
 
 def cmd_check(args) -> int:
-    from .grading import SubmissionError, grade
+    from .grading import grade
+    from .submission_file import SubmissionError
     from .redact import for_students
     from .report import RENDERERS
     from .spec import load_task
@@ -207,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
     args = _parser().parse_args(argv)
-    from .grading import SubmissionError
+    from .submission_file import SubmissionError
     from .sandbox.tiers import SandboxUnavailable
     from .spec import SpecError
     try:

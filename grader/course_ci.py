@@ -17,7 +17,8 @@ import ast
 import os
 import sys
 
-from .grading import Options, SubmissionError, grade
+from .grading import Options, grade
+from .submission_file import SubmissionError
 from .redact import for_students
 from .report.junit import render_many
 from .result import ERROR, FAILED, PASSED, Result, ungradable

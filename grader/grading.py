@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -15,7 +14,7 @@ from .sandbox.launcher import Sandbox
 from .sandbox.process import FreshWorker
 from .sandbox.tiers import choose_tier
 from .spec import CheckSpec, Task
-from .submission_file import SubmissionError, SubmissionFile, python_source, read_submission
+from .submission_file import SubmissionFile, python_source, read_submission
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
 # worker has been started: both processes then load numpy at the same time.

@@ -86,6 +86,18 @@ class Cgroup:
                 pass
         return found
 
+    def memory_bytes(self) -> int | None:
+        """Memory charged to the cgroup now (tmpfs pages its processes wrote included);
+        None where there is no memory controller."""
+        for path in self.dirs:
+            for name in ("memory.current", "memory.usage_in_bytes"):
+                try:
+                    with open(os.path.join(path, name)) as f:
+                        return int(f.read())
+                except (OSError, ValueError):
+                    continue
+        return None
+
     def kill_all(self) -> None:
         """SIGKILL everything inside until nothing is left (the pids cap bounds the race)."""
         for _ in range(100):

@@ -8,8 +8,11 @@ worker itself), so nothing of one student can reach the next one through its mem
 Each forked worker, before it says hello and before any student code runs:
   - keeps only its own channel and output files (the control socket is closed),
   - gets a new private folder as home and working directory, the only place it may write,
-  - enters user, IPC and network namespaces of its own (namespaces.py) and may open no
-    new socket (syscalls.py),
+    on a size-capped tmpfs (bwrap's /tmp, or outside bwrap one this server mounted in
+    user and mount namespaces of its own before it restricted itself); the folder is
+    removed afterwards even if the worker made parts of it unlistable,
+  - enters user, IPC and network namespaces of its own (namespaces.py) and a new empty
+    session keyring, and may open no new socket and use no key (syscalls.py),
   - sets the per-submission rlimits and dies with this server,
   - applies its own Landlock domain: it reads only the runtime and its folder, reaches no
     TCP port, and signals or traces nothing outside itself: not this server, not the
@@ -27,7 +30,6 @@ import importlib
 import json
 import os
 import random
-import shutil
 import signal
 import socket
 import sys
@@ -36,6 +38,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import limits  # noqa: E402
+import scratch  # noqa: E402
 import worker  # noqa: E402  (with it numpy, which every worker then inherits warm)
 
 MESSAGE_BYTES = 4096
@@ -74,6 +77,8 @@ class Server:
                     reply = {"status": self.wait(int(message["pid"]), float(message.get("wait", 0)))}
                 elif op == "end":
                     reply = self.end(int(message["pid"]))
+                elif op == "usage":
+                    reply = scratch.usage(self.root)
                 else:
                     reply = {"error": f"bad request {op!r}"}
             except Exception as exc:  # a bad request is reported, never fatal here
@@ -125,7 +130,7 @@ class Server:
         policy = {"read": policy["read"] + [folder], "write": policy["write"] + [folder]}
         worker.become_worker(socket.socket(fileno=channel),
                              {"private_namespaces": True, "deny_sockets": self.config["deny_sockets"],
-                              "landlock": policy})
+                              "deny_keys": self.config.get("deny_keys") is True, "landlock": policy})
 
     def wait(self, pid: int, seconds: float) -> int | None:
         """The worker's exit status once it has ended (negative: the signal that ended it)."""
@@ -144,7 +149,9 @@ class Server:
             time.sleep(0.005)
 
     def end(self, pid: int) -> dict:
-        """Kill the worker (if it still runs), reap it and remove its folder."""
+        """Kill the worker (if it still runs), reap it and remove its folder (whatever
+        the worker did to its rights; the grader then checks the scratch space is back to
+        what it was after start-up)."""
         folder = self.children.pop(pid, None)
         if folder is None:
             raise ValueError(f"{pid} is not a worker of this server")
@@ -155,7 +162,7 @@ class Server:
                 pass
             os.waitpid(pid, 0)
         self.statuses.pop(pid, None)
-        shutil.rmtree(folder, ignore_errors=True)
+        scratch.remove(folder)
         return {"ok": True}
 
 
@@ -164,6 +171,9 @@ def main() -> None:
     config = json.loads(sys.argv[2])
     try:
         os.makedirs(config["scratch_root"], exist_ok=True)
+        if config.get("scratch_bytes"):  # before Landlock, which forbids every mount
+            import namespaces
+            namespaces.enter_scratch(config["scratch_root"], int(config["scratch_bytes"]))
         if config["deny_sockets"]:
             importlib.import_module("pyseccomp")  # loaded once here, applied by each worker
         if config.get("server_landlock"):

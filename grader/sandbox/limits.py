@@ -21,6 +21,7 @@ class Limits:
     open_files: int = 256
     processes: int = 64
     output_chars: int = 4000  # of stdout/stderr shown per call
+    scratch_mib: int = 256    # the worker's private folder (a tmpfs, charged to its memory)
 
 
 def rlimits(limits: Limits, cpu: bool = True) -> list[tuple[int, int, int]]:

@@ -7,7 +7,6 @@ import ctypes
 import functools
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -15,12 +14,13 @@ import sys
 import tempfile
 import time
 
-from . import wire
+from . import keyring, scratch, wire
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .limits import apply as apply_limits
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
-                    private_namespaces_work, python_command, socket_filter_works, worker_env)
+                    private_namespaces_work, private_scratch_works, python_command,
+                    syscall_filter_works, worker_env)
 
 SUBMISSION_NAME = "submission.py"   # the worker's private copy (no student-chosen name)
 PR_SET_PDEATHSIG = 1
@@ -111,10 +111,16 @@ class FreshWorker(WorkerProcess):
         self.sock = parent
         self.tmp = tempfile.mkdtemp(prefix="grader-tmp-")
         fd = child.fileno()
+        # Every tier: no key system calls (the kernel's keyrings outlive every namespace).
+        # Sockets as each tier needs: bwrap's network namespace holds no socket of the
+        # machine, the rlimits tier keeps the network by design.
+        keys = syscall_filter_works()
         if tier == BUBBLEWRAP:
             self.inner_path = f"/tmp/{SUBMISSION_NAME}"  # bwrap's private /tmp
-            command = python_command("worker.py", str(fd), inside_bubblewrap=True)
-            cmd, env, cwd = bubblewrap_command([], command), {}, "/"
+            command = python_command("worker.py", str(fd), json.dumps({"deny_keys": keys}),
+                                     inside_bubblewrap=True)
+            cmd = bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20)
+            env, cwd = {}, "/"
         else:
             self.inner_path = os.path.join(self.tmp, SUBMISSION_NAME)
             env = dict(worker_env(), HOME=self.tmp, TMPDIR=self.tmp)
@@ -123,12 +129,18 @@ class FreshWorker(WorkerProcess):
                 # Namespaces of its own take every capability away (there is no bwrap here
                 # to drop them when the grader runs as root); where there can be none, the
                 # capabilities are dropped. No new sockets: the machine's named UNIX
-                # sockets are in reach here.
+                # sockets are in reach here. Its folder is a capped tmpfs of its own where
+                # a mount namespace can be had, else (say, root in a container) a folder on
+                # the machine's disk, capped only per file.
                 namespaces = private_namespaces_work(LANDLOCK)
+                capped = namespaces and private_scratch_works()
                 cmd.append(json.dumps({"landlock": landlock_policy([], [self.tmp]),
                                        "private_namespaces": namespaces,
+                                       "scratch": [self.tmp, limits.scratch_mib << 20] if capped else None,
                                        "drop_capabilities": not namespaces and runs_as_root(),
-                                       "deny_sockets": socket_filter_works()}))
+                                       "deny_sockets": keys, "deny_keys": keys}))
+            else:
+                cmd.append(json.dumps({"deny_keys": keys}))
             cwd = self.tmp
         # Cgroup first: its pids cap holds for root too, and it finds detached processes.
         self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
@@ -163,7 +175,7 @@ class FreshWorker(WorkerProcess):
             self.cgroup.remove()
             self.cgroup = None
         self._close_channel()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        scratch.remove(self.tmp)  # folders the worker made unlistable included
 
 
 def runs_as_root() -> bool:
@@ -171,9 +183,11 @@ def runs_as_root() -> bool:
 
 
 def enter_child(limits: list[tuple[int, int, int]], cgroup: Cgroup | None, tier: str) -> None:
-    """Runs in the child between fork and exec: what it sets applies to all it starts."""
+    """Runs in the child between fork and exec: what it sets applies to all it starts,
+    a new empty session keyring included (none of the grader's keys is in reach)."""
     if cgroup is not None:
         cgroup.enter()
+    keyring.join_new_session()
     if tier != BUBBLEWRAP and sys.platform.startswith("linux"):  # bwrap has --die-with-parent
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the grader
     apply_limits(limits)

@@ -102,14 +102,30 @@ def python_command(script: str, *args: str, inside_bubblewrap: bool) -> list[str
     return [sys.executable, "-I", "-B", os.path.join(folder, script), *args]
 
 
-def bubblewrap_command(binds: list[tuple[str, str]], command: list[str]) -> list[str]:
-    """``command`` in a bwrap sandbox that sees the runtime read-only, a private /tmp, and
-    ``binds`` (source, destination) read-only; nothing else of the machine."""
+@functools.lru_cache(maxsize=None)
+def bubblewrap_sizes_tmpfs() -> bool:
+    """Whether this bwrap knows ``--size`` (0.8 and later): a size-capped tmpfs."""
+    try:
+        text = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, timeout=20).stdout
+        version = tuple(int(part) for part in text.split()[-1].split(".")[:2])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return False
+    return version >= (0, 8)
+
+
+def bubblewrap_command(binds: list[tuple[str, str]], command: list[str],
+                       tmp_bytes: int | None = None) -> list[str]:
+    """``command`` in a bwrap sandbox that sees the runtime read-only, a private /tmp (a
+    tmpfs of at most ``tmp_bytes`` where bwrap can cap it; its pages are charged to the
+    cgroup's memory in any case), and ``binds`` (source, destination) read-only; nothing
+    else of the machine. The kernel's list of keys (/proc/keys) is hidden too."""
     # Order matters: bwrap mounts in argument order, so /tmp comes before binds that may
     # live under it (a virtualenv in /tmp would otherwise be hidden by the tmpfs).
+    size = ["--size", str(tmp_bytes)] if tmp_bytes and bubblewrap_sizes_tmpfs() else []
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
            "--uid", "65534", "--gid", "65534", "--proc", "/proc", "--dev", "/dev",
-           "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
+           "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users",
+           *size, "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             cmd += ["--symlink", os.readlink(top), top]
@@ -148,6 +164,15 @@ def private_namespaces_work(tier: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def socket_filter_works() -> bool:
-    """Whether a worker can forbid itself new sockets here (syscalls.py)."""
+def private_scratch_works() -> bool:
+    """Whether a process outside bwrap can mount a capped tmpfs over its scratch folder in
+    user and mount namespaces of its own (namespaces.py; not as root in most containers)."""
+    probe = python_command("namespaces.py", "--mount", inside_bubblewrap=False)
+    return sys.platform.startswith("linux") and _succeeds(probe, env=worker_env())
+
+
+@functools.lru_cache(maxsize=None)
+def syscall_filter_works() -> bool:
+    """Whether a worker can forbid itself system calls here (syscalls.py: new sockets,
+    the kernel's keyrings)."""
     return syscalls.available()

@@ -3,9 +3,12 @@
 A new sandboxed Python that imports numpy costs about 0.1 s of CPU, as much as grading a
 submission. A ``ForkServer`` (forkserver.py, in the same sandbox tier) pays it once; each
 submission then gets a forked worker that sheds the server's state, enters namespaces of
-its own, forbids itself new sockets and applies its own Landlock domain before any student
-code runs. Between submissions the slot's cgroup is swept: every process but the server
-(and bwrap's own) is killed, however it detached.
+its own, forbids itself new sockets and the kernel's keyrings and applies its own Landlock
+domain before any student code runs. Its folder lies on a size-capped tmpfs of the server's
+(bwrap's /tmp, or one the server mounted in namespaces of its own before restricting itself).
+Between submissions the slot's cgroup is swept: every process but the server (and bwrap's
+own) is killed, however it detached; then the server must hold no more memory and scratch
+space than after start-up, else it is renewed.
 
 Used only where all of that holds: the bubblewrap or landlock tier, Landlock ABI >= 6 (so a
 worker can neither signal nor trace the server or earlier workers), a cgroup the grader may
@@ -20,7 +23,6 @@ import functools
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -28,23 +30,30 @@ import tempfile
 import threading
 import time
 
-from . import cgroup, landlock
+from . import cgroup, landlock, scratch
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .process import SUBMISSION_NAME, WorkerProcess, enter_child
 from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
-                    private_namespaces_work, python_command, socket_filter_works, worker_env)
+                    private_namespaces_work, private_scratch_works, python_command,
+                    syscall_filter_works, worker_env)
 
 STARTUP_SECONDS = 60
 REPLY_SECONDS = 30        # the server answers at once; this only bounds a wedged one
 FORKS_PER_SERVER = 250    # a fresh server now and then: nothing accumulates for long
 SCRATCH_INSIDE_BUBBLEWRAP = "/tmp/workers"
+# What a submission may leave behind before its server is renewed: its folder is removed,
+# so a scratch space that stays fuller, or a cgroup that holds more memory than after
+# start-up (tmpfs pages are charged to it), means a submission kept something.
+SCRATCH_SLACK_BYTES, SCRATCH_SLACK_INODES = 1 << 20, 64
+MEMORY_SLACK_BYTES = 64 << 20
 
 
 @functools.lru_cache(maxsize=None)
 def supported(tier: str) -> bool:
     return (tier in (BUBBLEWRAP, LANDLOCK) and landlock.abi_version() >= 6
-            and cgroup.available() and private_namespaces_work(tier))
+            and cgroup.available() and private_namespaces_work(tier)
+            and (tier == BUBBLEWRAP or private_scratch_works()))
 
 
 class ServerBroken(Exception):
@@ -64,20 +73,26 @@ class ForkServer:
         self.log = tempfile.TemporaryFile()
         inside = tier == BUBBLEWRAP
         self.host_scratch = None if inside else tempfile.mkdtemp(prefix="grader-warm-")
-        scratch = SCRATCH_INSIDE_BUBBLEWRAP if inside else self.host_scratch
-        config = {"scratch_root": scratch,
+        root = SCRATCH_INSIDE_BUBBLEWRAP if inside else self.host_scratch
+        scratch_bytes = limits.scratch_mib << 20
+        filters = syscall_filter_works()
+        config = {"scratch_root": root,
+                  # Outside bwrap the server mounts a capped tmpfs of its own over its
+                  # scratch root before it restricts itself (Landlock forbids mounts);
+                  # inside, bwrap's /tmp is that tmpfs.
+                  "scratch_bytes": None if inside else scratch_bytes,
                   "rlimits": rlimits(limits),
-                  "deny_sockets": socket_filter_works(),
+                  "deny_sockets": filters, "deny_keys": filters,
                   "worker_landlock": landlock_policy([], [], inside_bubblewrap=inside),
                   # The server itself may write /proc so that its workers can map their
                   # user namespace; each worker then confines itself much further.
-                  "server_landlock": None if inside else landlock_policy([], [scratch, "/proc"])}
+                  "server_landlock": None if inside else landlock_policy([], [root, "/proc"])}
         command = python_command("forkserver.py", str(theirs.fileno()), json.dumps(config),
                                  inside_bubblewrap=inside)
         if inside:
-            cmd, env, cwd = bubblewrap_command([], command), {}, "/"
+            cmd, env, cwd = bubblewrap_command([], command, tmp_bytes=scratch_bytes), {}, "/"
         else:
-            cmd, env, cwd = command, dict(worker_env(), HOME=scratch, TMPDIR=scratch), scratch
+            cmd, env, cwd = command, dict(worker_env(), HOME=root, TMPDIR=root), root
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
             pass_fds=(theirs.fileno(),), env=env, cwd=cwd, start_new_session=True,
@@ -93,8 +108,14 @@ class ForkServer:
             self.close()
             raise SandboxUnavailable(f"the warm worker did not start: {hello.get('error', 'no hello')}. "
                                      f"It printed: {printed.decode('utf-8', 'replace').strip() or 'nothing'}")
-        # Taken before any student code ran here: bwrap's processes and the server itself.
+        # Taken before any student code ran here: bwrap's processes and the server itself,
+        # and how much memory and scratch space they hold.
         self.keep = self.cgroup.pids()
+        try:
+            self.baseline = self._usage()
+        except ServerBroken as exc:
+            self.close()
+            raise SandboxUnavailable(f"the warm worker did not start: {exc}") from None
 
     # -- the control channel
     def exchange(self, message: dict, fds: list[int] = ()) -> dict:
@@ -146,6 +167,26 @@ class ForkServer:
         self.close()
         raise ServerBroken("processes left by a submission could not be killed")
 
+    def _usage(self) -> tuple[int, int, int]:
+        """(memory bytes of the cgroup, scratch bytes, scratch inodes) in use now."""
+        reply = self.exchange({"op": "usage"})
+        used = (self.cgroup.memory_bytes(), reply.get("bytes"), reply.get("inodes"))
+        if not all(type(n) is int and n >= 0 for n in used[1:]):
+            raise ServerBroken("the fork server's usage answer was malformed")
+        return used
+
+    def check_clean(self) -> None:
+        """After a sweep: the next student must start where the first did. A server whose
+        scratch space or memory did not come back to what it held after start-up is closed
+        (the slot starts a new one)."""
+        memory, used, inodes = self._usage()
+        base_memory, base_used, base_inodes = self.baseline
+        if (used > base_used + SCRATCH_SLACK_BYTES or inodes > base_inodes + SCRATCH_SLACK_INODES
+                or (memory is not None and base_memory is not None
+                    and memory > base_memory + MEMORY_SLACK_BYTES)):
+            self.close()
+            raise ServerBroken("a submission left memory or files behind")
+
     def usable(self) -> bool:
         return self.proc is not None and self.proc.poll() is None and self.forks < FORKS_PER_SERVER
 
@@ -159,7 +200,7 @@ class ForkServer:
         self.control.close()
         self.log.close()
         if self.host_scratch:
-            shutil.rmtree(self.host_scratch, ignore_errors=True)
+            scratch.remove(self.host_scratch)  # empty: the server's tmpfs was over it
         self.proc = None
 
 
@@ -192,6 +233,7 @@ class ForkedWorker(WorkerProcess):
         try:
             self.server.exchange({"op": "end", "pid": self.pid})
             self.server.sweep()
+            self.server.check_clean()
         except ServerBroken:
             self.server.close()  # the slot starts a new server for the next submission
 

@@ -319,19 +319,26 @@ class Worker:
 
 def become_worker(sock: socket.socket, confinement: dict) -> None:
     """Confine this process as asked, say hello, then answer requests until the channel
-    closes; never returns. ``confinement``: "private_namespaces" (namespaces.py), else
-    "drop_capabilities" (capabilities.py), "deny_sockets" (syscalls.py), "landlock" (a
-    policy for landlock.py), in that order."""
+    closes; never returns. ``confinement``, in this order: "private_namespaces"
+    (namespaces.py; with "scratch" [path, bytes], also a capped tmpfs over that folder), else
+    "drop_capabilities" (capabilities.py); "deny_sockets" and "deny_keys" (syscalls.py, one
+    filter; with the keys, a new empty session keyring first); "landlock" (a policy for
+    landlock.py)."""
     try:
         if confinement.get("private_namespaces") is True:
             import namespaces
-            namespaces.enter_private()
+            scratch = confinement.get("scratch")
+            namespaces.enter_private((str(scratch[0]), int(scratch[1])) if scratch else None)
         elif confinement.get("drop_capabilities") is True:
             import capabilities
             capabilities.drop_all()
-        if confinement.get("deny_sockets") is True:
+        deny_sockets, deny_keys = confinement.get("deny_sockets") is True, confinement.get("deny_keys") is True
+        if deny_keys:
+            import keyring
+            keyring.join_new_session()  # best effort: the filter below is what holds
+        if deny_sockets or deny_keys:
             import syscalls
-            syscalls.deny_new_sockets()
+            syscalls.deny(sockets=deny_sockets, keys=deny_keys)
         if confinement.get("landlock"):
             import landlock
             landlock.restrict(confinement["landlock"]["read"], confinement["landlock"]["write"])
