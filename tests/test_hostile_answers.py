@@ -30,11 +30,23 @@ def tier(request):
 
 
 # Run the grader in a process of its own and report its own peak RSS (RUSAGE_SELF: the
-# grader process only, not its sandboxed workers, which may legitimately be large).
+# grader process only, not its sandboxed workers, which may legitimately be large). In a
+# batch, each pool process (forked from here) reports its own after each submission.
 RSS_PROBE = """
 import os, resource, sys
 sys.argv[0] = "grader"
+import grader.batch
 from grader.cli import main
+grade_bytes = grader.batch.grade_bytes
+
+def measured(*args):
+    try:
+        return grade_bytes(*args)
+    finally:
+        sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        sys.stderr.flush()
+
+grader.batch.grade_bytes = measured
 code = main(sys.argv[1:])
 sys.stdout.flush()
 sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -45,36 +57,38 @@ os._exit(code)
 
 def _grade(tmp_path, tier, source, task=PE_TASK, name="attack.py", extra=()):
     """Grade one file (check, or batch for warm modes); returns (report, the process, the
-    grader's peak RSS in MiB, or None in a batch where pool processes do the work)."""
+    peak RSS in MiB of the process that graded it)."""
     folder = tmp_path / "class"
     folder.mkdir(exist_ok=True)
     path = folder / name
     path.write_text(textwrap.dedent(source))
     limits = ["--isolation", tier, "--call-seconds", str(CALL_SECONDS),
               "--submission-seconds", str(BUDGET_SECONDS), *extra]
-    rss = None
     if getattr(tier, "warm", False):
         out = tmp_path / "batch-out"
-        done = run_cli("batch", task, str(folder), "--out", str(out), "--jobs", "1", "--force",
-                       *limits, timeout=BUDGET_SECONDS * 4 + 60)
+        done = _probe("batch", task, str(folder), "--out", str(out), "--jobs", "1", "--force",
+                      *limits)
         reports = (out / "reports.jsonl").read_text().splitlines() if out.exists() else []
         assert len(reports) == 1, f"the batch stored {len(reports)} rows: {done.stderr[-3000:]}"
         report_text = reports[0]
         assert done.returncode == 0, f"the batch failed: {done.stderr[-3000:]}"
     else:
-        done = subprocess.run([sys.executable, "-c", RSS_PROBE, "check", task, str(path),
-                               "--format", "json", *limits], capture_output=True, text=True,
-                              cwd=ROOT, timeout=BUDGET_SECONDS * 4 + 60,
-                              env=dict(os.environ, PYTHONPATH=ROOT))
+        done = _probe("check", task, str(path), "--format", "json", *limits)
         report_text = done.stdout
-        for line in done.stderr.splitlines():
-            if line.startswith("GRADER_MAXRSS_KIB="):
-                rss = int(line.split("=")[1]) / 1024
         assert done.returncode in (0, 1), f"the grader itself failed: {done.stderr[-3000:]}"
+    rss = max([int(line.split("=")[1]) / 1024 for line in done.stderr.splitlines()
+               if line.startswith("GRADER_MAXRSS_KIB=")], default=None)
+    assert rss is not None, done.stderr[-3000:]
     assert len(report_text.encode()) < REPORT_BYTES_CAP, "report is not bounded"
     report = json.loads(report_text)
     assert report["isolation"] == tier
     return report, done, rss
+
+
+def _probe(*args):
+    return subprocess.run([sys.executable, "-c", RSS_PROBE, *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=BUDGET_SECONDS * 4 + 60,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
 
 
 def _checks(report):
@@ -225,15 +239,20 @@ def test_script_printing_infinity(tmp_path, tier, printed):
 GRADER_RSS_BOUND_MIB = 300
 
 
-def test_forged_declarations_of_huge_blobs_allocate_nothing(tmp_path, tier):
-    """Two 512 MiB blobs declared (under the wire's global caps), a few bytes sent."""
+HUGE_BLOBS = {  # two 512 MiB blobs declared (under the wire's global caps) ...
+    "declared-only": "import time; time.sleep(60)",                        # ... none sent
+    "declared-and-sent": "[_channel().sendall(bytes(1 << 20)) for _ in range(1024)]",  # ... sent
+}
+
+
+@pytest.mark.parametrize("sent", sorted(HUGE_BLOBS))
+def test_forged_declarations_of_huge_blobs(tmp_path, tier, sent):
     report, _, rss = _grade(tmp_path, tier, forging(in_call=(
         "_forge({'ok': True, 'result': {'$nd': 0}}, declared=[512 << 20, 512 << 20]); "
-        "import time; time.sleep(60)")))
+        + HUGE_BLOBS[sent])))
     assert _checks(report)["example-table-3x4"]["status"] in ("error", "failed")
     _lost_everything(report)
-    if rss is not None:
-        assert rss < GRADER_RSS_BOUND_MIB, f"the grader's peak RSS was {rss:.0f} MiB"
+    assert rss < GRADER_RSS_BOUND_MIB, f"the grader's peak RSS was {rss:.0f} MiB"
 
 
 BIG_RETURN = """
@@ -257,8 +276,7 @@ def test_256_mib_returned_array_does_not_reach_the_grader(tmp_path, tier):
     table = _checks(report)["example-table-3x4"]
     assert table["status"] in ("error", "failed")
     assert report["score"] <= 1
-    if rss is not None:
-        assert rss < GRADER_RSS_BOUND_MIB, f"the grader's peak RSS was {rss:.0f} MiB"
+    assert rss < GRADER_RSS_BOUND_MIB, f"the grader's peak RSS was {rss:.0f} MiB"
 
 
 # --------------------------------------------------------------------------- request ids

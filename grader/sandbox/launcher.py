@@ -188,7 +188,7 @@ class Sandbox:
         reply: dict = {}
         try:
             reply, reply_blobs = wire.recv(process.sock, deadline, self._caps())
-            if reply.get("id") != request_id:
+            if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
                 raise wire.WireError(f"it answers request {_shown_id(reply.get('id'))}, "
                                      f"not request {request_id}")
             outcome = _outcome_from_reply(reply, reply_blobs, op, self.functions)
@@ -219,7 +219,7 @@ class Sandbox:
         try:
             for request_id in ids:
                 reply, _ = wire.recv(process.sock, deadline, self._caps())
-                if reply.get("id") != request_id:
+                if type(reply.get("id")) is not int or reply["id"] != request_id:
                     raise wire.WireError("an answer out of turn")
             process.take_output()
         except Exception:
