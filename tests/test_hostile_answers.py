@@ -424,3 +424,24 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     rows = {os.path.basename(r["submission"]): r
             for r in map(json.loads, (out / "reports.jsonl").read_text().splitlines())}
     assert rows["bob.py"]["checks"][0]["name"] != "submission"
+
+
+# --------------------------------------------------------------------------- checks
+
+def test_a_check_that_raises_is_that_checks_error(monkeypatch):
+    """Whatever a submission makes a check trip over costs that check, not the grading."""
+    from grader import checks
+    from grader.grading import Options, grade
+    from grader.spec import load_task
+
+    def tripping(ctx, check):
+        raise OverflowError("cannot convert float infinity to integer")
+
+    monkeypatch.setitem(checks.KINDS, "prints", tripping)
+    task = load_task(os.path.join(TASKS, "pe-table-shape"))
+    sample = os.path.join(ROOT, "submissions", "pe-table-shape", "correct_numpy.py")
+    result = grade(task, sample, Options(isolation="rlimits")).to_dict()
+    by_name = _checks(result)
+    assert by_name["prints-the-shape"]["status"] == "error"
+    assert "OverflowError" in by_name["prints-the-shape"]["message"]
+    assert by_name["builds-the-table"]["status"] == "passed"
