@@ -184,6 +184,7 @@ def prepare(task: Task, options: Options = Options()) -> None:
     for check in task.checks:
         if check.call is not None:
             case_set(task, reference, check, options.use_cache)
+    answer_bytes(task, reference, options.use_cache)
 
 
 def _too_large() -> CheckResult:
