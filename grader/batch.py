@@ -14,7 +14,7 @@ import multiprocessing
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .class_summary import check_columns, render_markdown, summarize, write_csv, write_jsonl
 from .gradebook import Gradebook
@@ -159,6 +159,7 @@ class BatchOutcome:
     graded: int
     skipped: int
     summary_markdown: str
+    grader_failed: list[str] = field(default_factory=list)  # stored as errors, regraded next run
 
 
 def _describe_sandbox(options: Options, stream) -> None:
@@ -201,8 +202,9 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         progress = Progress(len(todo), stream)
         if todo and not dask_address:  # (Dask workers decide for their own machines)
             _describe_sandbox(options, stream)
+        failed: list[str] = []
         if todo:
-            _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)
+            failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)
         progress.finish()
         reports = book.reports(task.id)
         write_csv(os.path.join(out_dir, "grades.csv"), check_columns(reports), reports)
@@ -210,7 +212,7 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         text = render_markdown(summarize(task.id, reports))
         with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
             f.write(text)
-        return BatchOutcome(len(todo), len(submissions) - len(todo), text)
+        return BatchOutcome(len(todo), len(submissions) - len(todo), text, failed)
     finally:
         book.close()
 
@@ -218,12 +220,28 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
 POOL_GENERATIONS = 3  # a pool whose processes were killed is rebuilt this many times
 
 
-def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) -> None:
+# The content hash stored with the error row of a submission the grader itself failed on:
+# it matches no file, so the next run grades that submission again.
+REGRADE = "grader-failed"
+
+
+def _grader_failed(book, task, s, why: str, progress) -> None:
+    """A row for a submission the grader could not grade (its own failure, not the
+    student's): every point lost for now, the reason said, and regraded on the next run."""
+    report = _cannot_grade(task, s, f"the grader failed on this submission ({why}); it is not "
+                                    "your grade: the next run of the batch grades it again.")
+    book.record(task.id, s.student, REGRADE, task.version, task.digest, report)
+    progress.update(report)
+
+
+def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) -> list[str]:
+    """Grades ``todo`` into ``book``; every submission gets a row. Returns the students
+    the grader failed on (their rows are errors that the next run regrades)."""
     # Cases and expected outputs are built once here; forked pool processes inherit them.
     from .grading import prepare
     prepare(task, options)
     task_ref = task_files(task) if dask_address else task.folder
-    pending = {}
+    pending, failed = {}, []
     for s in todo:
         if s.problem:
             _store(book, task, s, _cannot_grade(task, s, s.problem), progress)
@@ -231,7 +249,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
             pending[s.student] = s
     for _ in range(POOL_GENERATIONS):
         if not pending:
-            return
+            return failed
         executor = DaskExecutor(dask_address) if dask_address else LocalExecutor(jobs)
         try:
             futures = {executor.submit(task_ref, os.path.basename(s.path), s.content, options): s
@@ -243,9 +261,13 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
                 except Exception as exc:
                     if executor.broken(exc):
                         break  # rebuild the pool; what is still pending is submitted again
-                    # The grader's own failure is not a grade: not stored, so the next run retries.
-                    print(f"{s.student}: not graded ({type(exc).__name__}: {exc}); run the "
-                          "batch again to retry it", file=stream)
+                    # The grader's own failure is not a grade: stored as an error row that
+                    # the next run grades again, and the batch exits non-zero.
+                    why = f"{type(exc).__name__}: {str(exc)[:300]}"
+                    print(f"{s.student}: not graded ({why}); run the batch again to retry it",
+                          file=stream)
+                    _grader_failed(book, task, s, why, progress)
+                    failed.append(s.student)
                     pending.pop(s.student)
                     continue
                 report["submission"] = s.path
@@ -256,6 +278,10 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
     if pending:
         print(f"not graded, because the grading processes kept dying: {', '.join(sorted(pending))}. "
               "Run the batch again to retry them.", file=stream)
+        for student in sorted(pending):
+            _grader_failed(book, task, pending[student], "the grading processes kept dying", progress)
+            failed.append(student)
+    return failed
 
 
 def _store(book, task, s, report, progress) -> None:

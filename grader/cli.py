@@ -1,7 +1,9 @@
 """The ``grader`` command.
 
 Exit codes of ``grader check``: 0 at full marks, 1 below, 2 when the grader could not run
-(bad task spec, missing file, bad arguments); the reason goes to stderr.
+(bad task spec, missing file, bad arguments); the reason goes to stderr. ``grader batch``
+exits 3 when the grader itself failed on some submissions (named on stderr; they are stored
+as error rows that the next run grades again).
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import os
 import sys
 
 EXIT_FULL, EXIT_BELOW, EXIT_CANNOT_RUN = 0, 1, 2
+EXIT_GRADER_FAILED = 3   # batch: some submissions got an error row because the grader failed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -155,6 +158,11 @@ def cmd_batch(args) -> int:
     sys.stdout.write(outcome.summary_markdown)
     print(f"\nwrote {os.path.join(args.out, 'grades.csv')}, reports.jsonl, summary.md and "
           "gradebook.sqlite", file=sys.stderr)
+    if outcome.grader_failed:
+        print(f"grader: the grader failed on {len(outcome.grader_failed)} submission(s): "
+              f"{', '.join(outcome.grader_failed)}. They are stored as errors (0 points) and "
+              "graded again by the next run of the batch.", file=sys.stderr)
+        return EXIT_GRADER_FAILED
     return EXIT_FULL
 
 

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from .sandbox import warm
@@ -76,6 +77,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         reference = load_reference(task)
         ctx = Context(task, sandbox, reference, source, [], options.use_cache)
         prepare(task, options)  # cases and expected outputs: ready before the worker is
+        sandbox.answer_bytes = answer_bytes(task, reference, options.use_cache)
         if source.text is None:  # never run what Python (or the import scan) cannot read
             outcome = None
             load, defined = _unreadable(task, source.problem), set()
@@ -168,6 +170,7 @@ def prepare(task: Task, options: Options = Options()) -> None:
     for check in task.checks:
         if check.call is not None:
             case_set(task, reference, check, options.use_cache)
+    answer_bytes(task, reference, options.use_cache)
 
 
 def _unreadable(task: Task, problem: str) -> CheckResult:
@@ -225,3 +228,58 @@ def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set
         return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
                            message=f"the task itself is broken, not your code: {exc}. "
                                    "Tell your instructor.", description=check.description)
+    except Exception as exc:  # whatever a submission made a check trip over: its error only
+        return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
+                           function=check.call, description=check.description,
+                           message=f"this check could not judge what your code produced "
+                                   f"({type(exc).__name__}: {str(exc)[:300]}); no points for it. "
+                                   "If your code is right, tell your instructor.")
+
+
+# What one answer may carry, derived from the task: its largest expected output (with the
+# inputs a mutation check gets back) times a margin, and never less than a floor; for a
+# script, a margin over the arrays its checks look for. Anything larger is refused
+# before it is read (wire.answer_caps), and a worker refuses it itself.
+ANSWER_FLOOR_BYTES = 16 << 20
+SCRIPT_FLOOR_BYTES = 32 << 20
+ANSWER_MARGIN, SCRIPT_MARGIN = 4, 16
+_answer_bytes: dict[tuple, int] = {}
+
+
+def _nbytes(value, depth: int = 0) -> int:
+    import numpy as np
+    if depth > 64:
+        return 0
+    if isinstance(value, (np.ndarray, np.generic)):
+        return int(np.asarray(value).nbytes)
+    if isinstance(value, (list, tuple)):
+        return sum(_nbytes(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return sum(_nbytes(v, depth + 1) for v in value.values())
+    return 64 if isinstance(value, (int, float, complex)) else 0
+
+
+def answer_bytes(task: Task, reference, use_cache: bool = True) -> int:
+    """The most bytes of arrays one answer of a submission to ``task`` may carry."""
+    key = (task.digest, use_cache)
+    if key in _answer_bytes:
+        return _answer_bytes[key]
+    largest = 0
+    if task.kind == "script":
+        from .checks.script_work import reference_array
+        for check in task.checks:
+            if getattr(check, "reference", None):
+                with contextlib.suppress(Exception):
+                    largest += int(reference_array(SimpleNamespace(reference=reference), check).nbytes)
+        cap = max(SCRIPT_FLOOR_BYTES, SCRIPT_MARGIN * largest)
+    else:
+        from .cases import case_set
+        for check in task.checks:
+            if check.call is None:
+                continue
+            cases = case_set(task, reference, check, use_cache)
+            for args, expected in zip(cases.cases, cases.expected):
+                largest = max(largest, _nbytes(expected) + _nbytes(args))
+        cap = max(ANSWER_FLOOR_BYTES, ANSWER_MARGIN * largest)
+    _answer_bytes[key] = cap
+    return cap

@@ -138,16 +138,18 @@ def test_batch_on_a_local_dask_cluster_lands_in_the_same_gradebook(tmp_path):
 
 def test_a_killed_pool_is_rebuilt_and_innocents_are_graded(tmp_path):
     """In the rlimits tier a submission can kill the grading process (same user): the
-    others must still get their grades, and no grader failure is stored as a grade."""
+    others must still get their grades, and the grader's failure is stored as an error row
+    (not a grade: the next run grades it again) with a non-zero exit naming the student."""
     klass = make_class(tmp_path / "class", {"alice": "correct_vectorized.py",
                                              "bob": "mistake_ignores_base.py"})
     (klass / "mallory.py").write_text("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
     out = tmp_path / "out"
     done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--isolation", "rlimits",
                    "--jobs", "1", timeout=300)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert "warning: grading in the rlimits tier" in done.stderr
     grades = rows(out)
     assert grades["alice"]["score"] == "33" and grades["bob"]["score"] == "29"
-    assert "mallory" not in grades
+    assert grades["mallory"]["status"] == "error"
     assert "not graded, because the grading processes kept dying: mallory" in done.stderr
+    assert "the grader failed on 1 submission(s): mallory" in done.stderr

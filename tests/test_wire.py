@@ -75,3 +75,43 @@ def test_silent_peer_times_out():
 
 def test_struct_prefix_is_big_endian():
     assert wire.PREFIX.pack(wire.MAGIC, 1) == b"GRDR" + struct.pack(">I", 1)
+
+
+def test_declared_but_unsent_payload_allocates_nothing():
+    """A peer declares 400 MiB (under the caps it was given) and sends 10 bytes: memory
+    grows with what arrived, not with what was declared."""
+    import tracemalloc
+    a, b = socket.socketpair()
+    a.sendall(_frame(b'{"blobs": [419430400]}') + bytes(10))
+    a.close()
+    caps = wire.Caps(blob_bytes=1 << 30, total_bytes=1 << 30)
+    tracemalloc.start()
+    try:
+        with pytest.raises(wire.WireClosed):
+            wire.recv(b, deadline=None, caps=caps)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{peak} bytes allocated for 10 bytes received"
+
+
+def test_answer_caps_refuse_what_the_task_cannot_need():
+    caps = wire.answer_caps(1 << 20)  # the task's answers hold at most 1 MiB of arrays
+    two_mib = np.zeros(1 << 18)
+    blobs = []
+    frame = wire.pack({"result": wire.encode(two_mib, blobs)}, blobs)
+    with pytest.raises(wire.WireError, match="size caps"):
+        wire.unpack(frame, caps)
+    blobs = []
+    small = wire.pack({"result": wire.encode(np.zeros(1000), blobs)}, blobs)
+    header, got = wire.unpack(small, caps)
+    assert wire.decode(header["result"], got, caps).shape == (1000,)
+
+
+@pytest.mark.parametrize("descr", ["<f99", "<i3", "|b7", ">c99"])
+def test_plain_looking_but_impossible_dtype_is_a_wire_error(descr):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (2,), }" % descr
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    blob = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(16)
+    with pytest.raises(wire.WireError, match="malformed array payload"):
+        wire.npy_to_array(blob)

@@ -35,7 +35,7 @@ def expected_answer(ctx, check: CheckSpec):
 
 
 def _shown(numbers: list[float]) -> str:
-    text = ", ".join(str(int(n)) if n == int(n) else f"{n:g}" for n in numbers[:NUMBERS_SHOWN])
+    text = ", ".join(str(int(n)) if n.is_integer() else f"{n:g}" for n in numbers[:NUMBERS_SHOWN])
     return text + (", ..." if len(numbers) > NUMBERS_SHOWN else "")
 
 

@@ -59,6 +59,7 @@ def leaves_sum(ctx, check: CheckSpec) -> CheckResult:
     rows = table[parse_select(check.select)]
     arrays = ctx.script.arrays
     shape = tuple(check.shape)
+    arrays = {n: (_numbers(a), t) for n, (a, t) in arrays.items()}
     sums = {n: a for n, (a, _) in arrays.items() if a.shape == shape}
     if not sums:
         return judged(check, False, f"no variable holds a sum of shape {shape}. "
@@ -86,6 +87,11 @@ def leaves_sum(ctx, check: CheckSpec) -> CheckResult:
     what = "adds nothing" if np.allclose(added, 0) else "adds values that are not those rows"
     return judged(check, False, f"'{s}' - '{b}' {what}: a sum of shape {shape} must be a batch "
                                  f"plus rows {check.select} of the {table.shape} table.")
+
+
+def _numbers(arr: np.ndarray) -> np.ndarray:
+    """Booleans as 0 and 1 (numpy refuses to subtract them), other numbers as they are."""
+    return arr.astype(np.int8) if arr.dtype.kind == "b" else arr
 
 
 def _broadcasts(small: tuple, big: tuple) -> bool:

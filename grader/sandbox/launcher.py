@@ -47,7 +47,8 @@ class Sandbox:
     """Runs one submission's calls in a worker, replacing the worker when it dies."""
 
     def __init__(self, source: bytes | str, functions: list[str], limits: Limits = Limits(),
-                 tier: str = RLIMITS, spawn: Spawner = FreshWorker):
+                 tier: str = RLIMITS, spawn: Spawner = FreshWorker,
+                 answer_bytes: int | None = None):
         if isinstance(source, str):  # a path: read it as any submission is read
             from ..submission_file import read_submission
             source = read_submission(source).data
@@ -61,6 +62,17 @@ class Sandbox:
         self.loaded = False
         self.restarts = 0
         self.evidence: list[str] = []   # what workers saw the submission import or call (evidence only)
+        # The bytes of arrays one answer may carry (from the task, see grading.answer_bytes);
+        # None: only the wire's own caps. Set it before the first request.
+        self.answer_bytes = answer_bytes
+        self._last_id = 0  # every request (and every call in one) has an id its answer echoes
+
+    def _new_id(self) -> int:
+        self._last_id += 1
+        return self._last_id
+
+    def _caps(self) -> wire.Caps:
+        return wire.DEFAULT_CAPS if self.answer_bytes is None else wire.answer_caps(self.answer_bytes)
 
     # -- lifecycle
     def start(self) -> None:
@@ -90,7 +102,7 @@ class Sandbox:
         if not self.process.ready:
             self.process.await_ready(STARTUP_SECONDS)
         header, blobs = self._submission_request("load")
-        outcome = self._request(dict(header, functions=self.functions), blobs)
+        outcome = self._request(dict(header, functions=self.functions), blobs, "load")
         self.loaded = outcome.status == "ok"
         return outcome
 
@@ -100,12 +112,15 @@ class Sandbox:
         self.start()
         if not self.process.ready:
             self.process.await_ready(STARTUP_SECONDS)
-        return self._request(*self._submission_request("run"))
+        return self._request(*self._submission_request("run"), "run")
 
     def _submission_request(self, op: str) -> tuple[dict, list[bytes]]:
         """The submission's bytes, which the worker writes into its private folder before
         any student code runs: no worker ever sees the file the submission came from."""
-        return {"op": op, "path": self.process.inner_path, "source": 0}, [self.source]
+        header = {"op": op, "path": self.process.inner_path, "source": 0}
+        if self.answer_bytes is not None:  # the worker refuses larger outputs itself (courtesy)
+            header["answer_bytes"] = self.answer_bytes
+        return header, [self.source]
 
     def renew(self) -> None:
         """End the current worker; the next call loads the submission in a new one."""
@@ -139,13 +154,16 @@ class Sandbox:
                 continue
             process = self.process
             header, blobs = _calls_request(function, items[i:i + window], return_inputs)
+            ids = [self._new_id() for _ in header["items"]]
+            for item, request_id in zip(header["items"], ids):
+                item["id"] = request_id
             since = time.monotonic()
             with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
                 wire.send(process.sock, header, blobs)
             pending = len(header["items"])
             try:
                 while pending:
-                    outcome, since = self._answer(process, since)
+                    outcome, since = self._answer(process, since, "call", ids[-pending])
                     pending -= 1
                     i += 1
                     yield outcome
@@ -153,31 +171,41 @@ class Sandbox:
                         pending = 0  # it was replaced; the calls still under way are sent again
             finally:
                 if pending:
-                    self._abandon(process, pending)
+                    self._abandon(process, ids[-pending:])
             window = min(window * 2, MAX_WINDOW)
 
-    def _request(self, header: dict, blobs: list[bytes]) -> CallOutcome:
+    def _request(self, header: dict, blobs: list[bytes], op: str) -> CallOutcome:
         if self.budget_left() <= 0:
             return self._out_of_budget()
+        request_id = self._new_id()
         since = time.monotonic()
         with contextlib.suppress(OSError):
-            wire.send(self.process.sock, header, blobs)
-        return self._answer(self.process, since)[0]
+            wire.send(self.process.sock, dict(header, id=request_id), blobs)
+        return self._answer(self.process, since, op, request_id)[0]
 
-    def _answer(self, process: WorkerProcess, since: float) -> tuple[CallOutcome, float]:
-        """The worker's next answer, due within the call limit from ``since`` (and within
-        the budget); returns it with the time it came."""
+    def _answer(self, process: WorkerProcess, since: float, op: str,
+                request_id: int) -> tuple[CallOutcome, float]:
+        """The worker's next answer to request ``request_id`` (a load, run or call), due
+        within the call limit from ``since`` (and within the budget); returns it with the
+        time it came. Whatever the answer is, reading it never raises: anything malformed
+        (an answer to another request included) is this call's error."""
         deadline = min(since + self.limits.call_seconds, self.deadline)
         reply: dict = {}
         try:
-            reply, reply_blobs = wire.recv(process.sock, deadline)
-            outcome = _outcome_from_reply(reply, reply_blobs)
+            reply, reply_blobs = wire.recv(process.sock, deadline, self._caps())
+            if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
+                raise wire.WireError(f"it answers request {_shown_id(reply.get('id'))}, "
+                                     f"not request {request_id}")
+            outcome = _outcome_from_reply(reply, reply_blobs, op, self.functions)
         except wire.WireTimeout:
             outcome = CallOutcome("timeout", error={"message": f"did not finish within {deadline - since:.3g} s"})
         except wire.WireClosed:
             outcome = CallOutcome("crashed", error={"message": f"the worker process {process.exit_description()}"})
-        except (wire.WireError, OSError) as exc:
-            outcome = CallOutcome("malformed", error={"message": f"the worker's answer was unusable: {exc}"})
+        except wire.WireError as exc:
+            outcome = CallOutcome("malformed", error={"message": f"the worker's answer was unusable: {str(exc)[:500]}"})
+        except Exception as exc:  # the trusted side never crashes on what a worker sends
+            outcome = CallOutcome("malformed", error={"message": (
+                f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")})
         self._note_evidence(reply)
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         if outcome.status in ("timeout", "crashed", "malformed"):
@@ -197,17 +225,20 @@ class Sandbox:
             if text not in self.evidence and len(self.evidence) < EVIDENCE_CAP:
                 self.evidence.append(text)
 
-    def _abandon(self, process: WorkerProcess, pending: int) -> None:
-        """The caller stopped early: take the answers still under way, briefly; a worker
-        that is not done by then is replaced rather than waited for."""
+    def _abandon(self, process: WorkerProcess, ids: list[int]) -> None:
+        """The caller stopped early: take the answers still under way (to requests ``ids``),
+        briefly; a worker that is not done by then, or answers out of turn, is replaced
+        rather than waited for."""
         if self.process is not process:
             return
         deadline = time.monotonic() + ABANDON_SECONDS
         try:
-            for _ in range(pending):
-                wire.recv(process.sock, deadline)
+            for request_id in ids:
+                reply, _ = wire.recv(process.sock, deadline, self._caps())
+                if type(reply.get("id")) is not int or reply["id"] != request_id:
+                    raise wire.WireError("an answer out of turn")
             process.take_output()
-        except (wire.WireError, OSError):
+        except Exception:
             process.kill()
             self.process = None
 
@@ -241,44 +272,82 @@ def _output_at(reply: dict) -> tuple[int, int] | None:
     return None
 
 
-def _outcome_from_reply(reply: dict, blobs: list[bytes]) -> CallOutcome:
-    if "globals" in reply:
+def _shown_id(value) -> str:
+    return str(value) if type(value) is int else "without a valid id"
+
+
+def _outcome_from_reply(reply: dict, blobs: list[bytes], op: str,
+                        functions: list[str] = ()) -> CallOutcome:
+    """The outcome an answer to an ``op`` request (load, run or call) describes. Strict:
+    every field used is checked here, and anything else is a ``WireError``."""
+    ok = reply.get("ok")
+    if type(ok) is not bool:
+        raise wire.WireError("answer has neither a result nor an error")
+    if not ok and not isinstance(reply.get("error"), dict):
+        raise wire.WireError("a failed answer without its error")
+    if op == "run":
         value = _script_info(reply, blobs)
-        if reply.get("ok") is True:
+        if ok:
             return CallOutcome("ok", value=value)
-        return CallOutcome("raised", value=value, error=_clean_error(reply.get("error") or {}))
-    if reply.get("ok") is True:
-        return CallOutcome(
-            "ok",
-            value=wire.decode(reply.get("result"), blobs) if "result" in reply else _load_info(reply),
-            inputs_after=wire.decode(reply["inputs_after"], blobs) if "inputs_after" in reply else None,
-            aliases_input=reply.get("aliases_input") is True)
-    if reply.get("ok") is False and isinstance(reply.get("error"), dict):
-        return CallOutcome("raised", value=_load_info(reply), error=_clean_error(reply["error"]))
-    raise wire.WireError("answer has neither a result nor an error")
+        return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
+    if op == "load":
+        value = _load_info(reply, functions, require_functions=ok)
+        if ok:
+            return CallOutcome("ok", value=value)
+        return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
+    if op != "call":
+        raise ValueError(f"no such request: {op}")
+    if not ok:
+        return CallOutcome("raised", error=_clean_error(reply["error"]))
+    if "result" not in reply:
+        raise wire.WireError("answer has neither a result nor an error")
+    aliases = reply.get("aliases_input", False)
+    if type(aliases) is not bool:
+        raise wire.WireError("malformed call answer (aliases_input)")
+    return CallOutcome(
+        "ok", value=wire.decode(reply["result"], blobs),
+        inputs_after=wire.decode(reply["inputs_after"], blobs) if "inputs_after" in reply else None,
+        aliases_input=aliases)
 
 
-def _load_info(reply: dict) -> dict:
-    """The load answer: which functions exist and what the submission imported (evidence)."""
-    functions = reply.get("functions", {})
-    imports = reply.get("imports", [])
-    if not isinstance(functions, dict) or not isinstance(imports, list):
-        raise wire.WireError("malformed load answer")
-    return {"functions": {str(k)[:100]: v for k, v in functions.items() if isinstance(v, dict)},
-            "imports": [str(m)[:100] for m in imports[:100]]}
+def _strings(value, what: str, cap: int = 100) -> list[str]:
+    if not isinstance(value, list) or len(value) > cap or not all(isinstance(v, str) for v in value):
+        raise wire.WireError(f"malformed answer ({what})")
+    return [v[:100] for v in value]
+
+
+def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dict:
+    """The load answer: which functions exist and what the submission imported (evidence).
+    It must describe exactly the functions asked for, each as the worker does."""
+    imports = _strings(reply.get("imports", []), "imports")
+    if not require_functions and "functions" not in reply:
+        return {"functions": {}, "imports": imports}
+    found = reply.get("functions")
+    if not isinstance(found, dict) or sorted(found) != sorted(functions):
+        raise wire.WireError("malformed load answer (functions)")
+    described = {}
+    for name, entry in found.items():
+        if (not isinstance(entry, dict) or type(entry.get("defined")) is not bool
+                or type(entry.get("callable")) is not bool):
+            raise wire.WireError(f"malformed load answer (function {name[:100]!r})")
+        params = entry.get("params")
+        described[name] = {"defined": entry["defined"], "callable": entry["callable"],
+                           "params": None if params is None else _strings(params, "params", 50)}
+    return {"functions": described, "imports": imports}
 
 
 def _script_info(reply: dict, blobs: list[bytes]) -> dict:
     left = reply.get("globals")
-    if not isinstance(left, dict) or not isinstance(reply.get("imports", []), list):
+    if not isinstance(left, dict) or len(left) > 64:
         raise wire.WireError("malformed script answer")
     arrays = {}
-    for name, entry in list(left.items())[:64]:
-        if not isinstance(entry, dict) or type(entry.get("$nd")) is not int:
+    for name, entry in left.items():
+        if (not isinstance(entry, dict) or type(entry.get("$nd")) is not int
+                or not isinstance(entry.get("type", "?"), str)):
             raise wire.WireError("malformed script answer")
-        arrays[str(name)[:100]] = (wire.decode({"$nd": entry["$nd"]}, blobs),
-                                   str(entry.get("type", "?"))[:100])
-    return {"globals": arrays, "imports": [str(m)[:100] for m in reply.get("imports", [])[:100]]}
+        arrays[name[:100]] = (wire.decode({"$nd": entry["$nd"]}, blobs),
+                              entry.get("type", "?")[:100])
+    return {"globals": arrays, "imports": _strings(reply.get("imports", []), "imports")}
 
 
 def _clean_error(error: dict) -> dict:

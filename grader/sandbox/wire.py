@@ -47,6 +47,16 @@ class Caps:
 
 DEFAULT_CAPS = Caps()
 
+# The slack of an answer over its arrays' bytes: .npy headers, JSON, a few small values.
+ANSWER_SLACK = 1 << 20
+
+
+def answer_caps(payload_bytes: int) -> Caps:
+    """The caps of one answer whose arrays may hold ``payload_bytes`` in all (derived from
+    the task by the grader): no blob and no frame may carry more."""
+    payload_bytes = max(0, int(payload_bytes))
+    return Caps(blob_bytes=payload_bytes + ANSWER_SLACK, total_bytes=payload_bytes + ANSWER_SLACK)
+
 
 class WireError(Exception):
     """The peer sent something malformed or over a cap."""
@@ -92,27 +102,30 @@ class _BytesChannel:
     def __init__(self, data: bytes):
         self.data, self.at = memoryview(data), 0
 
-    def recv_into(self, view, n):
-        chunk = self.data[self.at:self.at + n]
-        view[:len(chunk)] = chunk
+    def recv(self, n, flags=0):
+        chunk = bytes(self.data[self.at:self.at + n])
         self.at += len(chunk)
-        return len(chunk)
+        return chunk
 
 
 def unpack(data: bytes, caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytes]]:
     return recv(_BytesChannel(data), None, caps)
 
 
+READ_CHUNK = 1 << 22   # a payload is read this much at a time, as it arrives
+
+
 def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearray:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
+    """Exactly ``n`` bytes. Memory grows with what has arrived, never with what was merely
+    declared: a peer that declares a large payload and sends nothing costs nothing."""
+    buf = bytearray()
+    while len(buf) < n:
+        want = min(n - len(buf), READ_CHUNK)
         try:
             if deadline is None:
-                k = sock.recv_into(view[got:], n - got)
+                chunk = sock.recv(want)
             else:  # what has arrived is taken at once; select only waits for the rest
-                k = sock.recv_into(view[got:], n - got, socket.MSG_DONTWAIT)
+                chunk = sock.recv(want, socket.MSG_DONTWAIT)
         except BlockingIOError:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -123,9 +136,9 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearra
             continue
         except (ConnectionError, OSError) as exc:
             raise WireClosed(f"channel closed: {exc}") from None
-        if k == 0:
+        if not chunk:
             raise WireClosed("channel closed")
-        got += k
+        buf += chunk
     return buf
 
 
@@ -144,9 +157,11 @@ def recv(sock: socket.socket, deadline: float | None = None,
         raise WireError("message header is not a JSON object")
     sizes = header.get("blobs", [])
     if (not isinstance(sizes, list) or len(sizes) > caps.blob_count
-            or not all(type(s) is int and 0 <= s <= caps.blob_bytes for s in sizes)
-            or sum(sizes) > caps.total_bytes):
-        raise WireError("message declares payloads over the size caps")
+            or not all(type(s) is int and s >= 0 for s in sizes)):
+        raise WireError("message declares payloads that are not a list of sizes")
+    if any(s > caps.blob_bytes for s in sizes) or sum(sizes) > caps.total_bytes:
+        raise WireError(f"message declares {sum(sizes)} bytes of payloads, over the size caps "
+                        f"({caps.blob_bytes} bytes each, {caps.total_bytes} in all)")
     return header, [_recv_exact(sock, s, deadline) for s in sizes]
 
 
@@ -188,7 +203,11 @@ def _plain_header(data) -> tuple[tuple, bool, object, int] | None:
         return None
     descr, fortran, dims = match.groups()
     shape = tuple(int(d) for d in dims.replace(b" ", b"").split(b",") if d)
-    return shape, fortran == b"True", np.dtype(descr.decode()), end
+    try:
+        dtype = np.dtype(descr.decode())
+    except (TypeError, ValueError) as exc:  # '<f99' reads as plain, but is no dtype
+        raise WireError(f"malformed array payload: dtype {descr.decode()!r}: {exc}") from None
+    return shape, fortran == b"True", dtype, end
 
 
 def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS):
@@ -208,8 +227,10 @@ def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS):
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
             else:
                 raise WireError(f"unsupported .npy version {version}")
-        except (ValueError, SyntaxError, TypeError) as exc:
-            raise WireError(f"malformed array payload: {exc}") from None
+        except WireError:
+            raise
+        except Exception as exc:  # numpy's parser on a hostile header: any failure is malformed
+            raise WireError(f"malformed array payload: {type(exc).__name__}: {exc}") from None
         offset = fp.tell()
     if dtype.kind not in ALLOWED_DTYPE_KINDS or dtype.hasobject or dtype.fields:
         raise WireError(f"arrays of dtype {dtype} are not accepted (numbers only)")

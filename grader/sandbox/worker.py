@@ -194,6 +194,14 @@ def _safe_repr(value) -> str:
         return f"<a {type(value).__name__} whose repr failed>"
 
 
+def _limit_outputs(answer_bytes: int) -> None:
+    """The grader's cap on the arrays of one answer (derived from the task): larger outputs
+    are refused here with a clear description. A courtesy only: the grader enforces it."""
+    global OUTPUT_BYTES_CAP, GLOBALS_BYTES_CAP
+    OUTPUT_BYTES_CAP = min(OUTPUT_BYTES_CAP, max(0, answer_bytes))
+    GLOBALS_BYTES_CAP = min(GLOBALS_BYTES_CAP, max(0, answer_bytes))
+
+
 def _write_source(path: str, source: bytes) -> None:
     """The worker is sent the submission's bytes and keeps them in its private folder."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -217,19 +225,25 @@ class Worker:
             op = header.get("op")
             if op in ("load", "run"):
                 _write_source(header["path"], blobs[header["source"]])
+            if op in ("load", "run") and type(header.get("answer_bytes")) is int:
+                _limit_outputs(header["answer_bytes"])
             if op == "load":
-                self._answer(*self.load(header["path"], header.get("functions", [])))
+                self._answer(*self.load(header["path"], header.get("functions", [])), header.get("id"))
             elif op == "calls":  # one answer per call, each sent as soon as it is ready
                 for item in header.get("items", []):
-                    self._answer(*self.call(header["function"], item, blobs, header.get("return_inputs")))
+                    self._answer(*self.call(header["function"], item, blobs, header.get("return_inputs")),
+                                 item.get("id"))
             elif op == "run":
-                self._answer(*self.run(header["path"]))
+                self._answer(*self.run(header["path"]), header.get("id"))
             else:
-                self._answer({"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}}, [])
+                self._answer({"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}}, [],
+                             header.get("id"))
 
-    def _answer(self, reply: dict, out: list[bytes]) -> None:
-        """Send an answer with how far stdout and stderr had got when it was ready, so the
-        grader gives each call the output it printed even when calls are pipelined."""
+    def _answer(self, reply: dict, out: list[bytes], request_id=None) -> None:
+        """Send an answer to request ``request_id`` (the grader checks that answers come
+        in turn) with how far stdout and stderr had got when it was ready, so the grader
+        gives each call the output it printed even when calls are pipelined."""
+        reply["id"] = request_id
         _flush_std_streams()
         if self.evidence is not None:
             reply["imports"] = self.evidence.new_entries()
