@@ -97,6 +97,7 @@ def _checks(report):
 # stack up to the worker's loop), and writes frames on it as the worker would.
 FORGER = """
 import gc, json, socket, struct, sys
+import numpy as np
 
 def _channel():
     frame = sys._getframe()
@@ -205,6 +206,7 @@ def test_forged_script_answer_is_the_submissions_error(tmp_path, tier):
 
 
 BOOL_SCRIPT = """
+import numpy as np
 batch = np.zeros((1, 3, 6), dtype=bool)
 total = np.ones((1, 3, 6), dtype=bool)
 flags = np.ones((4, 6), dtype=bool)
@@ -253,6 +255,7 @@ def test_forged_declarations_of_huge_blobs(tmp_path, tier, sent):
 
 BIG_RETURN = """
 import sys
+import numpy as np
 for name in ("__main__", "worker"):  # the worker's own cap is a courtesy: lift it
     module = sys.modules.get(name)
     if module is not None and hasattr(module, "OUTPUT_BYTES_CAP"):
