@@ -315,7 +315,6 @@ class _FakeProcess:
     """A worker seen from the Sandbox, played by a thread that answers as told."""
 
     inner_path = "/nowhere.py"
-    sends_source = False
 
     def __init__(self, answer):
         self.sock, theirs = socket.socketpair()
@@ -361,7 +360,7 @@ def test_stale_answer_is_not_taken_for_the_next_call():
                 replies.append({"ok": True, "id": item.get("id"), "result": x * 10})
         return replies
 
-    with Sandbox("/nowhere.py", ["f"], Limits(), spawn=lambda *a: _FakeProcess(answer)) as box:
+    with Sandbox(b"", ["f"], Limits(), spawn=lambda *a: _FakeProcess(answer)) as box:
         outcomes = list(box.calls("f", [([x], {}) for x in range(1, 6)]))
     assert outcomes[0].status == "ok" and outcomes[0].value == 10
     assert outcomes[1].status == "malformed" and "answers request" in outcomes[1].error["message"]
