@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from . import wire
+from . import shared, wire
 from .limits import Limits
 from .process import FreshWorker, WorkerProcess
 from .tiers import RLIMITS, SandboxUnavailable
@@ -32,7 +32,13 @@ Spawner = Callable[[str, Limits, str], WorkerProcess]
 @dataclass
 class CallOutcome:
     """What one call in the worker came to. ``status`` is one of
-    ok, raised, timeout, crashed, malformed, budget."""
+    ok, raised, timeout, crashed, malformed, budget.
+
+    ``inputs_after`` (calls made with ``return_inputs``) are the arguments as the grader
+    read them back from the memory it shared with the worker, after the answer came: the
+    worker's word plays no part in them. ``aliases_input`` is what the worker says it saw
+    (the result is an input array or a view of one): it can only be observed inside the
+    sandbox, so it may cost a submission points but never earn them."""
 
     status: str
     value: object = None
@@ -134,22 +140,37 @@ class Sandbox:
                 yield self._out_of_budget()
                 continue
             process = self.process
-            header, blobs = _calls_request(function, items[i:i + window], return_inputs)
-            since = time.monotonic()
-            with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
-                wire.send(process.sock, header, blobs)
-            pending = len(header["items"])
+            window_items = items[i:i + window]
+            arrays: list[list[shared.SharedArray]] | None = [] if return_inputs else None
             try:
-                while pending:
-                    outcome, since = self._answer(process, since)
-                    pending -= 1
-                    i += 1
-                    yield outcome
-                    if self.process is not process:
-                        pending = 0  # it was replaced; the calls still under way are sent again
+                header, blobs = _calls_request(function, window_items, return_inputs, arrays)
+                since = time.monotonic()
+                with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
+                    wire.send(process.sock, header, blobs)
+                    if header.get("fds"):
+                        shared.send_fds(process.sock, [a.fd for item in arrays for a in item])
+                sent = len(header["items"])
+                pending = sent
+                try:
+                    while pending:
+                        outcome, since = self._answer(process, since)
+                        k = sent - pending
+                        outcome.inputs_after = None  # never the worker's account of them
+                        if arrays is not None:
+                            if outcome.status == "ok":
+                                outcome.inputs_after = _read_back(window_items[k], arrays[k])
+                            _close(arrays[k])
+                        pending -= 1
+                        i += 1
+                        yield outcome
+                        if self.process is not process:
+                            pending = 0  # it was replaced; the calls still under way are sent again
+                finally:
+                    if pending:
+                        self._abandon(process, pending)
             finally:
-                if pending:
-                    self._abandon(process, pending)
+                for item in arrays or []:
+                    _close(item)
             window = min(window * 2, MAX_WINDOW)
 
     def _request(self, header: dict, blobs: list[bytes]) -> CallOutcome:
@@ -201,20 +222,58 @@ class Sandbox:
             f"the submission used up its {self.limits.submission_seconds:g} s time budget")})
 
 
-def _calls_request(function: str, items: list[tuple[list, dict]],
-                   return_inputs: bool) -> tuple[dict, list[bytes]]:
-    """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one)."""
+def _calls_request(function: str, items: list[tuple[list, dict]], return_inputs: bool,
+                   arrays: list | None = None) -> tuple[dict, list[bytes]]:
+    """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one).
+
+    With ``arrays`` (a list to fill, one entry per item sent), the items' top-level argument
+    arrays go in shared memory instead (see shared.py): the header counts their descriptors
+    ("fds"), which the caller sends after the frame, and the grader keeps its own handles."""
     blobs: list[bytes] = []
-    encoded, size = [], 0
+    encoded, size, fds = [], 0, 0
     for args, kwargs in items:
-        if encoded and size > WINDOW_BYTES:
+        kwargs = dict(kwargs or {})
+        values = list(args) + list(kwargs.values())
+        to_share = ([p for p, v in enumerate(values) if shared.shareable(v)]
+                    if arrays is not None else [])
+        if encoded and (size > WINDOW_BYTES or fds + len(to_share) > shared.MAX_FDS):
             break
         before = len(blobs)
-        encoded.append({"args": wire.encode(list(args), blobs),
-                        "kwargs": wire.encode(dict(kwargs or {}), blobs)})
-        size += sum(len(b) for b in blobs[before:])
-    return {"op": "calls", "function": function, "items": encoded,
-            "return_inputs": return_inputs}, blobs
+        mine = []
+        try:
+            for p in to_share:
+                mine.append(shared.SharedArray(values[p], p))
+            refs = {a.position: a.reference(fds + n) for n, a in enumerate(mine)}
+            positional = [refs.get(p) or wire.encode(v, blobs) for p, v in enumerate(args)]
+            named = {str(k): refs.get(len(args) + n) or wire.encode(v, blobs)
+                     for n, (k, v) in enumerate(kwargs.items())}
+        except BaseException:
+            _close(mine)
+            raise
+        encoded.append({"args": positional, "kwargs": {"$dict": named}})
+        if arrays is not None:
+            arrays.append(mine)
+        fds += len(mine)
+        size += sum(len(b) for b in blobs[before:]) + sum(a.nbytes for a in mine)
+    header = {"op": "calls", "function": function, "items": encoded, "return_inputs": return_inputs}
+    if fds:
+        header["fds"] = fds
+    return header, blobs
+
+
+def _read_back(item: tuple[list, dict], arrays: list) -> list:
+    """The call's arguments after it (in the order args, then kwargs' values): the shared
+    arrays as the grader reads them now, the rest as sent (the worker had copies)."""
+    args, kwargs = item
+    values = list(args) + list((kwargs or {}).values())
+    for a in arrays:
+        values[a.position] = a.read_back()
+    return values
+
+
+def _close(arrays: list) -> None:
+    for a in arrays:
+        a.close()
 
 
 def _output_at(reply: dict) -> tuple[int, int] | None:
