@@ -143,7 +143,7 @@ class Sandbox:
             window_items = items[i:i + window]
             arrays: list[list[shared.SharedArray]] | None = [] if return_inputs else None
             try:
-                header, blobs = _calls_request(function, window_items, return_inputs, arrays)
+                header, blobs = _calls_request(function, window_items, arrays)
                 since = time.monotonic()
                 with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
                     wire.send(process.sock, header, blobs)
@@ -222,7 +222,7 @@ class Sandbox:
             f"the submission used up its {self.limits.submission_seconds:g} s time budget")})
 
 
-def _calls_request(function: str, items: list[tuple[list, dict]], return_inputs: bool,
+def _calls_request(function: str, items: list[tuple[list, dict]],
                    arrays: list | None = None) -> tuple[dict, list[bytes]]:
     """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one).
 
@@ -255,7 +255,7 @@ def _calls_request(function: str, items: list[tuple[list, dict]], return_inputs:
             arrays.append(mine)
         fds += len(mine)
         size += sum(len(b) for b in blobs[before:]) + sum(a.nbytes for a in mine)
-    header = {"op": "calls", "function": function, "items": encoded, "return_inputs": return_inputs}
+    header = {"op": "calls", "function": function, "items": encoded}
     if fds:
         header["fds"] = fds
     return header, blobs
