@@ -144,7 +144,8 @@ def _position(index: tuple) -> str:
 
 
 def check_inputs_unchanged(before: list, after) -> Verdict:
-    """Compare the arguments as sent with what the worker held after the call."""
+    """Compare the arguments as sent with the same arguments after the call, as the grader
+    read them back from the memory it shared with the worker (never the worker's account)."""
     if not isinstance(after, list) or len(after) != len(before):
         return Verdict(False, "the arguments could not be read back after the call.")
     for position, (old, new) in enumerate(zip(before, after)):

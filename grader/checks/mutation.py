@@ -1,7 +1,11 @@
 """Mutation checks: the function must leave its input arrays untouched and return a new one.
 
-The worker sends back the arguments as it holds them after the call; the comparison with
-the arguments as sent happens here, on the trusted side.
+The evidence that an input was changed is not the worker's word: the grader hands the
+argument arrays over in memory it shares with the worker and keeps its own handle to (see
+sandbox/shared.py), reads them back itself after the answer, and compares them here with
+the arguments as sent. Whether the result *is* an input (or a view of one) can only be
+observed inside the sandbox, where student code could hide it: that evidence may cost a
+submission the check, never earn it, and the message says where it comes from.
 """
 from __future__ import annotations
 
@@ -13,8 +17,8 @@ from .calls import run_cases
 def inputs_untouched(check: CheckSpec, expected, outcome, sent: list) -> Verdict:
     verdict = check_inputs_unchanged(sent, outcome.inputs_after)
     if verdict.ok and outcome.aliases_input:
-        return Verdict(False, "returned the input array itself (or a view of it); "
-                              "return a new array.")
+        return Verdict(False, "returned the input array itself (or a view of it), as observed "
+                              "inside the sandbox; return a new array.")
     return verdict
 
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from . import wire
+from . import shared, wire
 from .limits import Limits
 from .process import FreshWorker, WorkerProcess
 from .tiers import RLIMITS, SandboxUnavailable
@@ -32,7 +32,13 @@ Spawner = Callable[[Limits, str], WorkerProcess]
 @dataclass
 class CallOutcome:
     """What one call in the worker came to. ``status`` is one of
-    ok, raised, timeout, crashed, malformed, budget."""
+    ok, raised, timeout, crashed, malformed, budget.
+
+    ``inputs_after`` (calls made with ``return_inputs``) are the arguments as the grader
+    read them back from the memory it shared with the worker, after the answer came: the
+    worker's word plays no part in them. ``aliases_input`` is what the worker says it saw
+    (the result is an input array or a view of one): it can only be observed inside the
+    sandbox, so it may cost a submission points but never earn them."""
 
     status: str
     value: object = None
@@ -153,25 +159,40 @@ class Sandbox:
                 yield self._out_of_budget()
                 continue
             process = self.process
-            header, blobs = _calls_request(function, items[i:i + window], return_inputs)
-            ids = [self._new_id() for _ in header["items"]]
-            for item, request_id in zip(header["items"], ids):
-                item["id"] = request_id
-            since = time.monotonic()
-            with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
-                wire.send(process.sock, header, blobs)
-            pending = len(header["items"])
+            window_items = items[i:i + window]
+            arrays: list[list[shared.SharedArray]] | None = [] if return_inputs else None
             try:
-                while pending:
-                    outcome, since = self._answer(process, since, "call", ids[-pending])
-                    pending -= 1
-                    i += 1
-                    yield outcome
-                    if self.process is not process:
-                        pending = 0  # it was replaced; the calls still under way are sent again
+                header, blobs = _calls_request(function, window_items, arrays)
+                ids = [self._new_id() for _ in header["items"]]
+                for item, request_id in zip(header["items"], ids):
+                    item["id"] = request_id
+                since = time.monotonic()
+                with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
+                    wire.send(process.sock, header, blobs)
+                    if header.get("fds"):
+                        shared.send_fds(process.sock, [a.fd for item in arrays for a in item])
+                sent = len(header["items"])
+                pending = sent
+                try:
+                    while pending:
+                        outcome, since = self._answer(process, since, "call", ids[-pending])
+                        k = sent - pending
+                        outcome.inputs_after = None  # never the worker's account of them
+                        if arrays is not None:
+                            if outcome.status == "ok":
+                                outcome.inputs_after = _read_back(window_items[k], arrays[k])
+                            _close(arrays[k])
+                        pending -= 1
+                        i += 1
+                        yield outcome
+                        if self.process is not process:
+                            pending = 0  # it was replaced; the calls still under way are sent again
+                finally:
+                    if pending:
+                        self._abandon(process, ids[-pending:])
             finally:
-                if pending:
-                    self._abandon(process, ids[-pending:])
+                for item in arrays or []:
+                    _close(item)
             window = min(window * 2, MAX_WINDOW)
 
     def _request(self, header: dict, blobs: list[bytes], op: str) -> CallOutcome:
@@ -248,19 +269,57 @@ class Sandbox:
 
 
 def _calls_request(function: str, items: list[tuple[list, dict]],
-                   return_inputs: bool) -> tuple[dict, list[bytes]]:
-    """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one)."""
+                   arrays: list | None = None) -> tuple[dict, list[bytes]]:
+    """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one).
+
+    With ``arrays`` (a list to fill, one entry per item sent), the items' top-level argument
+    arrays go in shared memory instead (see shared.py): the header counts their descriptors
+    ("fds"), which the caller sends after the frame, and the grader keeps its own handles."""
     blobs: list[bytes] = []
-    encoded, size = [], 0
+    encoded, size, fds = [], 0, 0
     for args, kwargs in items:
-        if encoded and size > WINDOW_BYTES:
+        kwargs = dict(kwargs or {})
+        values = list(args) + list(kwargs.values())
+        to_share = ([p for p, v in enumerate(values) if shared.shareable(v)]
+                    if arrays is not None else [])
+        if encoded and (size > WINDOW_BYTES or fds + len(to_share) > shared.MAX_FDS):
             break
         before = len(blobs)
-        encoded.append({"args": wire.encode(list(args), blobs),
-                        "kwargs": wire.encode(dict(kwargs or {}), blobs)})
-        size += sum(len(b) for b in blobs[before:])
-    return {"op": "calls", "function": function, "items": encoded,
-            "return_inputs": return_inputs}, blobs
+        mine = []
+        try:
+            for p in to_share:
+                mine.append(shared.SharedArray(values[p], p))
+            refs = {a.position: a.reference(fds + n) for n, a in enumerate(mine)}
+            positional = [refs.get(p) or wire.encode(v, blobs) for p, v in enumerate(args)]
+            named = {str(k): refs.get(len(args) + n) or wire.encode(v, blobs)
+                     for n, (k, v) in enumerate(kwargs.items())}
+        except BaseException:
+            _close(mine)
+            raise
+        encoded.append({"args": positional, "kwargs": {"$dict": named}})
+        if arrays is not None:
+            arrays.append(mine)
+        fds += len(mine)
+        size += sum(len(b) for b in blobs[before:]) + sum(a.nbytes for a in mine)
+    header = {"op": "calls", "function": function, "items": encoded}
+    if fds:
+        header["fds"] = fds
+    return header, blobs
+
+
+def _read_back(item: tuple[list, dict], arrays: list) -> list:
+    """The call's arguments after it (in the order args, then kwargs' values): the shared
+    arrays as the grader reads them now, the rest as sent (the worker had copies)."""
+    args, kwargs = item
+    values = list(args) + list((kwargs or {}).values())
+    for a in arrays:
+        values[a.position] = a.read_back()
+    return values
+
+
+def _close(arrays: list) -> None:
+    for a in arrays:
+        a.close()
 
 
 def _output_at(reply: dict) -> tuple[int, int] | None:
@@ -306,7 +365,6 @@ def _outcome_from_reply(reply: dict, blobs: list[bytes], op: str,
         raise wire.WireError("malformed call answer (aliases_input)")
     return CallOutcome(
         "ok", value=wire.decode(reply["result"], blobs),
-        inputs_after=wire.decode(reply["inputs_after"], blobs) if "inputs_after" in reply else None,
         aliases_input=aliases)
 
 

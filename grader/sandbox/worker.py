@@ -17,6 +17,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402  (imported before any submission, so it is warm)
+import shared  # noqa: E402
 import wire  # noqa: E402
 
 TEXT_CAP = 4000           # characters of an exception message or repr sent back
@@ -222,22 +223,31 @@ class Worker:
                 header, blobs = wire.recv(self.sock)
             except wire.WireClosed:
                 return
-            op = header.get("op")
-            if op in ("load", "run"):
-                _write_source(header["path"], blobs[header["source"]])
-            if op in ("load", "run") and type(header.get("answer_bytes")) is int:
-                _limit_outputs(header["answer_bytes"])
-            if op == "load":
-                self._answer(*self.load(header["path"], header.get("functions", [])), header.get("id"))
-            elif op == "calls":  # one answer per call, each sent as soon as it is ready
-                for item in header.get("items", []):
-                    self._answer(*self.call(header["function"], item, blobs, header.get("return_inputs")),
-                                 item.get("id"))
-            elif op == "run":
-                self._answer(*self.run(header["path"]), header.get("id"))
-            else:
-                self._answer({"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}}, [],
-                             header.get("id"))
+            count = header.get("fds")
+            fds = shared.receive_fds(self.sock, count) if type(count) is int and count > 0 else []
+            try:
+                self._serve_one(header, blobs, fds)
+            finally:
+                for fd in fds:
+                    if fd >= 0:
+                        os.close(fd)
+
+    def _serve_one(self, header: dict, blobs: list, fds: list[int]) -> None:
+        op = header.get("op")
+        if op in ("load", "run"):
+            _write_source(header["path"], blobs[header["source"]])
+        if op in ("load", "run") and type(header.get("answer_bytes")) is int:
+            _limit_outputs(header["answer_bytes"])
+        if op == "load":
+            self._answer(*self.load(header["path"], header.get("functions", [])), header.get("id"))
+        elif op == "calls":  # one answer per call, each sent as soon as it is ready
+            for item in header.get("items", []):
+                self._answer(*self.call(header["function"], item, blobs, fds), item.get("id"))
+        elif op == "run":
+            self._answer(*self.run(header["path"]), header.get("id"))
+        else:
+            self._answer({"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}}, [],
+                         header.get("id"))
 
     def _answer(self, reply: dict, out: list[bytes], request_id=None) -> None:
         """Send an answer to request ``request_id`` (the grader checks that answers come
@@ -307,9 +317,17 @@ class Worker:
             reply["error"] = error
         return reply, out
 
-    def call(self, name: str, item: dict, blobs: list[bytes], return_inputs: bool):
-        args = wire.decode(item.get("args", []), blobs)
-        kwargs = wire.decode(item.get("kwargs", {"$dict": {}}), blobs)
+    def call(self, name: str, item: dict, blobs: list[bytes], fds: list[int]):
+        """Call the function on one item's arguments. Arrays the grader shared (a mutation
+        check's) are mapped from its memory, so what the call does to them is seen there;
+        nothing about the arguments after the call is sent back."""
+        try:
+            args = [_argument(v, blobs, fds) for v in item.get("args", [])]
+            kwargs = {str(k): _argument(v, blobs, fds)
+                      for k, v in item.get("kwargs", {"$dict": {}})["$dict"].items()}
+        except (OSError, ValueError, IndexError) as exc:
+            return {"ok": False, "error": {"type": "Sandbox", "message":
+                                           f"an argument could not be handed over: {exc}"}}, []
         function = getattr(self.module, name, None)
         if not callable(function):
             return {"ok": False, "error": {"type": "Missing", "message": f"{name} is not defined"}}, []
@@ -320,15 +338,26 @@ class Worker:
         out: list[bytes] = []
         try:
             reply = {"ok": True, "result": _describe(result, out)}
-            inputs = list(args) + list(kwargs.values())
-            arrays = [a for a in inputs if isinstance(a, np.ndarray)]
-            if isinstance(result, np.ndarray):
+            arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)]
+            if isinstance(result, np.ndarray):  # seen only in here: the grader lets it cost, never earn
                 reply["aliases_input"] = any(np.may_share_memory(result, a) for a in arrays)
-            if return_inputs:
-                reply["inputs_after"] = wire.encode(inputs, out)
         except BaseException as exc:
             return {"ok": False, "error": _error_record(exc, self.submission)}, []
         return reply, out
+
+
+def _argument(value, blobs: list[bytes], fds: list[int]):
+    """One argument: an array over the grader's shared memory, or plain data decoded."""
+    if isinstance(value, dict) and "$shared" in value:
+        index = value["$shared"]
+        if fds[index] < 0:
+            raise ValueError("a shared argument was named twice")
+        try:
+            return shared.map_array(fds[index], value["descr"], value["shape"])
+        finally:
+            os.close(fds[index])  # the mapping needs no descriptor
+            fds[index] = -1
+    return wire.decode(value, blobs)
 
 
 def become_worker(sock: socket.socket, confinement: dict) -> None:

@@ -1,0 +1,335 @@
+"""Submissions that change their input in place and then lie about it (issue 10, class 6).
+
+The mutation check must not believe the worker: each forger here adds into ``x`` in place
+(as submissions/positional-encoding/mistake_adds_in_place.py does honestly), computes the
+right answer, and rewrites what the worker says about its arguments after the call, by
+patching the worker's ``Worker.call``, its encoder, or its ``wire.send``, and claims that
+its result does not alias the input. Each must lose exactly the mutation check's points,
+like the honest in-place sample, while a correct sample keeps full marks. Run under every
+tier, with fresh and with warm (forked) workers, like test_adversarial.py.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from conftest import PE_SAMPLES, write
+from grader.sandbox import warm
+from grader.sandbox.launcher import Limits, Sandbox
+from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
+from test_adversarial import MODES, grade_attack
+
+MUTATION_CHECK = "add-leaves-input-unchanged"  # tasks/positional-encoding/task.yaml
+
+CORRECT = """
+import numpy as np
+
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    pe = np.zeros((max_len, d_model))
+    p = np.arange(max_len)[:, None]
+    i = np.arange(d_model // 2)
+    angles = p / base ** (2 * i / d_model)
+    pe[:, 0:2 * (d_model // 2):2] = np.sin(angles)
+    pe[:, 1:2 * (d_model // 2):2] = np.cos(angles)
+    return pe
+"""
+
+# The worker's module globals and its Worker, found on the stack at import time (the
+# worker is loading this file) without importing anything the task forbids.
+FIND_WORKER = """
+
+def _worker_globals():
+    try:
+        raise RuntimeError
+    except RuntimeError as exc:
+        frame = exc.__traceback__.tb_frame
+    while frame is not None:
+        if "Worker" in frame.f_globals and "wire" in frame.f_globals:
+            return frame.f_globals
+        frame = frame.f_back
+    return None
+
+
+_worker = _worker_globals()
+_state = {}
+"""
+
+# Adds in place, remembering the arguments as they were (base=None: so that it knows
+# whether base was passed, as the worker lists only the arguments it was sent).
+ADDS_IN_PLACE = """
+
+def add_positional_encoding(x, base=None):
+    _state["before"] = [x.copy()] + ([] if base is None else [base])
+    _state["x"] = x
+    x += sinusoidal_pe(x.shape[-2], x.shape[-1], 10000.0 if base is None else base)
+    return x
+"""
+
+FORGERS = {
+    # Worker.call wrapped: its answer says the arguments came back as they were sent.
+    "patches-worker-call": """
+if _worker is not None:
+    _call = _worker["Worker"].call
+
+    def _forged_call(self, *args, **kwargs):
+        _state.clear()
+        reply, out = _call(self, *args, **kwargs)
+        if "before" in _state:
+            reply["inputs_after"] = _worker["wire"].encode(_state["before"], out)
+        reply["aliases_input"] = False
+        return reply, out
+
+    _worker["Worker"].call = _forged_call
+""",
+    # The encoder swaps the mutated argument for the copy taken before the change, and
+    # numpy's may_share_memory (which the worker asks about aliasing) always says no.
+    "restores-a-copy-into-what-is-sent-back": """
+if _worker is not None:
+    _encode = _worker["wire"].encode
+
+    def _forged_encode(value, blobs, depth=0):
+        if type(value) is list and "x" in _state:
+            value = [_state["before"][0] if v is _state["x"] else v for v in value]
+        return _encode(value, blobs, depth)
+
+    _worker["wire"].encode = _forged_encode
+    _worker["np"].may_share_memory = lambda *args, **kwargs: False
+""",
+    # wire.send rewrites every answer on its way out.
+    "rewrites-the-answer-on-the-wire": """
+if _worker is not None:
+    _send, _encode = _worker["wire"].send, _worker["wire"].encode
+
+    def _forged_send(sock, header, blobs=()):
+        if header.get("ok") is True and "result" in header and "before" in _state:
+            blobs = list(blobs)
+            header["inputs_after"] = _encode(_state.pop("before"), blobs)
+            header["aliases_input"] = False
+        return _send(sock, header, blobs)
+
+    _worker["wire"].send = _forged_send
+""",
+}
+
+
+def forger(name: str) -> str:
+    return CORRECT + FIND_WORKER + FORGERS[name] + ADDS_IN_PLACE
+
+
+@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
+def tier(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory):
+    """Per mode, the reports of the honest in-place sample and of a correct sample."""
+    cache = {}
+
+    def get(mode):
+        if mode.label not in cache:
+            found = {}
+            for name in ("mistake_adds_in_place.py", "correct_vectorized.py"):
+                with open(os.path.join(PE_SAMPLES, name)) as f:
+                    source = f.read()
+                folder = tmp_path_factory.mktemp(f"{mode.label}-{name[:-3]}")
+                found[name], _ = grade_attack(folder, mode, source, name=name)
+            cache[mode.label] = found
+        return cache[mode.label]
+
+    return get
+
+
+def checks(report: dict) -> dict:
+    return {c["name"]: c for c in report["checks"]}
+
+
+def assert_loses_exactly_the_mutation_points(report: dict) -> None:
+    by_name = checks(report)
+    mutation = by_name[MUTATION_CHECK]
+    assert mutation["status"] == "failed" and mutation["score"] == 0, mutation
+    others = [c for name, c in by_name.items() if name != MUTATION_CHECK]
+    assert all(c["status"] == "passed" and c["score"] == c["max_score"] for c in others), \
+        [c for c in others if c["status"] != "passed"]
+    assert report["score"] == report["max_score"] - mutation["max_score"]
+
+
+@pytest.mark.parametrize("attack", sorted(FORGERS))
+def test_forged_inputs_after_lose_the_mutation_points(tmp_path, tier, samples, attack):
+    report, _ = grade_attack(tmp_path, tier, forger(attack))
+    assert_loses_exactly_the_mutation_points(report)
+    message = checks(report)[MUTATION_CHECK]["message"]
+    assert "modified in place" in message, message  # seen in the grader's memory
+    # The controls, in the same mode: the honest in-place sample loses the same points,
+    # a correct sample keeps full marks.
+    honest = samples(tier)
+    assert_loses_exactly_the_mutation_points(honest["mistake_adds_in_place.py"])
+    assert report["score"] == honest["mistake_adds_in_place.py"]["score"]
+    correct = honest["correct_vectorized.py"]
+    assert correct["score"] == correct["max_score"], correct
+
+
+# --------------------------------------------------------------------------- the sandbox itself
+
+TIERS = [RLIMITS] + ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else [])
+SETUPS = [(t, False) for t in TIERS] + [(t, True) for t in TIERS if warm.supported(t)]
+
+BUMP = FIND_WORKER + """
+import os
+import numpy as np
+
+_kept = []   # every argument stays alive: mapping them must hold no descriptor
+
+
+def open_fds():
+    count = 0
+    for fd in range(1024):
+        try:
+            os.fstat(fd)
+            count += 1
+        except OSError:
+            pass
+    return count
+
+
+if _worker is not None:
+    _call = _worker["Worker"].call
+
+    def _forged_call(self, *args, **kwargs):
+        _state.clear()
+        reply, out = _call(self, *args, **kwargs)
+        if "before" in _state:
+            reply["inputs_after"] = _worker["wire"].encode(_state["before"], out)
+        reply["aliases_input"] = False
+        return reply, out
+
+    _worker["Worker"].call = _forged_call
+
+
+def bump(x, y, scale=1.0):
+    _state["before"] = [x.copy(), y.copy(), scale]
+    _kept.append((x, y))
+    x += scale          # in place, then lies about it
+    return y * 2        # y is left alone
+"""
+
+
+@pytest.fixture(params=SETUPS, ids=[f"{t}-warm" if w else t for t, w in SETUPS])
+def box(request, tmp_path):
+    tier, warm_workers = request.param
+    path = write(tmp_path / "bump.py", BUMP)
+    limits = Limits(call_seconds=5.0, submission_seconds=120)
+    if warm_workers:
+        slot = warm.Slot(limits, tier)
+        request.addfinalizer(slot.close)
+        sandbox = Sandbox(path, ["bump", "open_fds"], limits, tier, slot.spawn)
+    else:
+        sandbox = Sandbox(path, ["bump", "open_fds"], limits, tier)
+    yield sandbox
+    sandbox.close()
+
+
+def grader_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_the_grader_reads_the_arguments_back_itself(box):
+    """300 pipelined calls (windows of up to 32), each changing its first array in place
+    while the worker's answers claim nothing changed: the grader sees every change in its
+    own memory, the second array unchanged, the plain number as sent; no descriptor is
+    left open on either side, although the submission keeps every argument alive."""
+    assert box.load().status == "ok"
+    worker_before = box.call("open_fds", []).value
+    grader_before = grader_fds()
+    items = [([np.full((3, 2), float(n)), np.arange(4.0) + n], {"scale": 0.5})
+             for n in range(300)]
+    outcomes = list(box.calls("bump", items, return_inputs=True))
+    assert [o.status for o in outcomes] == ["ok"] * len(items)
+    for (args, kwargs), outcome in zip(items, outcomes):
+        x, y, scale = outcome.inputs_after
+        assert np.array_equal(x, args[0] + 0.5), "the change in place was hidden"
+        assert np.array_equal(y, args[1]) and scale == 0.5
+        assert np.array_equal(outcome.value, args[1] * 2)
+    assert box.restarts == 0
+    assert grader_fds() == grader_before
+    assert box.call("open_fds", []).value == worker_before
+
+
+SENDS_DESCRIPTORS = """
+import os
+import numpy as np
+
+
+def _worker_globals():
+    try:
+        raise RuntimeError
+    except RuntimeError as exc:
+        frame = exc.__traceback__.tb_frame
+    while frame is not None:
+        if "Worker" in frame.f_globals and "wire" in frame.f_globals:
+            return frame.f_globals
+        frame = frame.f_back
+    return None
+
+
+_worker = _worker_globals()
+if _worker is not None:
+    _wire, _socket = _worker["wire"], _worker["socket"]
+
+    def _send_with_descriptors(sock, header, blobs=()):
+        data = _wire.pack(header, blobs)
+        fds = [fd for fd in range(64) if fd != sock.fileno() and _is_open(fd)][:16]
+        _socket.send_fds(sock, [data], fds)   # one small frame, descriptors attached
+
+    _wire.send = _send_with_descriptors
+
+
+def _is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+
+
+def bump(x, y, scale=1.0):
+    return y * 2
+"""
+
+
+def test_the_grader_takes_no_descriptor_from_the_worker(tmp_path):
+    """Descriptors go one way: a worker attaching its own to every answer gets none of
+    them into the grader (which reads with no ancillary buffer), and its answers still
+    count. (A guard of the new channel's direction: it holds on the old code too.)"""
+    path = write(tmp_path / "sends.py", SENDS_DESCRIPTORS)
+    with Sandbox(path, ["bump"], Limits(call_seconds=5.0, submission_seconds=60), RLIMITS) as sandbox:
+        assert sandbox.load().status == "ok"
+        before = grader_fds()
+        items = [([np.zeros((2, 2)), np.arange(3.0)], {}) for _ in range(40)]
+        outcomes = list(sandbox.calls("bump", items, return_inputs=True))
+        assert [o.status for o in outcomes] == ["ok"] * len(items)
+        assert all(np.array_equal(o.value, np.arange(3.0) * 2) for o in outcomes)
+        assert grader_fds() == before
+
+
+# --------------------------------------------------------------------------- the judge
+
+def test_aliasing_is_evidence_from_inside_that_can_only_cost():
+    """The worker's "the result is the input" costs the check, and the message says where it
+    was seen; the worker's "it is not" cannot hide a change the grader saw itself."""
+    from grader.checks.mutation import inputs_untouched
+    from grader.sandbox.launcher import CallOutcome
+
+    sent = [np.zeros((2, 2)), 10000.0]
+    claims_alias = CallOutcome("ok", value=np.zeros((2, 2)), aliases_input=True,
+                               inputs_after=[np.zeros((2, 2)), 10000.0])
+    verdict = inputs_untouched(None, None, claims_alias, sent)
+    assert not verdict.ok and "observed inside the sandbox" in verdict.message
+    changed = CallOutcome("ok", value=np.ones((2, 2)), aliases_input=False,
+                          inputs_after=[np.ones((2, 2)), 10000.0])
+    verdict = inputs_untouched(None, None, changed, sent)
+    assert not verdict.ok and "modified in place" in verdict.message
+    untouched = CallOutcome("ok", value=np.ones((2, 2)), aliases_input=False,
+                            inputs_after=[np.zeros((2, 2)), 10000.0])
+    assert inputs_untouched(None, None, untouched, sent).ok
