@@ -54,6 +54,7 @@ ROUTES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "subpro
                         "os.forkpty", "pty.spawn", "socket.__new__"})
 DYNAMIC_CODE = frozenset({"exec", "compile"})   # exec/eval/compile called by the submission
 EVIDENCE_CAP = 100
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
 
 
 class RuntimeEvidence:
@@ -90,6 +91,8 @@ class RuntimeEvidence:
                 return True
             if name.startswith("<frozen importlib"):
                 return False  # happens while a module is imported
+            if name.startswith(_HERE):
+                return False  # the worker's own doing (say, mapping shared arguments)
             frame = frame.f_back
         return False
 
