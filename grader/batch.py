@@ -9,6 +9,7 @@ as they finish; a re-run skips submissions whose content and task are unchanged.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import hashlib
 import multiprocessing
 import os
@@ -23,6 +24,8 @@ from .grading import Options, SubmissionError, grade, resolve_submission
 from .progress import Progress
 from .result import ungradable
 from .spec import Task, load_task
+from .student_text import clean_report, line
+from .student_text import name as visible_name
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,8 @@ def discover(folder: str) -> list[Submission]:
             found.append(Submission(student, path, b"", "-", f"cannot be read ({exc.strerror})"))
             continue
         found.append(Submission(student, path, content, hashlib.sha256(content).hexdigest()))
-    return found
+    # A student id is a file name, hostile text: it reaches the CSV, summary.md, the terminal.
+    return [dataclasses.replace(s, student=visible_name(s.student)) for s in found]
 
 
 # --------------------------------------------------------------------------- jobs
@@ -253,7 +257,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
                     if executor.broken(exc):
                         break  # rebuild the pool; what is still pending is submitted again
                     # The grader's own failure is not a grade: not stored, so the next run retries.
-                    print(f"{s.student}: not graded ({type(exc).__name__}: {exc}); run the "
+                    print(f"{s.student}: not graded ({line(f'{type(exc).__name__}: {exc}', 2000)}); run the "
                           "batch again to retry it", file=stream)
                     pending.pop(s.student)
                     continue
@@ -268,6 +272,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
 
 
 def _store(book, task, s, report, progress) -> None:
+    report = clean_report(report)  # the submission's path and any message that quotes it
     book.record(task.id, s.student, s.content_hash, task.version, task.digest, report)
     progress.update(report)
 

@@ -220,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     except (SubmissionError, SandboxUnavailable, _Usage) as exc:
-        print(f"grader: {exc}", file=sys.stderr)
+        from .student_text import line
+        print(f"grader: {line(exc, 8000)}", file=sys.stderr)  # may name a student's files
         return EXIT_CANNOT_RUN
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)

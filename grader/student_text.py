@@ -105,8 +105,9 @@ def sanitised(outcome):
         if isinstance(clean.get("frames"), list):
             clean["frames"] = [_frame(f) for f in clean["frames"] if isinstance(f, dict)]
         outcome.error = clean
-    outcome.stdout = output(outcome.stdout, MESSAGE_BYTES * 4) if outcome.stdout else ""
-    outcome.stderr = output(outcome.stderr, MESSAGE_BYTES * 4) if outcome.stderr else ""
+    # (capped where it was captured: WorkerProcess.take_output)
+    outcome.stdout = visible(outcome.stdout or "", multiline=True)
+    outcome.stderr = visible(outcome.stderr or "", multiline=True)
     outcome.value = _value(outcome.value)
     return outcome
 
@@ -155,13 +156,16 @@ def clean_report(report):
 
 # --------------------------------------------------------------------------- per medium
 
-_MARKDOWN_PUNCTUATION = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])""")
+# Every ASCII punctuation character, but a dash inside a word (task and check names have
+# them; only at the start of a line can a dash open a list, a rule or a heading).
+_MARKDOWN_PUNCTUATION = re.compile(r"""([!"#$%&'()*+,./:;<=>?@\[\\\]^_`{|}~]|(?<!\w)-)""")
 
 
 def for_markdown(text, max_bytes: int = 400) -> str:
     """Inline Markdown that renders as the text itself and opens nothing: whitespace runs
     (newlines too) become one space, controls are shown, and every ASCII punctuation
-    character is backslash-escaped (CommonMark allows it for all of them), so no heading,
+    character is backslash-escaped (CommonMark allows it for all of them; a dash only where
+    no letter or digit precedes it), so no heading,
     list, emphasis, code span, link, autolink, table cell, HTML tag, comment or entity can
     start inside it."""
     text = clip(visible(" ".join(visible(text, multiline=True).split())), max_bytes)

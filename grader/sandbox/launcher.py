@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from . import wire
+from ..student_text import sanitised
 from .limits import Limits
 from .process import FreshWorker, WorkerProcess
 from .tiers import RLIMITS, SandboxUnavailable
@@ -175,6 +176,7 @@ class Sandbox:
         except (wire.WireError, OSError) as exc:
             outcome = CallOutcome("malformed", error={"message": f"the worker's answer was unusable: {exc}"})
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
+        outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
         if outcome.status in ("timeout", "crashed", "malformed"):
             # Whatever state the worker is in now is unknown: replace it for the next call.
             process.kill()

@@ -16,6 +16,7 @@ import tempfile
 import time
 
 from . import wire
+from ..student_text import output as visible_output
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .limits import apply as apply_limits
@@ -74,7 +75,8 @@ class WorkerProcess:
                 text = f"{head}\n[... {size - start - cap} bytes not shown ...]\n{end}"
             self.read_at[i] = size
             texts.append(text)
-        return texts[0], texts[1]
+        cap = 2 * self.limits.output_chars  # in bytes, once control characters are shown
+        return visible_output(texts[0], cap), visible_output(texts[1], cap)
 
     def exit_description(self) -> str:
         code = self.exit_status(0.5)
