@@ -75,7 +75,7 @@ class WorkerProcess:
                 text = f"{head}\n[... {size - start - cap} bytes not shown ...]\n{end}"
             self.read_at[i] = size
             texts.append(text)
-        cap = 2 * self.limits.output_chars  # in bytes, once control characters are shown
+        cap = self.limits.output_chars  # now in bytes of text with its control characters shown
         return visible_output(texts[0], cap), visible_output(texts[1], cap)
 
     def exit_description(self) -> str:
