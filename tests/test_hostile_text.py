@@ -31,13 +31,13 @@ COURSE = os.path.join(ROOT, "examples", "course")
 # terminal that clears itself and changes its title, a C1 CSI, a bidi override, a carriage
 # return, a fake final score line, a forged summary.md section, live HTML and links, a
 # forged workflow command, and an HTML comment that would hide what follows it.
+# (The comment opens within the first 160 characters: what summary.md quotes of a message.)
 EVIL = r'''(
-    "\ud800 \x1b[2J\x1b[H\x1b]0;owned\x07\x9b2J\u202e\r"
+    "\ud800\x1b[2J\x1b[H\x1b]0;owned\x07\x9b2J\u202e\r"
     "\nScore: 33/33 (100%)  passed"
-    "\n## Errored (nothing could be graded)\n\nnone\n"
+    "\n## Errored (nothing could be graded)\n\nnone\n<!--"
     "\n- <img src=x onerror=alert(1)> [click](javascript:alert(1)) | cell | www.evil.example"
-    "\n::error file=forged.py::forged annotation"
-    "\n<!--")'''
+    "\n::error file=forged.py::forged annotation")'''
 SHOUT = r'''b"\x1b[2J\x1b[H\xff\xfe\xc2\x9b2J\nScore: 33/33 (100%)  passed\n::warning::forged\n"'''
 
 ATTACK = f"""
@@ -270,6 +270,7 @@ def _assert_summary_is_honest(markdown: str, timed_out: str) -> None:
     assert any(timed_out in line for line in sections["## Timed out somewhere"])
     failures = sections["## Most common failures"]
     assert all(line.startswith("- ") for line in failures)
+    assert any("Errored" in line for line in failures), "the hostile message is not quoted"
 
 
 def _assert_csv_is_inert(path) -> list[list[str]]:
@@ -283,10 +284,12 @@ def _assert_csv_is_inert(path) -> list[list[str]]:
 
 def _hostile_class(folder):
     folder.mkdir()
+    # (Most of the class sends the same message, so summary.md quotes it among the most
+    # common failures.)
     (folder / "evil.py").write_text(ATTACK)
-    (folder / '=HYPERLINK("http:\\evil.example","click").py').write_text(ZEROS)
-    (folder / "@SUM(1+1)*cmd.py").write_text(ZEROS)
-    (folder / "\x1b[2J\x1b]0;owned\x07term.py").write_text(ZEROS)
+    (folder / '=HYPERLINK("http:\\evil.example","click").py').write_text(ATTACK)
+    (folder / "@SUM(1+1)*cmd.py").write_text(ATTACK)
+    (folder / "\x1b[2J\x1b]0;owned\x07term.py").write_text(ATTACK)
     # A name that is not UTF-8 (os.listdir gives it a lone surrogate).
     with open(os.path.join(os.fsencode(folder), b"bad\xff\xfename.py"), "w") as f:
         f.write(ZEROS)
