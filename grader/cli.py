@@ -189,7 +189,8 @@ def cmd_validate(args) -> int:
     options = _options(args, warm_workers=True)
 
     def show(finding):
-        print(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}", flush=True)
+        from .student_text import visible  # a sample's file name and what it said
+        print(visible(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}"), flush=True)
 
     problems = 0
     for task in tasks:
