@@ -9,6 +9,7 @@ as they finish; a re-run skips submissions whose content and task are unchanged.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import hashlib
 import multiprocessing
 import os
@@ -23,6 +24,8 @@ from .progress import Progress
 from .result import ungradable
 from .spec import Task, load_task
 from .submission_file import SubmissionError, SubmissionFile, read_submission
+from .student_text import clean_report, line
+from .student_text import name as visible_name
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ def discover(folder: str) -> list[Submission]:
             continue
         found.append(Submission(student, submission.path, submission.data,
                                 hashlib.sha256(submission.data).hexdigest()))
-    return found
+    # A student id is a file name, hostile text: it reaches the CSV, summary.md, the terminal.
+    return [dataclasses.replace(s, student=visible_name(s.student)) for s in found]
 
 
 # --------------------------------------------------------------------------- jobs
@@ -263,7 +267,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
                         break  # rebuild the pool; what is still pending is submitted again
                     # The grader's own failure is not a grade: stored as an error row that
                     # the next run grades again, and the batch exits non-zero.
-                    why = f"{type(exc).__name__}: {str(exc)[:300]}"
+                    why = line(f"{type(exc).__name__}: {exc}", 300)
                     print(f"{s.student}: not graded ({why}); run the batch again to retry it",
                           file=stream)
                     _grader_failed(book, task, s, why, progress)
@@ -285,6 +289,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
 
 
 def _store(book, task, s, report, progress) -> None:
+    report = clean_report(report)  # the submission's path and any message that quotes it
     book.record(task.id, s.student, s.content_hash, task.version, task.digest, report)
     progress.update(report)
 

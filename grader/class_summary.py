@@ -1,5 +1,9 @@
 """A class at a glance, computed from stored reports (plain data in, plain data out), plus
-the exports an LMS imports: grades.csv and a JSON-lines file of the full reports."""
+the exports an LMS imports: grades.csv and a JSON-lines file of the full reports.
+
+Student ids and failure messages are student text: in summary.md each is escaped so it can
+open no heading, list, table cell, link, HTML tag or comment (``for_markdown``); a CSV cell
+that would start a formula gets a leading ' (``for_csv``)."""
 from __future__ import annotations
 
 import csv
@@ -10,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .result import UNGRADABLE_CHECK
+from .student_text import clean_report, for_csv, for_markdown
 
 TIMED_OUT = ("did not finish within", "time budget")
 BUCKETS = 10
@@ -64,20 +69,24 @@ def summarize(task: str, reports: list[tuple[str, dict]]) -> ClassSummary:
         errored=errored, timed_out=timed_out)
 
 
+def _names(students: list[str]) -> str:
+    return ", ".join(for_markdown(s, 1024) for s in students) or "none"
+
+
 def render_markdown(summary: ClassSummary) -> str:
-    lines = [f"# {summary.task}: {summary.students} submissions", "",
+    lines = [f"# {for_markdown(summary.task)}: {summary.students} submissions", "",
              f"Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%.", "",
              "## Score distribution", "", "| score | students |", "| --- | --- |"]
     width = 100 // BUCKETS
     lines += [f"| {i * width}-{(i + 1) * width}% | {n} {'#' * n} |"
               for i, n in enumerate(summary.distribution)]
     lines += ["", "## Pass rate per check", "", "| check | passed |", "| --- | --- |"]
-    lines += [f"| {name} | {rate:.0%} |" for name, rate in summary.pass_rates.items()]
+    lines += [f"| {for_markdown(name)} | {rate:.0%} |" for name, rate in summary.pass_rates.items()]
     lines += ["", "## Most common failures", ""]
-    lines += [f"- {n} x **{check}**: {message}" for n, check, message in summary.common_failures] or ["- none"]
-    lines += ["", "## Errored (nothing could be graded)", "",
-              ", ".join(summary.errored) or "none", "",
-              "## Timed out somewhere", "", ", ".join(summary.timed_out) or "none"]
+    lines += [f"- {n} x **{for_markdown(check)}**: {for_markdown(message)}"
+              for n, check, message in summary.common_failures] or ["- none"]
+    lines += ["", "## Errored (nothing could be graded)", "", _names(summary.errored), "",
+              "## Timed out somewhere", "", _names(summary.timed_out)]
     return "\n".join(lines) + "\n"
 
 
@@ -91,14 +100,14 @@ def check_columns(reports: list[tuple[str, dict]]) -> list[str]:
 def write_csv(path: str, check_names: list[str], reports: list[tuple[str, dict]]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "score", "max_score", "status"] + check_names)
+        writer.writerow(["student", "score", "max_score", "status"] + [for_csv(n) for n in check_names])
         for student, report in reports:
             scores = {c["name"]: c["score"] for c in report["checks"]}
-            writer.writerow([student, f"{report['score']:g}", f"{report['max_score']:g}",
-                             report["status"]] + [f"{scores.get(n, 0):g}" for n in check_names])
+            writer.writerow([for_csv(student), f"{report['score']:g}", f"{report['max_score']:g}",
+                             for_csv(report["status"])] + [f"{scores.get(n, 0):g}" for n in check_names])
 
 
 def write_jsonl(path: str, reports: list[tuple[str, dict]]) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for student, report in reports:
-            f.write(json.dumps({"student": student, **report}, ensure_ascii=False) + "\n")
+            f.write(json.dumps(clean_report({"student": student, **report}), ensure_ascii=False) + "\n")

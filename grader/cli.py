@@ -198,7 +198,8 @@ def cmd_validate(args) -> int:
     options = _options(args, warm_workers=True)
 
     def show(finding):
-        print(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}", flush=True)
+        from .student_text import visible  # a sample's file name and what it said
+        print(visible(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}"), flush=True)
 
     problems = 0
     for task in tasks:
@@ -229,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     except (SubmissionError, SandboxUnavailable, _Usage) as exc:
-        print(f"grader: {exc}", file=sys.stderr)
+        from .student_text import line
+        print(f"grader: {line(exc, 8000)}", file=sys.stderr)  # may name a student's files
         return EXIT_CANNOT_RUN
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)

@@ -9,7 +9,9 @@ Every task is graded against its solution; a missing solution scores 0. The comm
 a summary, writes JUnit XML (--junit) and a Markdown summary (--summary, or GitHub's
 $GITHUB_STEP_SUMMARY), prints GitHub error annotations for failed checks when run in
 GitHub Actions, and exits 1 below --min-score percent of all points. CI logs are seen by
-students, so hidden checks are redacted here too.
+students, so hidden checks are redacted here too. Messages are student text: escaped for
+Markdown in the summary (student_text.for_markdown) and for workflow commands in the
+annotations (for_workflow_data, for_workflow_property).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from .redact import for_students
 from .report.junit import render_many
 from .result import ERROR, FAILED, PASSED, Result, ungradable
 from .spec import SpecError, Task, load_task
+from .student_text import (for_markdown, for_markdown_code, for_workflow_data, for_workflow_property,
+                           visible)
 
 
 def find_tasks(root: str) -> list[Task]:
@@ -67,23 +71,16 @@ def markdown(results: list[Result], percent: float, min_score: float) -> str:
     verdict = "passed" if percent >= min_score else "below the required"
     lines = [f"## Grades: {percent:.0f}% ({verdict} {min_score:g}%)", "",
              "| task | score | status |", "| --- | --- | --- |"]
-    lines += [f"| {r.task} | {r.score:g}/{r.max_score:g} | {r.status} |" for r in results]
+    lines += [f"| {for_markdown(r.task)} | {r.score:g}/{r.max_score:g} | {for_markdown(r.status)} |"
+              for r in results]
     failures = [(r, c) for r in results for c in r.checks if c.status in (FAILED, ERROR)]
     if failures:
         lines += ["", "### What to fix", ""]
         for result, check in failures:
-            where = f" — `{check.failing_input}`" if check.failing_input else ""
-            lines.append(f"- **{result.task} / {check.name}**{where}: {_one_line(check.message)}")
+            where = f" — {for_markdown_code(check.failing_input)}" if check.failing_input else ""
+            lines.append(f"- **{for_markdown(result.task)} / {for_markdown(check.name)}**{where}: "
+                         f"{for_markdown(check.message)}")
     return "\n".join(lines) + "\n"
-
-
-def _one_line(text: str, limit: int = 400) -> str:
-    text = " ".join(text.split()).replace("|", "\\|")
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _escape(text: str) -> str:  # GitHub workflow-command escaping
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def annotations(results: list[Result], root: str) -> list[str]:
@@ -95,8 +92,9 @@ def annotations(results: list[Result], root: str) -> list[str]:
                 continue
             line = _definition_line(result.submission, check.function)
             message = check.message + (f" Failing input: {check.failing_input}" if check.failing_input else "")
-            lines.append(f"::error file={_escape(relative)},line={line},"
-                         f"title={_escape(result.task)}: {_escape(check.name)}::{_escape(message)}")
+            lines.append(f"::error file={for_workflow_property(relative)},line={line},"
+                         f"title={for_workflow_property(f'{result.task}: {check.name}')}::"
+                         f"{for_workflow_data(message)}")
     return lines
 
 
@@ -124,7 +122,7 @@ def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: st
     width = max(len(r.task) for r in results)
     for r in results:
         mark = "ok  " if r.status == PASSED else "FAIL"
-        print(f"{mark}  {r.task:<{width}}  {r.score:g}/{r.max_score:g}  {r.status}  ({r.isolation})")
+        print(visible(f"{mark}  {r.task:<{width}}  {r.score:g}/{r.max_score:g}  {r.status}  ({r.isolation})"))
     print(f"total {total:g}/{maximum:g} = {percent:.0f}% (required: {min_score:g}%)")
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in annotations(results, root):

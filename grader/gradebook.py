@@ -12,6 +12,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from .student_text import clean_report, name
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     task TEXT NOT NULL,
@@ -43,6 +45,7 @@ class Gradebook:
     def __init__(self, path: str):
         self.path = path
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        self.db.text_factory = lambda data: data.decode("utf-8", "replace")  # a damaged row still reads
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across crashes of this process
         self.db.execute(SCHEMA)
@@ -53,7 +56,7 @@ class Gradebook:
     def stored(self, task: str) -> dict[str, Stored]:
         rows = self.db.execute("SELECT student, content_hash, task_digest, report FROM results "
                                "WHERE task = ?", (task,))
-        return {s: Stored(s, h, d, json.loads(r)) for s, h, d, r in rows}
+        return {name(s): Stored(name(s), h, d, clean_report(json.loads(r))) for s, h, d, r in rows}
 
     def record(self, task: str, student: str, content_hash: str, task_version: str,
                task_digest: str, report: dict) -> None:
@@ -76,4 +79,5 @@ class Gradebook:
     def reports(self, task: str) -> list[tuple[str, dict]]:
         rows = self.db.execute("SELECT student, report FROM results WHERE task = ? ORDER BY student",
                                (task,))
-        return [(s, json.loads(r)) for s, r in rows]
+        # Sanitised on reading too: rows stored by older versions may hold raw student text.
+        return [(name(s), clean_report(json.loads(r))) for s, r in rows]

@@ -16,6 +16,7 @@ from .sandbox.process import FreshWorker
 from .sandbox.tiers import choose_tier
 from .spec import CheckSpec, Task
 from .submission_file import SubmissionFile, python_source, read_submission
+from .student_text import clip, name as visible_name
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
 # worker has been started: both processes then load numpy at the same time.
@@ -102,7 +103,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         printed = outcome.stdout + outcome.stderr if outcome is not None else ""
     by_name = {r.name: r for r in done[1:]}
     results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order
-    return total(task.id, submission.path, tier, results, load_failed=not defined,
+    return total(task.id, visible_name(submission.path), tier, results, load_failed=not defined,
                  task_version=task.version, output=printed, seconds=time.monotonic() - start)
 
 
@@ -195,7 +196,7 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
             notes.append(f"{name} is not defined" if not entry.get("defined")
                          else f"{name} is defined but is not a function")
         elif isinstance(entry.get("params"), list) and entry["params"] != list(params):
-            notes.append(f"note: {name} takes ({', '.join(map(str, entry['params']))}); "
+            notes.append(f"note: {name} takes ({clip(', '.join(map(str, entry['params'])), 600)}); "
                          f"the statement asks for ({', '.join(params)})")
     missing = len(defined) < len(task.functions)
     message = "; ".join(notes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..result import PASSED, Result
+from ..student_text import clean_report
 from .text import check_details
 
 
@@ -25,13 +26,13 @@ def render(result: Result, **_options) -> str:
               f"graded in the {result.isolation} sandbox."
     if result.output.strip():
         summary += "\n\nYour file printed:\n" + result.output
-    return json.dumps({"score": result.score, "max_score": result.max_score,
-                       "execution_time": round(result.seconds, 3), "output": summary,
-                       "visibility": "visible", "stdout_visibility": "hidden",
-                       "tests": tests}, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(clean_report({"score": result.score, "max_score": result.max_score,
+                                    "execution_time": round(result.seconds, 3), "output": summary,
+                                    "visibility": "visible", "stdout_visibility": "hidden",
+                                    "tests": tests}), indent=2, ensure_ascii=False) + "\n"
 
 
 def cannot_grade(reason: str) -> str:
     """results.json for a submission that could not be graded at all."""
-    return json.dumps({"score": 0.0, "output": f"Your submission could not be graded: {reason}",
-                       "visibility": "visible", "tests": []}, indent=2) + "\n"
+    return json.dumps(clean_report({"score": 0.0, "output": f"Your submission could not be graded: {reason}",
+                                    "visibility": "visible", "tests": []}), indent=2) + "\n"

@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 
 from ..result import Result
+from ..student_text import clean_report
 
 
 def render(result: Result, **_options) -> str:
-    return json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    # Always encodable (no lone surrogate), no raw control character, every string capped.
+    return json.dumps(clean_report(result.to_dict()), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -5,25 +5,28 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..result import ERROR, FAILED, SKIPPED, Result
+from ..student_text import visible
 from .text import check_details
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # student text may hold these
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub("?", text)
+    """Text XML 1.0 can hold (ElementTree escapes & < > and quotes): controls shown, not sent."""
+    return _NOT_XML.sub("?", visible(text, multiline=True))
 
 
 def suite(result: Result) -> ET.Element:
     counts = {s: sum(c.status == s for c in result.checks) for s in (FAILED, ERROR, SKIPPED)}
-    element = ET.Element("testsuite", name=result.task, tests=str(len(result.checks)),
+    element = ET.Element("testsuite", name=_clean(result.task), tests=str(len(result.checks)),
                          failures=str(counts[FAILED]), errors=str(counts[ERROR]),
                          skipped=str(counts[SKIPPED]), time=f"{result.seconds:.3f}")
     ET.SubElement(ET.SubElement(element, "properties"), "property", name="score",
                   value=f"{result.score:g}/{result.max_score:g}")
+    # (every string below may be student text, or come from an old stored report)
     for check in result.checks:
-        case = ET.SubElement(element, "testcase", classname=f"{result.task}.{_stem(result.submission)}",
-                             name=check.name, time=f"{check.seconds:.3f}")
+        case = ET.SubElement(element, "testcase", classname=_clean(f"{result.task}.{_stem(result.submission)}"),
+                             name=_clean(check.name), time=f"{check.seconds:.3f}")
         details = _clean("\n".join(check_details(check)))
         tag = {FAILED: "failure", ERROR: "error", SKIPPED: "skipped"}.get(check.status)
         if tag:

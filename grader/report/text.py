@@ -1,9 +1,15 @@
-"""The terminal report: one line per check, the failure details a student can act on."""
+"""The terminal report: one line per check, the failure details a student can act on.
+
+Every piece of text from the result is shown through ``_shown``: a control character in it
+(from a worker's answer, or an old gradebook) appears as ``\\x1b`` and the like, never as
+itself, and text that spans lines is indented like the line it belongs to. The only escape
+sequences written are this module's own colours."""
 from __future__ import annotations
 
 import os
 
 from ..result import ERROR, FAILED, PASSED, SKIPPED, Result
+from ..student_text import visible
 
 _LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERR ", SKIPPED: "SKIP"}
 _COLOUR = {PASSED: "32", FAILED: "31", ERROR: "35", SKIPPED: "33"}
@@ -12,6 +18,16 @@ OUTPUT_LINES_SHOWN = 12
 
 def _paint(text: str, code: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour else text
+
+
+def _shown(text) -> str:
+    """One line of data as the terminal may show it."""
+    return visible(text)
+
+
+def _lines(text, indent: str) -> list[str]:
+    """Text that may span lines, each line indented (nothing from data starts a line)."""
+    return [indent + _shown(part) for part in str(text).splitlines() or [""]]
 
 
 def _points(score: float, max_score: float) -> str:
@@ -35,23 +51,24 @@ def check_details(check) -> list[str]:
 
 
 def render(result: Result, colour: bool = False, **_options) -> str:
-    lines = [_paint(f"{result.task} · {os.path.basename(result.submission)}", "1", colour)
-             + f"   (isolation: {result.isolation})", ""]
-    width = max((len(c.name) for c in result.checks), default=10)
+    lines = [_paint(_shown(f"{result.task} · {os.path.basename(result.submission)}"), "1", colour)
+             + f"   (isolation: {_shown(result.isolation)})", ""]
+    width = max((len(_shown(c.name)) for c in result.checks), default=10)
     previous_skip = None
     for check in result.checks:
         label = _paint(_LABEL[check.status], _COLOUR[check.status], colour)
         points = _points(check.score, check.max_score) if check.max_score else ""
-        lines.append(f"  {label}  {check.name:<{width}}  {points:>7}  {check.description}".rstrip())
+        lines.append(f"  {label}  {_shown(check.name):<{width}}  {points:>7}  "
+                     f"{_shown(check.description)}".rstrip())
         if check.status == SKIPPED and check.message == previous_skip:
             continue  # the same reason as the line above: said once is enough
         previous_skip = check.message if check.status == SKIPPED else None
-        lines += [f"        {d}" for d in check_details(check)]
+        lines += [shown for d in check_details(check) for shown in _lines(d, "        ")]
     if result.output.strip():
         lines += ["", "Your file printed:"]
-        lines += [f"  | {line}" for line in result.output.splitlines()[:OUTPUT_LINES_SHOWN]]
+        lines += [f"  | {_shown(line)}" for line in result.output.splitlines()[:OUTPUT_LINES_SHOWN]]
     percent = 100 * result.score / result.max_score if result.max_score else 0
-    status = _paint(result.status, _COLOUR.get(result.status, "0"), colour)
+    status = _paint(_shown(result.status), _COLOUR.get(result.status, "0"), colour)
     lines += ["", _paint(f"Score: {_points(result.score, result.max_score)} ({percent:.0f}%)", "1", colour)
               + f"  {status}"]
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from . import shared, wire
+from ..student_text import sanitised
 from .limits import Limits
 from .process import FreshWorker, WorkerProcess
 from .tiers import RLIMITS, SandboxUnavailable
@@ -229,6 +230,7 @@ class Sandbox:
                 f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")})
         self._note_evidence(reply)
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
+        outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
         if outcome.status in ("timeout", "crashed", "malformed"):
             # Whatever state the worker is in now is unknown: replace it for the next call.
             process.kill()

@@ -15,6 +15,7 @@ import tempfile
 import time
 
 from . import keyring, scratch, wire
+from ..student_text import output as visible_output
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .limits import apply as apply_limits
@@ -73,7 +74,8 @@ class WorkerProcess:
                 text = f"{head}\n[... {size - start - cap} bytes not shown ...]\n{end}"
             self.read_at[i] = size
             texts.append(text)
-        return texts[0], texts[1]
+        cap = self.limits.output_chars  # now in bytes of text with its control characters shown
+        return visible_output(texts[0], cap), visible_output(texts[1], cap)
 
     def exit_description(self) -> str:
         code = self.exit_status(0.5)

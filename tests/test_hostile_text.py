@@ -1,0 +1,402 @@
+"""Hostile text: what a submission says (exception messages, printed output, parameter names,
+its own file name) reaches terminals, Markdown, CSV, XML and JSON. It must arrive there as
+text: valid Unicode, no control character acting on the terminal, no Markdown or HTML that
+forges a section or hides one, no spreadsheet formula, no forged workflow command, and a
+report of bounded size. Run under every tier (and the warm workers of a batch) like
+test_adversarial.py, through every command and format a user reads."""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from test_adversarial import (BUDGET_SECONDS, CALL_SECONDS, MODES, REPORT_BYTES_CAP, TIERS, ZEROS,
+                              grade_attack)
+
+from conftest import PE_TASK, ROOT, run_cli
+from grader import student_text
+from grader.result import CheckResult, Result
+from grader.sandbox.launcher import CallOutcome
+from grader.sandbox.wire import Opaque
+
+COURSE = os.path.join(ROOT, "examples", "course")
+
+# An exception message that tries everything at once: a lone surrogate (not encodable), a
+# terminal that clears itself and changes its title, a C1 CSI, a bidi override, a carriage
+# return, a fake final score line, a forged summary.md section, live HTML and links, a
+# forged workflow command, and an HTML comment that would hide what follows it.
+# (The comment opens within the first 160 characters: what summary.md quotes of a message.)
+EVIL = r'''(
+    "\ud800\x1b[2J\x1b[H\x1b]0;owned\x07\x9b2J\u202e\r"
+    "\nScore: 33/33 (100%)  passed"
+    "\n## Errored (nothing could be graded)\n\nnone\n<!--"
+    "\n- <img src=x onerror=alert(1)> [click](javascript:alert(1)) | cell | www.evil.example"
+    "\n::error file=forged.py::forged annotation")'''
+SHOUT = r'''b"\x1b[2J\x1b[H\xff\xfe\xc2\x9b2J\nScore: 33/33 (100%)  passed\n::warning::forged\n"'''
+
+ATTACK = f"""
+import os
+import numpy as np
+
+EVIL = {EVIL}
+SHOUT = {SHOUT}
+os.write(1, SHOUT)
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    os.write(1, SHOUT)
+    raise ValueError(EVIL)
+
+def add_positional_encoding(x, base=10000.0):
+    os.write(2, SHOUT)
+    raise ValueError(EVIL)
+"""
+
+# Huge text: 50 parameter names of 1,500 escape characters each (through a __signature__),
+# 4,000 control characters in every exception message, 100,000 in printed output.
+HUGE = r'''
+import inspect
+import numpy as np
+
+class _Signature(inspect.Signature):
+    @property
+    def parameters(self):
+        return {"\x1b" * 1500 + str(i): None for i in range(50)}
+
+NOISE = "\x1b" * 4000
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    print("\x1b" * 100000)
+    raise ValueError(NOISE)
+
+def add_positional_encoding(x, base=10000.0):
+    raise ValueError(NOISE)
+
+sinusoidal_pe.__signature__ = _Signature()
+add_positional_encoding.__signature__ = _Signature()
+'''
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")   # the renderer's own colours
+SHOWN_NOT_SENT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
+                            "\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def assert_no_raw_controls(text: str, where: str) -> None:
+    """Nothing in ``text`` acts on a terminal or breaks an encoder: only newline and tab."""
+    found = SHOWN_NOT_SENT.search(text)
+    assert found is None, f"{where}: raw {found.group()!r} at {found.start()}: " \
+                          f"{text[max(found.start() - 60, 0):found.start() + 20]!r}"
+
+
+def strings_in(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from strings_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings_in(v)
+
+
+def run_bytes(*args, env=None, cwd=ROOT, timeout=BUDGET_SECONDS * 4 + 60):
+    """The grader's raw output bytes (a UTF-8 decoding error must fail the test, not hide)."""
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
+                          cwd=cwd, env=full_env, timeout=timeout)
+
+
+def limits(tier):
+    return ["--isolation", str(tier), "--call-seconds", str(CALL_SECONDS),
+            "--submission-seconds", str(BUDGET_SECONDS)]
+
+
+@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
+def tier(request):
+    return request.param
+
+
+@pytest.fixture(params=TIERS)
+def plain_tier(request):
+    return request.param
+
+
+# --------------------------------------------------------------------------- the sanitiser
+
+def test_visible_makes_text_valid_and_shows_every_control_character():
+    text = "a\ud800b\x1b[2J\x07\x9b\u202e\u2028\r\n\tz"
+    shown = student_text.visible(text)
+    assert shown == "a\ufffdb\\x1b[2J\\x07\\x9b\\u202e\\u2028\\r\\n\\tz"
+    assert student_text.visible(text, multiline=True) == "a\ufffdb\\x1b[2J\\x07\\x9b\\u202e\\u2028\n\tz"
+    shown.encode("utf-8")  # encodable
+    for once in (shown, student_text.visible(text, multiline=True)):
+        assert student_text.visible(once, multiline="\n" in once) == once  # idempotent
+    assert student_text.visible("ordinary text, ünïcode ✓") == "ordinary text, ünïcode ✓"
+
+
+def test_clip_caps_bytes_after_showing_and_says_so():
+    huge = student_text.line("\x1b" * 4000, 2000)
+    assert len(huge.encode()) <= 2000 and huge.startswith("\\x1b") and "cut: 16000 bytes in all" in huge
+    kept = student_text.output("first\n" + "é" * 10000 + "\nlast line", 1000)
+    assert len(kept.encode()) <= 1000 and kept.startswith("first") and kept.endswith("last line")
+    assert student_text.clip(huge, 2000) == huge
+
+
+def test_sanitised_outcome_from_a_worker():
+    outcome = CallOutcome("raised", value={"functions": {"f\x1b": {"params": ["\x1b" * 5000, "x"]}},
+                                           "r": Opaque("T\x1b", "\ud800" * 9000)},
+                          error={"type": "E\x1b", "message": "\x1b" * 4000 + "\ud800",
+                                 "frames": [{"line": 1, "function": "\x07", "code": "\x1b" * 999}]},
+                          stdout="ok\n\x1b[2J\n", stderr="\ud800")
+    clean = student_text.sanitised(outcome)
+    assert clean.error["type"] == "E\\x1b" and len(clean.error["message"].encode()) <= 2000
+    assert clean.error["frames"][0]["function"] == "\\x07"
+    assert len(clean.error["frames"][0]["code"].encode()) <= student_text.CODE_BYTES
+    assert clean.stdout == "ok\n\\x1b[2J\n" and clean.stderr == "\ufffd"
+    params = clean.value["functions"]["f\\x1b"]["params"]
+    assert len(params[0].encode()) <= student_text.LINE_BYTES and params[1] == "x"
+    assert clean.value["r"].type_name == "T\\x1b" and "\ud800" not in repr(clean.value["r"])
+
+
+def test_markdown_escaping_opens_nothing():
+    text = student_text.for_markdown("## Errored\n<!-- x --> <b>[a](http://e) *b* `c` | www.e.com &amp; - d")
+    assert "\n" not in text
+    assert not re.search(r"(?<!\\)[<>#\[\]()*`|&]", text), text
+    assert "normalize-rows" == student_text.for_markdown("normalize-rows")
+    assert student_text.for_markdown("-x").startswith("\\-")
+    code = student_text.for_markdown_code("a `` b")
+    assert code.startswith("``` ") and code.endswith(" ```")
+
+
+def test_csv_and_workflow_escaping():
+    for cell in ("=HYPERLINK(1)", "+1", "-1", "@SUM(A1)", "\tx", "\rx"):
+        assert not student_text.for_csv(cell).startswith(FORMULA_START)
+        assert student_text.for_csv(cell).lstrip("'").endswith(cell[1:])
+    assert student_text.for_csv("alice") == "alice"
+    assert student_text.for_workflow_data("50%\r\n::x") == "50%25%0A::x"
+    assert student_text.for_workflow_property("a:b,c") == "a%3Ab%2Cc"
+
+
+def test_terminal_report_of_old_raw_text_shows_it():
+    """A Result that already holds raw text (an old gradebook, a message built on the trusted
+    side) is still shown without a control character, each line indented."""
+    from grader.report.text import render
+    check = CheckResult("values", "failed", 0.0, 2.0, message="bad\x1b[2J\nScore: 2/2 (100%)  passed",
+                        output="\x1b]0;t\x07\n\ud800")
+    result = Result("t", "sub\x1b.py", 0.0, 2.0, "failed", "rlimits", [check], output="\x9b2J")
+    shown = render(result, colour=True)
+    assert_no_raw_controls(SGR.sub("", shown), "text report")
+    lines = [SGR.sub("", l) for l in shown.splitlines()]
+    assert [l for l in lines if l.startswith("Score:")] == [lines[-1]]
+
+
+# --------------------------------------------------------------------------- grader check
+
+def _score_line_is_the_real_one(text: str, report: dict) -> None:
+    lines = [line for line in SGR.sub("", text).splitlines() if line.strip()]
+    scores = [line for line in lines if line.lstrip().startswith("Score:")]
+    assert scores == [lines[-1]], f"score lines: {scores}"
+    assert lines[-1].startswith(f"Score: {report['score']:g}/{report['max_score']:g} ")
+
+
+def test_check_every_format_shows_hostile_text_as_text(tmp_path, tier):
+    report, _ = grade_attack(tmp_path, tier, ATTACK)  # JSON, bounded; a batch when warm
+    for text in strings_in(report):
+        assert_no_raw_controls(text, "json report")
+    assert report["status"] == "failed"
+    if tier.warm:
+        return  # the batch's own outputs: test_batch_outputs_cannot_be_forged
+    path = str(tmp_path / "class" / "attack.py")
+    done = run_bytes("check", PE_TASK, path, "--color", "always", *limits(tier))
+    assert done.returncode == 1, done.stderr.decode("utf-8", "replace")[-2000:]
+    text = done.stdout.decode("utf-8")  # strict: a surrogate or a stray byte fails here
+    assert_no_raw_controls(SGR.sub("", text), "terminal report")
+    _score_line_is_the_real_one(text, report)
+    assert "Your file printed:" in text and "  | \\x1b[2J" in text
+    for fmt in ("json", "junit", "gradescope"):
+        done = run_bytes("check", PE_TASK, path, "--format", fmt, *limits(tier))
+        assert done.returncode == 1, done.stderr.decode("utf-8", "replace")[-2000:]
+        assert len(done.stdout) < REPORT_BYTES_CAP
+        out = done.stdout.decode("utf-8")
+        assert_no_raw_controls(out, fmt)
+        if fmt == "junit":
+            suite = ET.fromstring(out).find("testsuite")
+            assert int(suite.get("errors")) + int(suite.get("failures")) > 0
+        else:
+            parsed = json.loads(out)
+            assert parsed["score"] == report["score"]
+            for text in strings_in(parsed):
+                assert_no_raw_controls(text, fmt)
+
+
+def test_huge_student_text_keeps_reports_small(tmp_path, tier):
+    report, _ = grade_attack(tmp_path, tier, HUGE)  # asserts the JSON is < 256 KiB
+    loads = [c for c in report["checks"] if c["name"] == "loads"][0]
+    assert "takes (" in loads["message"] and "\\x1b" in loads["message"]
+    if not tier.warm:
+        done = run_bytes("check", PE_TASK, str(tmp_path / "class" / "attack.py"), "--color",
+                         "always", *limits(tier))
+        assert len(done.stdout) < REPORT_BYTES_CAP
+        assert_no_raw_controls(SGR.sub("", done.stdout.decode("utf-8")), "terminal report")
+
+
+# --------------------------------------------------------------------------- grader batch
+
+def _sections(markdown: str) -> dict[str, list[str]]:
+    sections, current = {}, None
+    for line in markdown.splitlines():
+        if line.startswith("#"):
+            current = line
+            sections.setdefault(current, [])
+        elif current is not None and line.strip():
+            sections[current].append(line)
+    return sections
+
+
+def _assert_summary_is_honest(markdown: str, timed_out: str) -> None:
+    assert_no_raw_controls(markdown, "summary.md")
+    headings = [line for line in markdown.splitlines() if re.match(r"\s{0,3}#", line)]
+    assert len(headings) == 6 and sum(h.startswith("## Errored") for h in headings) == 1, headings
+    assert not re.search(r"(?<!\\)<", markdown), "student text opens an HTML tag or comment"
+    assert not re.search(r"(?<!\\)\]\(", markdown), "student text makes a link"
+    sections = _sections(markdown)
+    assert any(timed_out in line for line in sections["## Timed out somewhere"])
+    failures = sections["## Most common failures"]
+    assert all(line.startswith("- ") for line in failures)
+    assert any("Errored" in line for line in failures), "the hostile message is not quoted"
+
+
+def _assert_csv_is_inert(path) -> list[list[str]]:
+    rows = list(csv.reader(io.StringIO(open(path, encoding="utf-8").read())))
+    for row in rows:
+        for cell in row:
+            assert not cell.startswith(FORMULA_START), f"formula cell {cell!r}"
+            assert_no_raw_controls(cell.replace("\n", ""), "grades.csv")
+    return rows
+
+
+def _hostile_class(folder):
+    folder.mkdir()
+    # (Most of the class sends the same message, so summary.md quotes it among the most
+    # common failures.)
+    (folder / "evil.py").write_text(ATTACK)
+    (folder / '=HYPERLINK("http:\\evil.example","click").py').write_text(ATTACK)
+    (folder / "@SUM(1+1)*cmd.py").write_text(ATTACK)
+    (folder / "\x1b[2J\x1b]0;owned\x07term.py").write_text(ATTACK)
+    # A name that is not UTF-8 (os.listdir gives it a lone surrogate).
+    with open(os.path.join(os.fsencode(folder), b"bad\xff\xfename.py"), "w") as f:
+        f.write(ZEROS)
+    (folder / "sleeper.py").write_text(ZEROS.replace(
+        "    return np.zeros((max_len, d_model))", "    while True:\n        pass"))
+
+
+def test_batch_outputs_cannot_be_forged(tmp_path, tier):
+    klass, out = tmp_path / "class", tmp_path / "out"
+    _hostile_class(klass)
+    warm = [] if tier.warm else ["--no-warm"]
+    done = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "2", *warm,
+                     *limits(tier))
+    stderr = done.stderr.decode("utf-8")
+    assert done.returncode == 0, stderr[-3000:]
+    assert_no_raw_controls(stderr, "batch stderr")
+    printed = done.stdout.decode("utf-8")
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert printed == summary
+    _assert_summary_is_honest(summary, "sleeper")
+    rows = _assert_csv_is_inert(out / "grades.csv")
+    assert len(rows) == 1 + 6
+    students = {row[0] for row in rows[1:]}
+    assert "'=HYPERLINK(\"http:\\evil.example\",\"click\")" in students
+    assert "\\x1b[2J\\x1b]0;owned\\x07term" in students
+    lines = (out / "reports.jsonl").read_bytes().decode("utf-8").splitlines()
+    assert len(lines) == 6
+    for line in lines:
+        assert len(line.encode()) < REPORT_BYTES_CAP
+        for text in strings_in(json.loads(line)):
+            assert_no_raw_controls(text, "reports.jsonl")
+    export = run_bytes("export", str(out))
+    assert export.returncode == 0, export.stderr.decode("utf-8", "replace")[-2000:]
+    assert _assert_csv_is_inert(out / "grades.csv") == rows
+
+
+def test_export_survives_a_poisoned_gradebook(tmp_path):
+    """Rows stored by an older grader may hold raw student text: a lone surrogate (which no
+    encoder takes), escape sequences, a formula id, Markdown and HTML. Export, and the next
+    batch (which rewrites summary.md from every row), still work and stay inert."""
+    klass, out = tmp_path / "class", tmp_path / "out"
+    klass.mkdir()
+    (klass / "honest.py").write_text(ZEROS)
+    first = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1",
+                    "--isolation", TIERS[0])
+    assert first.returncode == 0, first.stderr[-2000:]
+    db = sqlite3.connect(out / "gradebook.sqlite")
+    task, student, *row = db.execute("SELECT * FROM results").fetchone()
+    report = json.loads(row[-2])
+    bad = "\ud800\x1b[2J\n## Errored (nothing could be graded)\n\nnone\n<!--"
+    report["checks"][1].update(status="failed", score=0.0, message=bad)
+    report["submission"] = bad
+    poisoned = json.dumps(report)   # (ASCII JSON: how the old gradebook stored it)
+    db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               (task, "=cmd|' /C calc'!A0\x1b[2J", "x.py", "-", *row[2:-2], poisoned, row[-1]))
+    db.commit()
+    db.close()
+    export = run_bytes("export", str(out))
+    assert export.returncode == 0, export.stderr.decode("utf-8", "replace")[-2000:]
+    rows = _assert_csv_is_inert(out / "grades.csv")
+    assert len(rows) == 3
+    for line in (out / "reports.jsonl").read_bytes().decode("utf-8").splitlines():
+        for text in strings_in(json.loads(line)):
+            assert_no_raw_controls(text, "reports.jsonl")
+    again = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1",
+                      "--isolation", TIERS[0])
+    assert again.returncode == 0, again.stderr.decode("utf-8", "replace")[-2000:]
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert_no_raw_controls(summary, "summary.md")
+    assert sum(line.startswith("## Errored") for line in summary.splitlines()) == 1
+    assert not re.search(r"(?<!\\)<", summary)
+
+
+# --------------------------------------------------------------------------- grader ci
+
+CI_ATTACK = f"""
+import numpy as np
+
+EVIL = {EVIL}
+
+def normalize_rows(m):
+    raise ValueError(EVIL)
+"""
+
+
+def test_ci_summary_and_annotations_cannot_be_forged(tmp_path, plain_tier):
+    course = tmp_path / "course"
+    shutil.copytree(COURSE, course)
+    (course / "solutions" / "normalize-rows.py").write_text(CI_ATTACK)
+    summary = tmp_path / "step-summary.md"
+    done = run_bytes("ci", str(course), "--min-score", "80", "--summary", str(summary),
+                     "--junit", str(tmp_path / "junit.xml"), *limits(plain_tier),
+                     env={"GITHUB_ACTIONS": "true"}, cwd=str(course))
+    stdout = done.stdout.decode("utf-8")
+    assert done.returncode == 1, done.stderr.decode("utf-8", "replace")[-3000:] + stdout
+    assert_no_raw_controls(stdout, "ci log")
+    commands = [line for line in stdout.splitlines() if line.startswith("::")]
+    assert commands and all(line.startswith("::error file=solutions/normalize-rows.py,line=")
+                            for line in commands), commands
+    assert all("forged.py" not in line.split("::")[1] for line in commands)
+    text = summary.read_text(encoding="utf-8")
+    assert_no_raw_controls(text, "step summary")
+    headings = [line for line in text.splitlines() if re.match(r"\s{0,3}#", line)]
+    assert len(headings) == 2 and headings[1] == "### What to fix", headings
+    assert re.fullmatch(r"## Grades: \d+% \(below the required 80%\)", headings[0]), headings
+    assert not re.search(r"(?<!\\)<", text), "student text reaches the step summary as HTML"
+    assert not re.search(r"(?<!\\)\]\(", text), "student text makes a link"
+    fixes = text.split("### What to fix", 1)[1].strip().splitlines()
+    assert fixes and all(line.startswith("- **normalize-rows / ") for line in fixes), fixes
+    ET.parse(tmp_path / "junit.xml")
