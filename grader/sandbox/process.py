@@ -69,9 +69,10 @@ class WorkerProcess:
                 text = data.decode("utf-8", "replace")
             else:
                 tail = min(1000, cap // 4)
-                head = os.pread(f.fileno(), cap - tail, start).decode("utf-8", "replace")
+                room = max(cap - tail - 64, 0)  # leaves room for the mark within the cap
+                head = os.pread(f.fileno(), room, start).decode("utf-8", "replace")
                 end = os.pread(f.fileno(), tail, size - tail).decode("utf-8", "replace")
-                text = f"{head}\n[... {size - start - cap} bytes not shown ...]\n{end}"
+                text = f"{head}\n[... {size - start - room - tail} bytes not shown ...]\n{end}"
             self.read_at[i] = size
             texts.append(text)
         cap = self.limits.output_chars  # now in bytes of text with its control characters shown
