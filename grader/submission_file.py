@@ -49,6 +49,11 @@ def _refuse(path: str, what: str) -> SubmissionError:
                            "itself (a copy, not a link).")
 
 
+def _too_large(path: str) -> SubmissionError:
+    return SubmissionError(f"{path}: is larger than {MAX_SOURCE_BYTES // 1024} KiB; a solution "
+                           "to this task is far smaller.")
+
+
 def read_submission(path: str) -> SubmissionFile:
     """The submission at ``path``: a .py file, or a folder holding one (or a solution.py
     among several), as Gradescope and course repositories hand them over."""
@@ -98,8 +103,7 @@ def _read_file(path: str) -> SubmissionFile:
         if not stat.S_ISREG(info.st_mode):
             raise _refuse(path, _kind(info.st_mode))
         if info.st_size > MAX_SOURCE_BYTES:
-            raise SubmissionError(f"{path}: is larger than {MAX_SOURCE_BYTES // 1024} KiB "
-                                  f"({info.st_size} bytes); a solution to this task is far smaller.")
+            raise _too_large(path)
         chunks, size = [], 0
         while size <= MAX_SOURCE_BYTES:  # a file that grows while read stops at the cap
             chunk = os.read(fd, MAX_SOURCE_BYTES + 1 - size)
@@ -112,9 +116,8 @@ def _read_file(path: str) -> SubmissionFile:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    if len(data) > MAX_SOURCE_BYTES:
-        raise SubmissionError(f"{path}: is larger than {MAX_SOURCE_BYTES // 1024} KiB; "
-                              "a solution to this task is far smaller.")
+    if len(data) > MAX_SOURCE_BYTES:  # it grew while it was read
+        raise _too_large(path)
     return SubmissionFile(path, data)
 
 

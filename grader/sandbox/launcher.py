@@ -178,7 +178,6 @@ class Sandbox:
                     while pending:
                         outcome, since = self._answer(process, since, "call", ids[-pending])
                         k = sent - pending
-                        outcome.inputs_after = None  # never the worker's account of them
                         if arrays is not None:
                             if outcome.status == "ok":
                                 outcome.inputs_after = _read_back(window_items[k], arrays[k])
