@@ -9,7 +9,6 @@ as they finish; a re-run skips submissions whose content and task are unchanged.
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import hashlib
 import multiprocessing
 import os
@@ -26,6 +25,7 @@ from .spec import Task, load_task
 from .submission_file import SubmissionError, SubmissionFile, read_submission
 from .student_text import clean_report, line
 from .student_text import name as visible_name
+from .student_text import student_id
 
 
 @dataclass(frozen=True)
@@ -43,26 +43,35 @@ def discover(folder: str) -> list[Submission]:
     student's problem, never followed, opened or read)."""
     if not os.path.isdir(folder):
         raise SubmissionError(f"{folder}: not a folder of submissions.")
-    found = []
+    found: dict[str, Submission] = {}
+    entry_names: dict[str, str] = {}
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         name, path = entry.name, entry.path
         if name.startswith("."):
             continue
         if name.endswith(".py"):
-            student = name[:-3]
+            stem = name[:-3]
         elif entry.is_dir(follow_symlinks=False) or entry.is_symlink():
-            student = name  # a folder per student; a link in its place is refused below
+            stem = name  # a folder per student; a link in its place is refused below
         else:
             continue
+        # A student id is a file name, hostile text bound for the CSV, summary.md and the
+        # terminal: shown visibly, and one-to-one, so no two students share a gradebook row.
+        student = student_id(stem)
+        if student in found:      # alice.py beside alice/: which one is the hand-in?
+            found[student] = Submission(student, path, b"", "-", (
+                f"two submissions for {student}: {visible_name(entry_names[student])} and "
+                f"{visible_name(name)}; keep one of them and run the batch again."))
+            continue
+        entry_names[student] = name
         try:
             submission = read_submission(path)
         except SubmissionError as exc:
-            found.append(Submission(student, path, b"", "-", str(exc)))
+            found[student] = Submission(student, path, b"", "-", str(exc))
             continue
-        found.append(Submission(student, submission.path, submission.data,
-                                hashlib.sha256(submission.data).hexdigest()))
-    # A student id is a file name, hostile text: it reaches the CSV, summary.md, the terminal.
-    return [dataclasses.replace(s, student=visible_name(s.student)) for s in found]
+        found[student] = Submission(student, submission.path, submission.data,
+                                    hashlib.sha256(submission.data).hexdigest())
+    return list(found.values())
 
 
 # --------------------------------------------------------------------------- jobs

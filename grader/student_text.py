@@ -21,6 +21,7 @@ come from an old gradebook or a message built on the trusted side around student
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 
 LINE_BYTES = 200             # a name: function, parameter, variable, type, module
@@ -85,8 +86,28 @@ def output(text: str, max_bytes: int) -> str:
 
 
 def name(text) -> str:
-    """A submission's file name or path, or a student id taken from one."""
+    """A submission's file name or path, shown in a report."""
     return line(text, NAME_BYTES)
+
+
+def student_id(file_name: str) -> str:
+    """The student id shown for a file name: visible, and one-to-one, so two different
+    names never become one id (a gradebook row per id would lose one). A backslash is
+    doubled, a byte that is not UTF-8 reads ``\\xff`` and a hidden character ``\\x1b``;
+    none is cut (a name has at most 255 bytes)."""
+    text = os.fsencode(file_name).decode("utf-8", "surrogateescape")  # bad byte: U+DC80..
+    shown = []
+    for char in text:
+        code = ord(char)
+        if char == "\\":
+            shown.append("\\\\")
+        elif 0xDC80 <= code <= 0xDCFF:               # a byte that is not UTF-8 (always >= 0x80)
+            shown.append(f"\\x{code - 0xDC00:02x}")
+        elif _HIDDEN_LINE.match(char):               # \u form from 0x80 on: never a bad byte's
+            shown.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
+        else:
+            shown.append(char)
+    return "".join(shown)
 
 
 # --------------------------------------------------------------------------- at the boundary

@@ -313,7 +313,7 @@ def test_batch_outputs_cannot_be_forged(tmp_path, tier):
     rows = _assert_csv_is_inert(out / "grades.csv")
     assert len(rows) == 1 + 6
     students = {row[0] for row in rows[1:]}
-    assert "'=HYPERLINK(\"http:\\evil.example\",\"click\")" in students
+    assert "'=HYPERLINK(\"http:\\\\evil.example\",\"click\")" in students  # \ doubled
     assert "\\x1b[2J\\x1b]0;owned\\x07term" in students
     lines = (out / "reports.jsonl").read_bytes().decode("utf-8").splitlines()
     assert len(lines) == 6
@@ -324,6 +324,38 @@ def test_batch_outputs_cannot_be_forged(tmp_path, tier):
     export = run_bytes("export", str(out))
     assert export.returncode == 0, export.stderr.decode("utf-8", "replace")[-2000:]
     assert _assert_csv_is_inert(out / "grades.csv") == rows
+
+
+def test_student_ids_stay_one_to_one():
+    names = [os.fsdecode(b"a\xff"), os.fsdecode(b"a\xfe"), "a\x1b", "a\\x1b", "a\x9b",
+             os.fsdecode(b"a\x9b"), "a\\", "a\u202e", "a\\u202e", "plain", "\u00e9l\u00e8ve"]
+    ids = [student_text.student_id(n) for n in names]
+    assert len(set(ids)) == len(names), ids
+    assert ids[-2:] == ["plain", "\u00e9l\u00e8ve"]
+    for shown in ids:
+        assert student_text.visible(shown) == shown
+
+
+def test_batch_never_merges_two_students(tmp_path):
+    """Names that look alike once made visible, or a file beside a folder of the same
+    name, are each one row: none is lost, and the ambiguous hand-in is named as such."""
+    klass, out = tmp_path / "class", tmp_path / "out"
+    klass.mkdir()
+    for raw in (b"s\xff.py", b"s\xfe.py", b"t\x1b.py", b"t\\x1b.py"):
+        with open(os.path.join(os.fsencode(klass), raw), "w") as f:
+            f.write(ZEROS)
+    (klass / "alice.py").write_text(ZEROS)
+    (klass / "alice").mkdir()
+    (klass / "alice" / "solution.py").write_text(ZEROS)
+    done = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "2")
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")[-3000:]
+    rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8"))))
+    students = [row[0] for row in rows[1:]]
+    assert sorted(students) == sorted(["s\\xff", "s\\xfe", "t\\x1b", "t\\\\x1b", "alice"])
+    reports = {json.loads(line)["student"]: json.loads(line)
+               for line in (out / "reports.jsonl").read_text(encoding="utf-8").splitlines()}
+    said = json.dumps(reports["alice"])
+    assert "two submissions for alice: alice and alice.py; keep one" in said, said
 
 
 def test_export_survives_a_poisoned_gradebook(tmp_path):
