@@ -1,6 +1,8 @@
 """What students may see of a Result: a hidden check keeps its name, status and points,
-but not its message, failing input or output (which could reveal hidden inputs or expected
-values). Done on the trusted side, before any renderer runs; staff views skip it."""
+but not its message, failing input, output or time (which could reveal hidden inputs or
+expected values: a submission can print them while it passes, or take time that depends
+on them). The total time shown counts visible checks only. Done on the trusted side,
+before any renderer runs; staff views skip it."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,8 +15,11 @@ HIDDEN_NOTE = "hidden check: its inputs and expected values are not shown"
 def for_students(result: Result) -> Result:
     checks = []
     for check in result.checks:
-        if check.hidden and check.status not in (PASSED, SKIPPED):
-            check = dataclasses.replace(check, message=f"{check.status} ({HIDDEN_NOTE})",
-                                        failing_input=None, output="")
+        if check.hidden:
+            message = check.message if check.status in (PASSED, SKIPPED) else \
+                f"{check.status} ({HIDDEN_NOTE})"
+            check = dataclasses.replace(check, message=message, failing_input=None, output="",
+                                        seconds=0.0)
         checks.append(check)
-    return dataclasses.replace(result, checks=checks)
+    shown_seconds = sum(c.seconds for c in result.checks if not c.hidden)
+    return dataclasses.replace(result, checks=checks, seconds=round(shown_seconds, 3))

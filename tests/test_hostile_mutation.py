@@ -20,6 +20,7 @@ from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works
 from test_adversarial import MODES, grade_attack
 
 MUTATION_CHECK = "add-leaves-input-unchanged"  # tasks/positional-encoding/task.yaml
+IMPORTS_CHECK = "numpy-only"
 
 CORRECT = """
 import numpy as np
@@ -117,6 +118,44 @@ def forger(name: str) -> str:
     return CORRECT + FIND_WORKER + FORGERS[name] + ADDS_IN_PLACE
 
 
+# Each hands the function a copy of the shared argument (so the grader's memory is never
+# touched) by replacing the worker's map_array, reached a different way.
+COPY_THE_ARGUMENT = """
+    _map = _shared.map_array
+    _shared.map_array = lambda *args: np.array(_map(*args))
+"""
+CHANGES_ITS_COPY = """
+
+def add_positional_encoding(x, base=10000.0):
+    x += sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+    return x.copy()     # not the input itself: only the in-place change is hidden
+"""
+COPIERS = {
+    "through-the-stack": FIND_WORKER + "if _worker is not None:\n    _shared = _worker['shared']\n"
+                         + COPY_THE_ARGUMENT,
+    "through-sys-modules": "import sys\n_state = {}\nif True:\n    _shared = sys.modules['shared']\n"
+                           + COPY_THE_ARGUMENT,
+    # sys reached as an attribute of one of numpy's own modules: no import statement.
+    "through-a-module-attribute": (
+        "_state = {}\nif True:\n    _core = np._core if hasattr(np, '_core') else np.core\n"
+        "    _shared = _core.records.os.sys.modules['shared']\n" + COPY_THE_ARGUMENT),
+    # gc finds the worker's evidence hook and silences it before doing anything else.
+    "through-gc-after-erasing-the-evidence": """
+import gc
+_state = {}
+for _o in gc.get_objects():
+    if type(_o).__name__ == "RuntimeEvidence":
+        _o.entries.clear()
+        _o.busy = True
+for _o in gc.get_objects():
+    if getattr(_o, "__name__", None) == "shared" and hasattr(_o, "map_array"):
+        _shared = _o
+        _map = _shared.map_array
+        _shared.map_array = lambda *args: np.array(_map(*args))
+""",
+}
+
+
 @pytest.fixture(params=MODES, ids=[m.label for m in MODES])
 def tier(request):
     return request.param
@@ -145,29 +184,59 @@ def checks(report: dict) -> dict:
     return {c["name"]: c for c in report["checks"]}
 
 
-def assert_loses_exactly_the_mutation_points(report: dict) -> None:
+def assert_loses_exactly(report: dict, lost: tuple[str, ...]) -> None:
     by_name = checks(report)
-    mutation = by_name[MUTATION_CHECK]
-    assert mutation["status"] == "failed" and mutation["score"] == 0, mutation
-    others = [c for name, c in by_name.items() if name != MUTATION_CHECK]
+    for name in lost:
+        assert by_name[name]["status"] == "failed" and by_name[name]["score"] == 0, by_name[name]
+    others = [c for name, c in by_name.items() if name not in lost]
     assert all(c["status"] == "passed" and c["score"] == c["max_score"] for c in others), \
         [c for c in others if c["status"] != "passed"]
-    assert report["score"] == report["max_score"] - mutation["max_score"]
+    assert report["score"] == report["max_score"] - sum(by_name[n]["max_score"] for n in lost)
+
+
+def assert_loses_exactly_the_mutation_points(report: dict) -> None:
+    assert_loses_exactly(report, (MUTATION_CHECK,))
 
 
 @pytest.mark.parametrize("attack", sorted(FORGERS))
 def test_forged_inputs_after_lose_the_mutation_points(tmp_path, tier, samples, attack):
     report, _ = grade_attack(tmp_path, tier, forger(attack))
-    assert_loses_exactly_the_mutation_points(report)
+    # The frame walk that finds the worker costs the import-policy point as well.
+    assert_loses_exactly(report, (MUTATION_CHECK, IMPORTS_CHECK))
+    assert ".tb_frame" in checks(report)[IMPORTS_CHECK]["message"]
     message = checks(report)[MUTATION_CHECK]["message"]
     assert "modified in place" in message, message  # seen in the grader's memory
     # The controls, in the same mode: the honest in-place sample loses the same points,
     # a correct sample keeps full marks.
     honest = samples(tier)
     assert_loses_exactly_the_mutation_points(honest["mistake_adds_in_place.py"])
-    assert report["score"] == honest["mistake_adds_in_place.py"]["score"]
+    imports_points = checks(report)[IMPORTS_CHECK]["max_score"]
+    assert report["score"] == honest["mistake_adds_in_place.py"]["score"] - imports_points
     correct = honest["correct_vectorized.py"]
     assert correct["score"] == correct["max_score"], correct
+
+
+@pytest.mark.parametrize("attack", sorted(COPIERS))
+def test_a_copied_argument_earns_no_mutation_points(tmp_path, tier, samples, attack):
+    """The function really changes the array it gets in place, but that array is a copy
+    the submission had the worker make: the grader's memory is untouched. The check must
+    not take that for an unchanged input."""
+    report, _ = grade_attack(tmp_path, tier, CORRECT + COPIERS[attack] + CHANGES_ITS_COPY)
+    assert_loses_exactly(report, (MUTATION_CHECK, IMPORTS_CHECK))
+    message = checks(report)[MUTATION_CHECK]["message"]
+    assert message.startswith("not verified"), message
+    correct = samples(tier)["correct_vectorized.py"]
+    assert correct["score"] == correct["max_score"], correct
+
+
+def test_silencing_the_evidence_hook_takes_back_nothing(tmp_path, tier):
+    """What the worker saw is sent as it happens: clearing the hook's record afterwards
+    leaves the grader's copy whole."""
+    report, _ = grade_attack(tmp_path, tier,
+                             CORRECT + COPIERS["through-gc-after-erasing-the-evidence"]
+                             + CHANGES_ITS_COPY)
+    said = checks(report)[IMPORTS_CHECK]["message"]
+    assert "gc.get_objects() (called while running)" in said, said
 
 
 # --------------------------------------------------------------------------- the sandbox itself

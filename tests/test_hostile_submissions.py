@@ -178,6 +178,35 @@ def test_hidden_inputs_never_reach_a_visible_check(tmp_path, tier):
     assert "4321.5" not in run_cli("check", task, path, *isolation(tier)[:2]).stdout
 
 
+TIMER = """
+import time
+import numpy as np
+
+def square(x):
+    print("the input is", x.tolist())
+    time.sleep(float(x[0]) / 10000)    # 0.43 s on the hidden case: its time tells its input
+    return np.asarray(x, dtype=float) ** 2
+"""
+
+
+def test_hidden_inputs_leak_neither_through_output_nor_time(tmp_path):
+    task = make_task(tmp_path / "task", HIDDEN_TASK.replace("allowed: [numpy]", "allowed: [numpy, time]"))
+    path = write(tmp_path / "timer.py", TIMER)
+    staff = json.loads(run_cli("check", task, path, "--format", "json", "--staff").stdout)
+    hidden = next(c for c in staff["checks"] if c["name"] == "hidden-case")
+    assert hidden["status"] == "passed" and hidden["seconds"] >= 0.4
+    for fmt in ("json", "gradescope"):
+        shown = run_cli("check", task, path, "--format", fmt).stdout
+        assert "4321.5" not in shown
+        report = json.loads(shown)
+        if fmt == "json":
+            hidden = next(c for c in report["checks"] if c["name"] == "hidden-case")
+            assert hidden["status"] == "passed" and hidden["seconds"] == 0, hidden
+            assert report["seconds"] < 0.4, report["seconds"]
+        else:
+            assert report["execution_time"] < 0.4, report["execution_time"]
+
+
 def test_a_visible_check_may_not_need_a_hidden_one(tmp_path):
     task = make_task(tmp_path / "task", HIDDEN_TASK + "    needs: [hidden-case]\n")
     done = run_cli("validate", task)
@@ -200,6 +229,13 @@ HIDDEN_IMPORTS = {
     "builtins lookup": (ZEROS + "_imp = __builtins__['__imp' + 'ort__'] if isinstance("
                         "__builtins__, dict) else getattr(__builtins__, '__imp' + 'ort__')\n"
                         "_imp('o' + 's')\n").encode(),
+    "builtins through globals()": (ZEROS + "globals()['__builtins__']['__import__']('os')\n").encode(),
+    "a module as an attribute": (ZEROS + "_core = np._core if hasattr(np, '_core') else np.core\n"
+                                 "_core.records.os.getpid()\n").encode(),
+    "a frame walk": (ZEROS + "try:\n    raise ValueError\nexcept ValueError as e:\n"
+                     "    _up = e.__traceback__.tb_frame.f_back\n").encode(),
+    "an attribute with a computed name": (ZEROS + "_x = getattr(np, ''.join(['c', 'types']))\n").encode(),
+    "the builtins dict by its string": (ZEROS + "_b = vars(np.ma.core)\n").encode(),
 }
 
 

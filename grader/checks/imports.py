@@ -8,6 +8,12 @@ and C libraries (numpy.f2py, numpy.ctypeslib, numpy.distutils, an array's .ctype
 worker saw the submission import or call while it ran is added as evidence: it can only
 cost points, never earn them (a submission can tamper with what its own process records).
 
+It also refuses introspection that reaches other code's frames, functions and namespaces
+(sys._getframe, f_back, __globals__, __closure__, __dict__, globals(), getattr with a
+computed name, ...): the way a submission would rewrite the worker's harness around it.
+A submission with any such route also gets no credit from the checks whose evidence is
+gathered by that harness (mutation checks, see mutation.py).
+
 What this can prove: no import statement, dynamic import, dynamic code or listed route in
 the file. What it cannot: that a determined submission reaches nothing else (a route not
 listed, an object found at run time); containing that is the sandbox's job.
@@ -22,11 +28,36 @@ from ..result import SKIPPED, CheckResult, judged
 from ..spec import CheckSpec, Task
 
 DYNAMIC_IMPORTERS = {"__import__", "import_module"}
-DYNAMIC_CODE = {"exec", "eval", "compile", "__builtins__", "breakpoint"}
+# Names that run code the scan cannot see, or hand out a module's or a frame's namespace.
+DYNAMIC_CODE = {"exec", "eval", "compile", "__builtins__", "breakpoint", "globals", "vars"}
 # Attributes of allowed packages that lead to subprocesses, compilers and C libraries.
 ROUTES_OUT = {"f2py": "runs compilers and processes", "ctypeslib": "loads C libraries",
               "distutils": "runs compilers and processes", "extbuild": "builds C extensions",
               "ctypes": "gives raw memory and C calls"}
+# Modules a package holds as attributes (numpy's submodules hold os and sys): reached that
+# way, they need no import statement.
+MODULES_AS_ATTRIBUTES = {"os", "sys", "subprocess", "socket", "builtins", "importlib", "gc",
+                         "inspect", "signal", "threading", "_thread", "multiprocessing", "posix",
+                         "pty", "shutil", "runpy", "ctypes", "marshal", "pickle"}
+# Introspection that reaches other code's frames, functions and namespaces, the grader's
+# worker included (which is how a submission would rewrite the harness that calls it).
+INTROSPECTION = {"_getframe", "f_back", "f_locals", "f_globals", "f_builtins", "tb_frame",
+                 "gi_frame", "cr_frame", "ag_frame", "__globals__", "__closure__",
+                 "cell_contents", "__code__", "__subclasses__", "__dict__", "__builtins__",
+                 "__getattribute__", "__loader__", "__spec__", "__import__", "modules"}
+ATTRIBUTE_CALLS = {"getattr", "setattr", "delattr", "hasattr"}
+
+
+def _attribute_route(name: str, task: Task | None) -> str | None:
+    if name in ROUTES_OUT:
+        return ROUTES_OUT[name]
+    if name in MODULES_AS_ATTRIBUTES and not (task and allowed(task, name)):
+        return f"reaches the module {name} without importing it"
+    if name in INTROSPECTION:
+        return "reaches into other code (frames, functions, namespaces)"
+    if name in DYNAMIC_CODE or name in DYNAMIC_IMPORTERS:
+        return "dynamic code"
+    return None
 
 
 def allowed(task: Task, module: str) -> bool:
@@ -50,27 +81,67 @@ def static_imports(source: str) -> list[tuple[str, int]]:
     return found
 
 
-def hidden_routes(source: str) -> list[str]:
-    """What in the source would hide an import from the scan, each with its line."""
+def hidden_routes(source: str, task: Task | None = None) -> list[str]:
+    """What in the source would hide an import from the scan, or reach the worker that
+    runs it, each with its line: a name for dynamic code, an attribute (or an attribute
+    named by a string) that leads to a module, a C library or another frame, and an
+    attribute looked up by a name the scan cannot read."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        name = None
+        name = why = None
         if isinstance(node, ast.Name) and node.id in DYNAMIC_CODE:
             found.append(f"{node.id} (line {node.lineno}: dynamic code)")
-        elif isinstance(node, ast.Attribute) and node.attr in ROUTES_OUT:
+        elif isinstance(node, ast.Attribute):
             name = node.attr
         elif isinstance(node, ast.ImportFrom):
             name = next((a.name for a in node.names if a.name in ROUTES_OUT), None)
         elif isinstance(node, ast.Import):
             name = next((part for a in node.names for part in a.name.split(".")
                          if part in ROUTES_OUT), None)
-        elif (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr"
-              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-              and node.args[1].value in ROUTES_OUT):
-            name = node.args[1].value
-        if name:
-            found.append(f".{name} (line {node.lineno}: {ROUTES_OUT[name]})")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in ATTRIBUTE_CALLS \
+                and len(node.args) >= 2:
+            key = node.args[1]
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                name = key.value
+            else:
+                why = f"{node.func.id}() with a computed name"
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str) and _attribute_route(node.slice.value, task):
+            found.append(f"[{node.slice.value!r}] (line {node.lineno}: "
+                         f"{_attribute_route(node.slice.value, task)})")
+        if why:
+            found.append(f"{why} (line {node.lineno}: the scan cannot tell what it reaches)")
+        elif name and _attribute_route(name, task):
+            found.append(f".{name} (line {node.lineno}: {_attribute_route(name, task)})")
     return sorted(set(found), key=found.index)
+
+
+def _runtime_problem(entry: str) -> str:
+    if entry.endswith("()"):
+        return f"{entry} (called while running)"
+    if entry.startswith("."):
+        return f"{entry} (read while running)"
+    return f"{entry} (imported while running)"
+
+
+def harness_reach(ctx) -> list[str]:
+    """What in the submission could reach the worker's harness around it: every hidden
+    route of the scan, an import of a module that opens one (sys, gc, inspect, ...) the
+    task does not allow, and what the worker saw it call or read while it ran. Checks
+    whose evidence that harness gathers (mutation) give no credit when this is not empty."""
+    found = []
+    if ctx.source.text is not None:
+        try:
+            found += hidden_routes(ctx.source.text, ctx.task)
+            found += [f"{module} (line {line})" for module, line in static_imports(ctx.source.text)
+                      if module.split(".")[0] in MODULES_AS_ATTRIBUTES | DYNAMIC_IMPORTERS
+                      and not allowed(ctx.task, module)]
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+    found += [_runtime_problem(entry) for entry in ctx.runtime_imports
+              if entry.endswith("()") or entry.startswith(".")
+              or (entry.split(".")[0] in MODULES_AS_ATTRIBUTES and not allowed(ctx.task, entry))]
+    return found
 
 
 def run(ctx, check: CheckSpec) -> CheckResult:
@@ -82,7 +153,7 @@ def run(ctx, check: CheckSpec) -> CheckResult:
                            description=check.description)
     try:
         found = static_imports(ctx.source.text)
-        routes = hidden_routes(ctx.source.text)
+        routes = hidden_routes(ctx.source.text, task)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return CheckResult(check.name, SKIPPED, 0.0, check.points, hidden=check.hidden,
                            message=f"skipped: the file does not parse ({type(exc).__name__})",
@@ -91,15 +162,14 @@ def run(ctx, check: CheckSpec) -> CheckResult:
     problems += routes
     static_names = {module for module, _ in found}
     for entry in ctx.runtime_imports:
-        if entry.endswith("()"):
-            problems.append(f"{entry} (called while running)")
-        elif not allowed(task, entry) and entry not in static_names:
-            problems.append(f"{entry} (imported while running)")
+        if entry.endswith("()") or entry.startswith(".") or (
+                not allowed(task, entry) and entry not in static_names):
+            problems.append(_runtime_problem(entry))
     allowed_text = ", ".join(task.allowed_imports) or "nothing"
     if task.stdlib_imports:
         allowed_text += f"; from the standard library: {', '.join(task.stdlib_imports)}"
     seconds = time.monotonic() - start
     message = (f"imports that this task does not allow: {', '.join(problems)}. "
-               f"Allowed: {allowed_text}; no dynamic code (exec, eval, compile, __import__).") \
-        if problems else ""
+               f"Allowed: {allowed_text}; no dynamic code (exec, eval, compile, __import__) "
+               f"and no introspection of other code.") if problems else ""
     return dataclasses.replace(judged(check, not problems, message), seconds=seconds)

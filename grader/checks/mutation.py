@@ -6,12 +6,20 @@ sandbox/shared.py), reads them back itself after the answer, and compares them h
 the arguments as sent. Whether the result *is* an input (or a view of one) can only be
 observed inside the sandbox, where student code could hide it: that evidence may cost a
 submission the check, never earn it, and the message says where it comes from.
+
+The arguments still reach the function through the worker's harness, in the submission's
+own process. A file that can reach that harness (introspection, dynamic code, a module
+reached as an attribute: imports.harness_reach) gets no credit here.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..compare import Verdict, check_inputs_unchanged
+from ..result import FAILED, PASSED
 from ..spec import CheckSpec
 from .calls import run_cases
+from .imports import harness_reach
 
 
 def inputs_untouched(check: CheckSpec, expected, outcome, sent: list) -> Verdict:
@@ -27,4 +35,15 @@ inputs_untouched.needs_inputs_back = True
 
 
 def run(ctx, check: CheckSpec):
-    return run_cases(ctx, check, inputs_untouched, ctx.case_set(check))
+    result = run_cases(ctx, check, inputs_untouched, ctx.case_set(check))
+    # The arguments reach the function through the worker's harness, which runs in the
+    # submission's own process: code that can reach that harness could hand the function
+    # copies, so the evidence is worth nothing for it (asked after the calls: what the
+    # worker saw during them counts too).
+    reach = harness_reach(ctx) if result.status == PASSED else []
+    if not reach:
+        return result
+    return dataclasses.replace(result, status=FAILED, score=0.0, message=(
+        f"not verified: the file can reach the grader's code that hands the function its "
+        f"arguments ({', '.join(reach[:5])}), so an unchanged input proves nothing; "
+        f"remove that code."))

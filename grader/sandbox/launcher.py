@@ -24,6 +24,7 @@ STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 FIRST_WINDOW, MAX_WINDOW = 2, 32   # calls per message: grows while they keep passing
 WINDOW_BYTES = 1 << 20             # of arguments per message (one call may exceed it)
 EVIDENCE_CAP = 100                 # entries of runtime evidence kept per submission
+EVIDENCE_FRAMES_CAP = 1000         # evidence frames before an answer: more is malformed
 ABANDON_SECONDS = 0.25             # to take answers already under way after an early stop
 
 # Makes a worker for (limits, tier); FreshWorker unless a warm pool is used.
@@ -213,7 +214,7 @@ class Sandbox:
         deadline = min(since + self.limits.call_seconds, self.deadline)
         reply: dict = {}
         try:
-            reply, reply_blobs = wire.recv(process.sock, deadline, self._caps())
+            reply, reply_blobs = self._next_reply(process, deadline)
             if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
                 raise wire.WireError(f"it answers request {_shown_id(reply.get('id'))}, "
                                      f"not request {request_id}")
@@ -227,7 +228,6 @@ class Sandbox:
         except Exception as exc:  # the trusted side never crashes on what a worker sends
             outcome = CallOutcome("malformed", error={"message": (
                 f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")})
-        self._note_evidence(reply)
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
         if outcome.status in ("timeout", "crashed", "malformed"):
@@ -237,14 +237,20 @@ class Sandbox:
             self.restarts += 1
         return outcome, time.monotonic()
 
-    def _note_evidence(self, reply: dict) -> None:
-        """Every answer may add to what the worker saw the submission import or call."""
-        entries = reply.get("imports") if isinstance(reply, dict) else None
-        if not isinstance(entries, list):
-            return
-        for entry in entries[:EVIDENCE_CAP]:
-            text = str(entry)[:100]
-            if text not in self.evidence and len(self.evidence) < EVIDENCE_CAP:
+    def _next_reply(self, process: WorkerProcess, deadline: float) -> tuple[dict, list[bytes]]:
+        """The worker's next answer; the evidence frames it sends on the way (one per
+        entry, as it happens: see worker.RuntimeEvidence) are noted, not answers."""
+        for _ in range(EVIDENCE_FRAMES_CAP):
+            reply, blobs = wire.recv(process.sock, deadline, self._caps())
+            if reply.get("op") != "evidence":
+                return reply, blobs
+            self._note_evidence(reply.get("entry"))
+        raise wire.WireError("too many evidence frames")
+
+    def _note_evidence(self, entry) -> None:
+        if isinstance(entry, str) and entry and len(self.evidence) < EVIDENCE_CAP:
+            text = entry[:100]
+            if text not in self.evidence:
                 self.evidence.append(text)
 
     def _abandon(self, process: WorkerProcess, ids: list[int]) -> None:
@@ -256,7 +262,7 @@ class Sandbox:
         deadline = time.monotonic() + ABANDON_SECONDS
         try:
             for request_id in ids:
-                reply, _ = wire.recv(process.sock, deadline, self._caps())
+                reply, _ = self._next_reply(process, deadline)
                 if type(reply.get("id")) is not int or reply["id"] != request_id:
                     raise wire.WireError("an answer out of turn")
             process.take_output()
@@ -376,11 +382,10 @@ def _strings(value, what: str, cap: int = 100) -> list[str]:
 
 
 def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dict:
-    """The load answer: which functions exist and what the submission imported (evidence).
-    It must describe exactly the functions asked for, each as the worker does."""
-    imports = _strings(reply.get("imports", []), "imports")
+    """The load answer: which functions exist. It must describe exactly the functions
+    asked for, each as the worker does."""
     if not require_functions and "functions" not in reply:
-        return {"functions": {}, "imports": imports}
+        return {"functions": {}}
     found = reply.get("functions")
     if not isinstance(found, dict) or sorted(found) != sorted(functions):
         raise wire.WireError("malformed load answer (functions)")
@@ -392,7 +397,7 @@ def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dic
         params = entry.get("params")
         described[name] = {"defined": entry["defined"], "callable": entry["callable"],
                            "params": None if params is None else _strings(params, "params", 50)}
-    return {"functions": described, "imports": imports}
+    return {"functions": described}
 
 
 def _script_info(reply: dict, blobs: list[bytes]) -> dict:
@@ -406,7 +411,7 @@ def _script_info(reply: dict, blobs: list[bytes]) -> dict:
             raise wire.WireError("malformed script answer")
         arrays[name[:100]] = (wire.decode({"$nd": entry["$nd"]}, blobs),
                               entry.get("type", "?")[:100])
-    return {"globals": arrays, "imports": _strings(reply.get("imports", []), "imports")}
+    return {"globals": arrays}
 
 
 def _clean_error(error: dict) -> dict:

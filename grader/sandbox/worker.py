@@ -53,27 +53,45 @@ ROUTES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "subpro
                         "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                         "os.forkpty", "pty.spawn", "socket.__new__"})
 DYNAMIC_CODE = frozenset({"exec", "compile"})   # exec/eval/compile called by the submission
+# Introspection that reaches other code's frames, functions and objects (the worker's own
+# harness included): recorded when the submission itself, or inspect on its behalf, asks.
+INTROSPECTION = frozenset({"sys._getframe", "sys._current_frames", "sys._current_exceptions",
+                           "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+                           "sys.settrace", "sys.setprofile", "sys.addaudithook",
+                           "function.__new__", "code.__new__", "object.__getattr__"})
 EVIDENCE_CAP = 100
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
+_INSPECT = os.path.join(os.path.dirname(os.__file__), "inspect.py")
 
 
 class RuntimeEvidence:
     """Audit hook that records what the submission itself imports, the dynamic code it
-    runs and the routes out of numpy it takes (evidence only: it can cost points, never
-    earn them, and a submission can tamper with it; the verdict rests on the grader's scan
-    of the source). Entries are module names, or ``event()`` for a call."""
+    runs, the routes out of numpy it takes and the introspection it does (evidence only:
+    it can cost points, never earn them; the verdict rests on the grader's scan of the
+    source). Entries are module names, ``event()`` for a call, ``.name`` for an attribute.
 
-    def __init__(self, submission: str):
+    Each new entry is sent to the grader at once, as its own frame, before the event's
+    call returns: a submission that goes on to find this hook (with gc or a frame walk,
+    both recorded) can stop later records, never take back one already sent."""
+
+    def __init__(self, submission: str, sock: socket.socket):
         self.submission = submission
+        self.sock = sock
         self.entries: list[str] = []
-        self.sent = 0
-        self.active = False
+        self.busy = False   # the hook's own frame walk raises the events it listens to
 
     def __call__(self, event, args):
-        if not self.active or (event != "import" and event not in DYNAMIC_CODE
-                               and event not in ROUTES_OUT):
+        if self.busy or (event != "import" and event not in DYNAMIC_CODE
+                         and event not in ROUTES_OUT and event not in INTROSPECTION):
             return
-        frame = sys._getframe(1)
+        self.busy = True
+        try:
+            self._record(event, args)
+        finally:
+            self.busy = False
+
+    def _record(self, event, args) -> None:
+        frame = sys._getframe(2)
         while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
             frame = frame.f_back
         direct = frame is not None and frame.f_code.co_filename == self.submission
@@ -83,6 +101,13 @@ class RuntimeEvidence:
             self._add("exec()" if event == "exec" else "compile()")
         elif event in ROUTES_OUT and self._caused_by_submission(frame):
             self._add(f"{event}()")
+        elif event in INTROSPECTION and self._asked_by_submission(frame):
+            self._add(f".{args[1]}" if event == "object.__getattr__" else f"{event}()")
+
+    def _asked_by_submission(self, frame) -> bool:
+        while frame is not None and frame.f_code.co_filename == _INSPECT:
+            frame = frame.f_back
+        return frame is not None and frame.f_code.co_filename == self.submission
 
     def _caused_by_submission(self, frame) -> bool:
         while frame is not None:
@@ -97,13 +122,13 @@ class RuntimeEvidence:
         return False
 
     def _add(self, entry: str) -> None:
-        if entry not in self.entries and len(self.entries) < EVIDENCE_CAP:
-            self.entries.append(entry)
-
-    def new_entries(self) -> list[str]:
-        """What was recorded since the last time this was asked."""
-        fresh, self.sent = self.entries[self.sent:], len(self.entries)
-        return fresh
+        if entry in self.entries or len(self.entries) >= EVIDENCE_CAP:
+            return
+        self.entries.append(entry)
+        try:
+            wire.send(self.sock, {"op": "evidence", "entry": entry[:100]})
+        except Exception:
+            pass
 
 
 def _describe(value, blobs: list[bytes], depth: int = 0):
@@ -258,8 +283,6 @@ class Worker:
         gives each call the output it printed even when calls are pipelined."""
         reply["id"] = request_id
         _flush_std_streams()
-        if self.evidence is not None:
-            reply["imports"] = self.evidence.new_entries()
         try:
             reply["output_at"] = [os.lseek(1, 0, os.SEEK_CUR), os.lseek(2, 0, os.SEEK_CUR)]
         except OSError:
@@ -268,11 +291,10 @@ class Worker:
 
     def _watch(self, path: str) -> None:
         """From here on, record evidence of what the submission's code does (see
-        RuntimeEvidence); every answer carries what is new."""
+        RuntimeEvidence), sent to the grader as it happens."""
         self.submission = path
-        self.evidence = RuntimeEvidence(path)
+        self.evidence = RuntimeEvidence(path, self.sock)
         sys.addaudithook(self.evidence)
-        self.evidence.active = True
 
     def load(self, path: str, functions: list[str]):
         self._watch(path)
