@@ -208,9 +208,10 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def for_csv(text) -> str:
-    """A CSV cell a spreadsheet cannot run: text starting like a formula gets a leading '."""
+    """A CSV cell a spreadsheet cannot run: text starting like a formula (after any
+    spaces, which some spreadsheets skip) gets a leading '."""
     text = visible(text, multiline=True)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return "'" + text if text.lstrip(" ").startswith(_FORMULA_START) else text
 
 
 def for_workflow_data(text) -> str:

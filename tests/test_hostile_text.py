@@ -180,6 +180,7 @@ def test_csv_and_workflow_escaping():
         assert not student_text.for_csv(cell).startswith(FORMULA_START)
         assert student_text.for_csv(cell).lstrip("'").endswith(cell[1:])
     assert student_text.for_csv("alice") == "alice"
+    assert student_text.for_csv("  =1+1") == "'  =1+1" and student_text.for_csv(" -2+3") == "' -2+3"
     assert student_text.for_workflow_data("50%\r\n::x") == "50%25%0A::x"
     assert student_text.for_workflow_property("a:b,c") == "a%3Ab%2Cc"
 
