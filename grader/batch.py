@@ -175,17 +175,19 @@ class BatchOutcome:
     grader_failed: list[str] = field(default_factory=list)  # stored as errors, regraded next run
 
 
-def _describe_sandbox(options: Options, stream) -> None:
-    """Say how submissions will be isolated and whether workers are warm (a batch on a
-    machine without warm workers is several times slower; the instructor should know why)."""
+def _choose_sandbox(options: Options, folder: str, out_dir: str, stream) -> None:
+    """Choose the tier before anything is graded (a class is others' work: never the rlimits
+    tier) and say how submissions will be isolated, what is weaker than bubblewrap, and
+    whether workers are warm (a batch without warm workers is several times slower; the
+    instructor should know why)."""
     from .sandbox import warm
-    from .sandbox.tiers import RLIMITS, choose_tier
-    tier = choose_tier(options.isolation)
-    if tier == RLIMITS:
-        print("warning: grading in the rlimits tier, which cannot protect the grader or other "
-              "students from hostile code; install bubblewrap (or use a Linux with Landlock).",
-              file=stream)
-    elif not options.warm_workers:
+    from .sandbox.tiers import UNPRIVILEGED, choose_tier, downgrade_note, refuse_open_paths
+    tier = choose_tier(options.isolation, options.others_work)
+    if tier == UNPRIVILEGED:  # classmates' files and the results must be closed to a worker
+        refuse_open_paths([folder], [out_dir])
+    if downgrade_note(tier):
+        print(f"note: {downgrade_note(tier)}", file=stream)
+    if not options.warm_workers:
         print(f"sandbox: {tier}, a fresh worker per submission (--no-warm)", file=stream)
     elif warm.supported(tier):
         print(f"sandbox: {tier}, each worker forked from a warm server and confined on its own",
@@ -202,6 +204,8 @@ def _cannot_grade(task: Task, submission: Submission, reason: str) -> dict:
 
 def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
               dask_address: str | None, options: Options, stream=sys.stderr) -> BatchOutcome:
+    if not dask_address:  # (Dask workers decide for their own machines)
+        _choose_sandbox(options, folder, out_dir, stream)
     os.makedirs(out_dir, exist_ok=True)
     book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
     try:
@@ -213,8 +217,6 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         print(f"{task.id}: {len(submissions)} submissions, {len(todo)} to grade, "
               f"{len(submissions) - len(todo)} unchanged since their last grading", file=stream)
         progress = Progress(len(todo), stream)
-        if todo and not dask_address:  # (Dask workers decide for their own machines)
-            _describe_sandbox(options, stream)
         failed: list[str] = []
         if todo:
             failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)

@@ -8,6 +8,7 @@ as error rows that the next run grades again).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -27,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def sandbox_options(p):
-        p.add_argument("--isolation", choices=["auto", "bubblewrap", "landlock", "rlimits"],
+        p.add_argument("--isolation", choices=["auto", "bubblewrap", "landlock", "unprivileged", "rlimits"],
                        default=None, help="sandbox tier: auto takes the strongest that works "
                                           "(default: auto, or $GRADER_ISOLATION)")
         p.add_argument("--require-sandbox", action="store_true",
@@ -46,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     check.add_argument("--staff", action="store_true",
                        help="show hidden checks' details (never give this view to students)")
+    check.add_argument("--others-work", action="store_true",
+                       help="the file is someone else's work (Gradescope): refuse the rlimits "
+                            "tier, in which it could read the task and write the results")
     sandbox_options(check)
 
     batch = commands.add_parser("batch", help="grade a class into a gradebook")
@@ -57,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
                                                    "reports.jsonl and summary.md go (default: out)")
     batch.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     batch.add_argument("--dask", metavar="tcp://HOST:PORT", help="grade on this Dask cluster")
+    batch.add_argument("--trusted-submissions", action="store_true",
+                       help="the files are your own (samples, tests): allow the rlimits tier, "
+                            "which is otherwise refused for a class")
     batch.add_argument("--no-warm", action="store_true",
                        help="a fresh sandboxed Python per submission instead of warm workers "
                             "(several times slower; for comparison or diagnosis)")
@@ -104,6 +111,14 @@ def _options(args, warm_workers: bool = False):
                    warm_workers=warm_workers)
 
 
+def _refuse_open_output(options, path: str) -> None:
+    """In the unprivileged tier, the folder a report is written to must not be open to
+    every user (the worker could plant the file first)."""
+    from .sandbox.tiers import UNPRIVILEGED, choose_tier, refuse_open_paths
+    if choose_tier(options.isolation, options.others_work) == UNPRIVILEGED:
+        refuse_open_paths([], [os.path.dirname(os.path.abspath(path))])
+
+
 class _Usage(Exception):
     pass
 
@@ -133,8 +148,11 @@ def cmd_check(args) -> int:
     from .report import RENDERERS
     from .spec import load_task
     task = load_task(args.task)
+    options = dataclasses.replace(_options(args), others_work=args.others_work)
+    if args.output and options.isolation != "rlimits":
+        _refuse_open_output(options, args.output)
     try:
-        result = grade(task, args.submission, _options(args))
+        result = grade(task, args.submission, options)
     except SubmissionError as exc:
         if args.format == "gradescope" and args.output:  # Gradescope needs a results.json
             from .report.gradescope import cannot_grade
@@ -142,6 +160,8 @@ def cmd_check(args) -> int:
         raise
     if not args.staff:
         result = for_students(result)
+    if result.isolation_note:
+        print(f"grader: note: {result.isolation_note}", file=sys.stderr)
     colour = _colour(args.color) and args.format == "text" and args.output is None
     _write(RENDERERS[args.format](result, colour=colour), args.output)
     return EXIT_FULL if result.status == "passed" else EXIT_BELOW
@@ -153,7 +173,8 @@ def cmd_batch(args) -> int:
     if args.jobs < 1:
         raise _Usage("--jobs must be at least 1")
     task = load_task(args.task)
-    options = _options(args, warm_workers=not args.no_warm)
+    options = dataclasses.replace(_options(args, warm_workers=not args.no_warm),
+                                  others_work=not args.trusted_submissions)
     outcome = run_batch(task, args.submissions, args.out, args.jobs, args.force, args.dask, options)
     sys.stdout.write(outcome.summary_markdown)
     print(f"\nwrote {os.path.join(args.out, 'grades.csv')}, reports.jsonl, summary.md and "

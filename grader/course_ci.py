@@ -16,6 +16,7 @@ annotations (for_workflow_data, for_workflow_property).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import sys
 
@@ -60,8 +61,12 @@ def grade_course(root: str, options: Options) -> list[Result]:
         if path is None:
             results.append(_missing(task, root, f"no solution: add solutions/{task.id}.py"))
             continue
+        # A task with hidden checks holds what the student must not see: grading it is
+        # grading someone else's work, never in the rlimits tier.
+        task_options = dataclasses.replace(options, others_work=options.others_work or any(
+            c.hidden for c in task.checks))
         try:
-            results.append(for_students(grade(task, path, options)))
+            results.append(for_students(grade(task, path, task_options)))
         except SubmissionError as exc:
             results.append(_missing(task, root, str(exc)))
     return results
@@ -116,6 +121,8 @@ def _definition_line(path: str, function: str | None) -> int:
 def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: str | None,
            options: Options) -> int:
     results = grade_course(root, options)
+    for note in sorted({r.isolation_note for r in results if r.isolation_note}):
+        print(f"grader: note: {note}", file=sys.stderr)
     total = sum(r.score for r in results)
     maximum = sum(r.max_score for r in results)
     percent = 100.0 * total / maximum if maximum else 100.0

@@ -13,7 +13,7 @@ from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from .sandbox import warm
 from .sandbox.launcher import Sandbox
 from .sandbox.process import FreshWorker
-from .sandbox.tiers import choose_tier
+from .sandbox.tiers import UNPRIVILEGED, choose_tier, downgrade_note, refuse_open_paths
 from .spec import CheckSpec, Task
 from .submission_file import SubmissionFile, python_source, read_submission
 from .student_text import clip, name as visible_name
@@ -27,7 +27,8 @@ RUN_CHECK = "runs"     # script tasks: the script runs to its end
 
 @dataclass
 class Options:
-    isolation: str = "auto"                        # auto | bubblewrap | landlock | rlimits
+    isolation: str = "auto"                        # auto | bubblewrap | landlock | unprivileged | rlimits
+    others_work: bool = False                      # someone else's work: never the rlimits tier
     limits: dict = field(default_factory=dict)     # overrides of the task's limits
     use_cache: bool = True                         # reuse generated cases across runs
     warm_workers: bool = False                     # fork workers from a warm server (batch)
@@ -68,7 +69,10 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     if not isinstance(submission, SubmissionFile):
         submission = read_submission(submission)
     source = python_source(submission.data)
-    tier = choose_tier(options.isolation)
+    tier = choose_tier(options.isolation, options.others_work)
+    if tier == UNPRIVILEGED:
+        from .cases import cache_dir
+        refuse_open_paths([task.folder, cache_dir()])
     limits = dataclasses.replace(task.limits, **options.limits)
     warm_workers = options.warm_workers and warm.supported(tier)
     with (warm.lease(limits, tier) if warm_workers else contextlib.nullcontext(FreshWorker)) as spawn, \
@@ -104,7 +108,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     by_name = {r.name: r for r in done[1:]}
     results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order
     return total(task.id, visible_name(submission.path), tier, results, load_failed=not defined,
-                 task_version=task.version, output=printed, seconds=time.monotonic() - start)
+                 task_version=task.version, output=printed, seconds=time.monotonic() - start,
+                 isolation_note=downgrade_note(tier))
 
 
 def _in_running_order(checks) -> list[CheckSpec]:

@@ -34,6 +34,7 @@ class Result:
     task_version: str = ""
     output: str = ""      # what the submission printed while it was imported
     seconds: float = 0.0
+    isolation_note: str = ""   # what is weaker than bubblewrap here, and why (empty: bubblewrap)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -145,9 +145,9 @@ def test_a_killed_pool_is_rebuilt_and_innocents_are_graded(tmp_path):
     (klass / "mallory.py").write_text("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
     out = tmp_path / "out"
     done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--isolation", "rlimits",
-                   "--jobs", "1", timeout=300)
+                   "--trusted-submissions", "--jobs", "1", timeout=300)
     assert done.returncode == 3, done.stderr
-    assert "warning: grading in the rlimits tier" in done.stderr
+    assert "note: graded in the rlimits tier" in done.stderr
     grades = rows(out)
     assert grades["alice"]["score"] == "33" and grades["bob"]["score"] == "29"
     assert grades["mallory"]["status"] == "error"

@@ -305,7 +305,10 @@ def test_an_extra_answer_does_not_shift_later_answers(tmp_path, tier):
     is paired with the call before it, for the rest of the submission."""
     report, _, _ = _grade(tmp_path, tier, textwrap.dedent(FORGER) + textwrap.dedent(CORRECT))
     checks = _checks(report)
-    out_of_turn = [n for n, c in checks.items() if c["status"] != "passed" and n != "numpy-only"]
+    # (Its frame walk to reach the worker's socket costs the import point, and the mutation
+    # check's credit: test_hostile_mutation.py.)
+    out_of_turn = [n for n, c in checks.items() if c["status"] != "passed" and n != "numpy-only"
+                   and not c["message"].startswith("not verified")]
     assert all("answers request" in checks[n]["message"] for n in out_of_turn), \
         {n: checks[n]["message"][:200] for n in out_of_turn}
     assert len(out_of_turn) <= 2, out_of_turn
@@ -402,7 +405,7 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
         (folder / f"{student}.py").write_text(textwrap.dedent(ZEROS))
     out = tmp_path / "out"
     args = ["batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--no-warm",
-            "--isolation", "rlimits"]
+            "--isolation", "rlimits", "--trusted-submissions"]
     monkeypatch.setattr(grader.batch, "grade", failing_grade)  # pool processes fork from here
     assert main(args) == 3
     assert "bob" in capsys.readouterr().err

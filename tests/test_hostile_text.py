@@ -302,8 +302,9 @@ def test_batch_outputs_cannot_be_forged(tmp_path, tier):
     klass, out = tmp_path / "class", tmp_path / "out"
     _hostile_class(klass)
     warm = [] if tier.warm else ["--no-warm"]
+    trusted = ["--trusted-submissions"] if tier == "rlimits" else []   # see test_unsafe_tiers
     done = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "2", *warm,
-                     *limits(tier))
+                     *limits(tier), *trusted)
     stderr = done.stderr.decode("utf-8")
     assert done.returncode == 0, stderr[-3000:]
     assert_no_raw_controls(stderr, "batch stderr")
@@ -417,6 +418,9 @@ def test_ci_summary_and_annotations_cannot_be_forged(tmp_path, plain_tier):
                      "--junit", str(tmp_path / "junit.xml"), *limits(plain_tier),
                      env={"GITHUB_ACTIONS": "true"}, cwd=str(course))
     stdout = done.stdout.decode("utf-8")
+    if plain_tier == "rlimits":   # the course has hidden checks: never in this tier
+        assert done.returncode == 2 and b"refused in the rlimits tier" in done.stderr
+        return
     assert done.returncode == 1, done.stderr.decode("utf-8", "replace")[-3000:] + stdout
     assert_no_raw_controls(stdout, "ci log")
     commands = [line for line in stdout.splitlines() if line.startswith("::")]

@@ -24,6 +24,8 @@ def render(result: Result, **_options) -> str:
         })
     summary = f"{result.task}: {result.score:g}/{result.max_score:g} ({result.status}); " \
               f"graded in the {result.isolation} sandbox."
+    if result.isolation_note:
+        summary += f" ({result.isolation_note})"
     if result.output.strip():
         summary += "\n\nYour file printed:\n" + result.output
     return json.dumps(clean_report({"score": result.score, "max_score": result.max_score,

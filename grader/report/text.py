@@ -53,6 +53,8 @@ def check_details(check) -> list[str]:
 def render(result: Result, colour: bool = False, **_options) -> str:
     lines = [_paint(_shown(f"{result.task} · {os.path.basename(result.submission)}"), "1", colour)
              + f"   (isolation: {_shown(result.isolation)})", ""]
+    if result.isolation_note:
+        lines[-1:-1] = [f"note: {_shown(result.isolation_note)}"]
     width = max((len(_shown(c.name)) for c in result.checks), default=10)
     previous_skip = None
     for check in result.checks:

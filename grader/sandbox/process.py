@@ -19,8 +19,8 @@ from ..student_text import output as visible_output
 from .cgroup import Cgroup
 from .limits import Limits, rlimits
 from .limits import apply as apply_limits
-from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
-                    private_namespaces_work, private_scratch_works, python_command,
+from .tiers import (BUBBLEWRAP, LANDLOCK, UNPRIVILEGED, WORKER_UID_BASE, SandboxUnavailable,
+                    become_user, bubblewrap_command, landlock_policy, private_namespaces_work, private_scratch_works, python_command,
                     syscall_filter_works, worker_env)
 
 SUBMISSION_NAME = "submission.py"   # the worker's private copy (no student-chosen name)
@@ -142,6 +142,10 @@ class FreshWorker(WorkerProcess):
                                        "scratch": [self.tmp, limits.scratch_mib << 20] if capped else None,
                                        "drop_capabilities": not namespaces and runs_as_root(),
                                        "deny_sockets": keys, "deny_keys": keys}))
+            elif tier == UNPRIVILEGED:
+                # A user of its own (set in enter_child): file permissions are its walls;
+                # no new sockets either (the machine's network and named sockets).
+                cmd.append(json.dumps({"deny_sockets": keys, "deny_keys": keys}))
             else:
                 cmd.append(json.dumps({"deny_keys": keys}))
             cwd = self.tmp
@@ -153,6 +157,8 @@ class FreshWorker(WorkerProcess):
                                      preexec_fn=functools.partial(enter_child, rlimits(limits),
                                                                   self.cgroup, tier))
         child.close()
+        if tier == UNPRIVILEGED:  # its folder is its own (it writes nothing before it is asked)
+            os.chown(self.tmp, WORKER_UID_BASE + self.proc.pid, WORKER_UID_BASE + self.proc.pid)
 
     def exit_status(self, wait: float) -> int | None:
         try:
@@ -191,6 +197,9 @@ def enter_child(limits: list[tuple[int, int, int]], cgroup: Cgroup | None, tier:
     if cgroup is not None:
         cgroup.enter()
     keyring.join_new_session()
-    if tier != BUBBLEWRAP and sys.platform.startswith("linux"):  # bwrap has --die-with-parent
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the grader
     apply_limits(limits)
+    if tier == UNPRIVILEGED:
+        become_user(WORKER_UID_BASE + os.getpid())
+    if tier != BUBBLEWRAP and sys.platform.startswith("linux"):  # bwrap has --die-with-parent
+        # (after become_user: a change of user clears the parent-death signal)
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the grader

@@ -2,20 +2,34 @@
 
 ``bubblewrap``: every namespace unshared, only the runtime and the submission visible.
 ``landlock``: where bwrap fails, the process restricts itself before any student code runs.
+``unprivileged``: where neither works but the grader is root (Gradescope's containers:
+Docker's seccomp profile forbids namespaces, old kernels lack Landlock), the worker runs
+as a user of its own (a uid no other process has), so file permissions keep it from the
+task, the results and the grader, with the limits, cgroup and system-call filter.
 ``rlimits``: resource limits only (a student checking their own file).
+
+``auto`` takes the strongest tier that works, and says so whenever that is not bubblewrap.
+Grading someone else's work (a batch, Gradescope, CI with hidden checks) never runs in
+``rlimits``, where the submission could read the task or rewrite the results.
 """
 from __future__ import annotations
 
 import functools
 import importlib.util
 import os
+import shlex
 import shutil
+import stat
 import subprocess
 import sys
 
 from . import landlock, syscalls
 
-BUBBLEWRAP, LANDLOCK, RLIMITS = "bubblewrap", "landlock", "rlimits"
+BUBBLEWRAP, LANDLOCK, UNPRIVILEGED, RLIMITS = "bubblewrap", "landlock", "unprivileged", "rlimits"
+TIERS = (BUBBLEWRAP, LANDLOCK, UNPRIVILEGED, RLIMITS)      # strongest first
+# A worker of the unprivileged tier runs as WORKER_UID_BASE + its pid: no other live
+# process has that uid (no classmate's worker to signal, trace or read), and no file does.
+WORKER_UID_BASE = 1_500_000_000
 WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
 WORKER_DIR_INSIDE = "/opt/grader-worker"   # where bwrap shows WORKER_DIR
 
@@ -49,24 +63,149 @@ def landlock_works() -> bool:
     return landlock.abi_version() >= 1
 
 
-def choose_tier(requested: str = "auto") -> str:
-    """``auto`` takes the strongest tier that works here; naming a tier refuses to degrade."""
+@functools.lru_cache(maxsize=None)
+def unprivileged_works() -> bool:
+    """Whether the grader is root and a process it starts as a user of its own can run the
+    worker's Python and import numpy (their folders must be readable by every user)."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    probe = [sys.executable, "-I", "-B", "-c", "import numpy, sys; sys.path.insert(0, sys.argv[1]); "
+             "import wire", WORKER_DIR]
+    try:
+        done = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=worker_env(), cwd="/", timeout=60,
+                              preexec_fn=lambda: become_user(WORKER_UID_BASE + os.getpid()))
+    except (OSError, subprocess.TimeoutExpired, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def become_user(uid: int) -> None:
+    """Give up root for good: no supplementary groups, real, effective and saved ids all
+    ``uid`` (capabilities go with them)."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def open_to_other_users(path: str, write: bool = False) -> bool:
+    """Whether a user with no claim on ``path`` (not its owner, not in its group: a worker
+    of the unprivileged tier) could read it (a file, or a folder's files), or with
+    ``write`` create files in it; paths that do not exist are closed."""
+    path = os.path.abspath(path)
+    try:
+        mode = os.stat(path).st_mode
+        parents = [os.stat(p).st_mode for p in _ancestors(path)]
+    except OSError:
+        return False
+    if not all(m & stat.S_IXOTH for m in parents):
+        return False
+    if stat.S_ISDIR(mode):
+        return bool(mode & stat.S_IXOTH) and (not write or bool(mode & stat.S_IWOTH))
+    return bool(mode & (stat.S_IWOTH if write else stat.S_IROTH))
+
+
+def _ancestors(path: str) -> list[str]:
+    found = []
+    while True:
+        parent = os.path.dirname(path)
+        if parent == path:
+            return found
+        found.append(parent)
+        path = parent
+
+
+def refuse_open_paths(secret: list[str], written: list[str] = ()) -> None:
+    """In the unprivileged tier, file permissions are the walls: refuse to grade when what
+    the worker must not read (the task, the cache, classmates) or write (the results) is
+    open to every user, with the command that closes it."""
+    exposed = [p for p in secret if _any_open(p)]
+    exposed += [p for p in written if open_to_other_users(p, write=True)]
+    if exposed:
+        shown = " ".join(shlex.quote(p) for p in exposed)
+        raise SandboxUnavailable(
+            f"in the unprivileged tier a submission runs as a user of its own and could read "
+            f"or write what every user may: {', '.join(exposed)}. Close them first: "
+            f"chmod -R o-rwx {shown}")
+
+
+def _any_open(path: str) -> bool:
+    if open_to_other_users(path):
+        if not os.path.isdir(path):
+            return True
+        for root, dirs, files in os.walk(path):
+            if any(open_to_other_users(os.path.join(root, name)) for name in files):
+                return True
+    return False
+
+
+def why_not_bubblewrap() -> str:
+    if not shutil.which("bwrap"):
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    try:
+        with open("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") as f:
+            if f.read().strip() == "1":
+                return ("AppArmor restricts unprivileged user namespaces here (Ubuntu 24.04): "
+                        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0")
+    except OSError:
+        pass
+    return ("bubblewrap cannot create namespaces here (a container's seccomp profile, or "
+            "user namespaces disabled: sysctl user.max_user_namespaces)")
+
+
+def choose_tier(requested: str = "auto", others_work: bool = False) -> str:
+    """``auto`` takes the strongest tier that works here; naming a tier refuses to degrade.
+    ``others_work``: the submission is someone else's (a batch, Gradescope, CI with hidden
+    checks): the rlimits tier, in which it could read the task and write the results, is
+    refused rather than taken."""
+    if requested == RLIMITS and others_work:
+        raise SandboxUnavailable(_NO_RLIMITS + "; drop --isolation rlimits.")
     if requested == RLIMITS:
         return RLIMITS
+    if requested == UNPRIVILEGED and unprivileged_works():
+        return UNPRIVILEGED
     if requested in ("auto", BUBBLEWRAP) and bubblewrap_works():
         return BUBBLEWRAP
     if requested == BUBBLEWRAP:
         raise SandboxUnavailable(
-            "the bubblewrap sandbox was required but does not work on this machine. "
-            "Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
-            "bubblewrap) and make sure unprivileged user namespaces are allowed, or run with "
-            "--isolation auto to grade in the strongest tier that works here.")
-    if landlock_works():
+            f"the bubblewrap sandbox was required but does not work on this machine: "
+            f"{why_not_bubblewrap()}. Or run with --isolation auto to grade in the strongest "
+            f"tier that works here.")
+    if requested in ("auto", LANDLOCK) and landlock_works():
         return LANDLOCK
     if requested == LANDLOCK:
         raise SandboxUnavailable("the landlock tier was required but this kernel has no "
                                  "Landlock (Linux 5.13 or newer with Landlock enabled).")
+    if requested == "auto" and unprivileged_works():
+        return UNPRIVILEGED
+    if requested == UNPRIVILEGED:
+        raise SandboxUnavailable(
+            "the unprivileged tier was required but does not work here: it needs the grader "
+            "to run as root, and its Python and packages readable by every user.")
+    if others_work:
+        raise SandboxUnavailable(
+            f"no tier that protects the task and the results works here ({why_not_bubblewrap()}; "
+            f"no Landlock; not root, so workers cannot run as a user of their own). "
+            f"{_NO_RLIMITS}.")
     return RLIMITS
+
+
+_NO_RLIMITS = ("grading someone else's work is refused in the rlimits tier, where the "
+               "submission could read the task and its reference and rewrite the results")
+
+
+def downgrade_note(tier: str) -> str:
+    """What is weaker about ``tier`` than bubblewrap, and why bubblewrap was not used
+    (empty for bubblewrap itself); said on stderr and in the report."""
+    if tier == BUBBLEWRAP:
+        return ""
+    what = {LANDLOCK: "landlock tier (file access confined by Landlock; no private /proc)",
+            UNPRIVILEGED: "unprivileged tier (the worker runs as a user of its own; it sees "
+                          "every file that every user may read)",
+            RLIMITS: "rlimits tier (resource limits only: the submission can read and write "
+                     "what the grader can)"}[tier]
+    why = "it was asked for (--isolation)" if bubblewrap_works() else why_not_bubblewrap()
+    return f"graded in the {what}, not bubblewrap: {why}"
 
 
 def worker_env() -> dict[str, str]:

@@ -1,0 +1,160 @@
+"""No unsafe tier by accident (issue 16): grading someone else's work never runs in the
+rlimits tier, every fall below bubblewrap is said, and where neither bubblewrap nor
+Landlock works but the grader is root (Gradescope), workers run as a user of their own.
+
+The Gradescope container is simulated here (tests/container_sim.py): root, Docker's
+default seccomp profile (no namespaces, no Landlock), and the grader installed the normal
+way (not editable) into a virtualenv of the system's Python that every user may read, as
+Gradescope's setup does.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli, write
+from grader.sandbox.tiers import bubblewrap_works, landlock_works
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+SIMULATOR = os.path.join(ROOT, "tests", "container_sim.py")
+
+
+@pytest.fixture(scope="module")
+def container(tmp_path_factory):
+    """A normal install of the grader in a virtualenv any user may read, and a private
+    folder (like /autograder/source) holding the task."""
+    if os.geteuid() != 0 or not os.path.exists(SYSTEM_PYTHON):
+        pytest.skip("the simulation needs root and the system's Python, as Gradescope has")
+    base = tempfile.mkdtemp(prefix="grader-container-")
+    os.chmod(base, 0o755)
+    venv = os.path.join(base, "venv")
+    made = subprocess.run([SYSTEM_PYTHON, "-m", "venv", venv], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.fail(f"cannot make a virtualenv of {SYSTEM_PYTHON} (Debian: apt-get install "
+                    f"python3-venv): {made.stderr[-500:]}")
+    installed = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", ROOT],
+                               capture_output=True, text=True, cwd=base)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    private = tmp_path_factory.mktemp("autograder")   # pytest's folders are 0700
+    shutil.copytree(PE_TASK, private / "task")
+    yield {"bin": os.path.join(venv, "bin"), "task": str(private / "task"), "private": private,
+           "open": base}
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def in_container(container, *args, cwd=None, timeout=300):
+    python = os.path.join(container["bin"], "python")
+    return subprocess.run([python, SIMULATOR, os.path.join(container["bin"], "grader"), *args],
+                          capture_output=True, text=True, cwd=cwd or "/", timeout=timeout)
+
+
+# Tries what a hostile file did to Gradescope's run_autograder in the rlimits tier: read
+# the reference, forge the results, kill the grader. Reading the reference is reported as
+# an error at import, so the score says whether it worked; forged.json says whether the
+# results folder could be written.
+ATTACK = """
+import os
+import signal
+import numpy as np
+
+_task = {task!r}
+for _name in ("results.json", "forged.json"):
+    try:
+        with open(os.path.join({results!r}, _name), "w") as f:
+            f.write('{{"score": 999}}')
+    except OSError:
+        pass
+try:
+    with open(os.path.join(_task, "reference.py")) as f:
+        _stolen = f.read()
+except OSError:
+    _stolen = None
+if _stolen is not None:
+    raise RuntimeError("read the reference: " + str(len(_stolen)) + " bytes")
+try:
+    os.kill(os.getppid(), signal.SIGKILL)
+except OSError:
+    pass
+""" + open(os.path.join(PE_SAMPLES, "correct_vectorized.py")).read()
+
+
+def test_the_container_offers_neither_bubblewrap_nor_landlock(container):
+    probe = subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR,
+                            os.path.join(container["bin"], "python"), "-c",
+                            "from grader.sandbox import tiers; print(tiers.bubblewrap_works(), "
+                            "tiers.landlock_works(), tiers.choose_tier('auto', True))"],
+                           capture_output=True, text=True, cwd="/")
+    assert probe.stdout.split() == ["False", "False", "unprivileged"], probe.stderr[-2000:]
+
+
+def test_a_hostile_file_in_the_container_reads_nothing_forges_nothing_kills_nothing(container):
+    results = Path(container["open"]) / "results"   # like /autograder/results: open, not writable
+    results.mkdir(mode=0o755)
+    attack = write(container["private"] / "attack.py",
+                   ATTACK.format(task=container["task"], results=str(results)))
+    os.chmod(container["private"], 0o755)    # the submission's folder may be open; the task not
+    os.chmod(container["task"], 0o700)
+    out = results / "results.json"
+    done = in_container(container, "check", container["task"], attack, "--others-work",
+                        "--format", "gradescope", "-o", str(out))
+    assert done.returncode == 1, done.stderr[-3000:]   # graded, below full marks
+    report = json.loads(out.read_text())
+    # It loaded (so the reference was out of reach) and lost only what its imports cost:
+    # the import policy, and the mutation check that os could fool.
+    lost = {t["name"].split(":")[0] for t in report["tests"] if t["status"] != "passed"}
+    assert lost == {"numpy-only", "add-leaves-input-unchanged"}, report
+    assert report["score"] == 30
+    assert not (results / "forged.json").exists()
+    assert "unprivileged" in report["output"] and "not bubblewrap" in report["output"]
+    assert "note: graded in the unprivileged tier" in done.stderr
+
+
+def test_the_same_attack_succeeds_in_the_rlimits_tier(tmp_path):
+    """The control: where nothing but limits stands between them, the file reads the
+    reference (so the test above can fail)."""
+    results = tmp_path / "results"
+    results.mkdir()
+    attack = write(tmp_path / "attack.py", ATTACK.replace("os.kill(os.getppid(), signal.SIGKILL)", "pass")
+                   .format(task=PE_TASK, results=str(results)))
+    done = run_cli("check", PE_TASK, attack, "--isolation", "rlimits", "--format", "json")
+    report = json.loads(done.stdout)
+    assert report["score"] == 0 and "read the reference" in json.dumps(report)
+    assert (results / "forged.json").exists()
+
+
+def test_open_task_folders_are_refused_in_the_unprivileged_tier(container):
+    open_task = os.path.join(container["open"], "open-task")   # every user may read it
+    shutil.copytree(container["task"], open_task)
+    os.chmod(open_task, 0o755)
+    sample = os.path.join(PE_SAMPLES, "correct_vectorized.py")
+    done = in_container(container, "check", open_task, sample, "--others-work")
+    assert done.returncode == 2
+    assert f"chmod -R o-rwx {open_task}" in done.stderr, done.stderr
+
+
+def test_others_work_is_never_graded_in_the_rlimits_tier(tmp_path):
+    sample = os.path.join(PE_SAMPLES, "correct_vectorized.py")
+    for args in (["check", PE_TASK, sample, "--others-work", "--isolation", "rlimits"],
+                 ["batch", PE_TASK, PE_SAMPLES, "--out", str(tmp_path / "out"), "--isolation", "rlimits"]):
+        done = run_cli(*args)
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert "refused in the rlimits tier" in done.stderr
+    assert not (tmp_path / "out" / "grades.csv").exists()
+    # A student checking their own file may still use it, and is told what it means.
+    done = run_cli("check", PE_TASK, sample, "--isolation", "rlimits")
+    assert done.returncode == 0
+    assert "note: graded in the rlimits tier" in done.stderr
+
+
+@pytest.mark.skipif(not bubblewrap_works() or not landlock_works(), reason="needs both tiers")
+def test_a_fall_below_bubblewrap_is_said(tmp_path):
+    sample = os.path.join(PE_SAMPLES, "correct_vectorized.py")
+    strong = run_cli("check", PE_TASK, sample, "--format", "json")
+    assert "note:" not in strong.stderr and json.loads(strong.stdout)["isolation_note"] == ""
+    weaker = run_cli("check", PE_TASK, sample, "--isolation", "landlock", "--format", "json")
+    note = json.loads(weaker.stdout)["isolation_note"]
+    assert note.startswith("graded in the landlock tier") and "note: " + note in weaker.stderr
