@@ -38,6 +38,11 @@ class ReferenceFailed(Exception):
     """The trusted reference raised on a case: a task bug, reported to the instructor."""
 
 
+class CasesFailed(Exception):
+    """A check's cases cannot be generated (a range emptied by the values it refers to,
+    a strategy Hypothesis refuses): a task bug, reported to the instructor."""
+
+
 def split_arguments(params: tuple[str, ...], args: dict) -> tuple[list, dict]:
     """Pass the leading parameters by position (as the statement's examples do), the rest
     by keyword."""
@@ -55,8 +60,19 @@ def expected_output(task: Task, reference, check: CheckSpec, args: dict):
     try:
         return call_reference(reference, check.call, positional, keywords)
     except Exception as exc:
-        raise ReferenceFailed(f"the reference solution raised {type(exc).__name__}: {exc} "
-                              f"on {check.call}({args!r}); fix {task.reference_path}") from None
+        raise ReferenceFailed(f"the reference solution raised {type(exc).__name__}: "
+                              f"{str(exc)[:300]} on {check.call}({_shown_args(args)}); "
+                              f"fix {task.reference_path}") from None
+
+
+def _shown_args(args: dict) -> str:
+    """Arguments in one short line: an array by its shape and dtype, a value by its repr."""
+    def shown(value) -> str:
+        if isinstance(value, np.ndarray):
+            return f"<array of shape {value.shape}, {value.dtype}>"
+        text = repr(value)
+        return text if len(text) <= 80 else text[:77] + "..."
+    return ", ".join(f"{name}={shown(value)}" for name, value in args.items())
 
 
 def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True) -> CaseSet:
@@ -69,7 +85,11 @@ def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True) -> 
         generated = []
         if check.kind in ("property", "mutation"):
             from .hypothesis_driver import collect
-            generated = collect(check)
+            try:
+                generated = collect(check)
+            except Exception as exc:   # Hypothesis's errors have no common base worth naming
+                raise CasesFailed(f"its cases cannot be generated ({type(exc).__name__}: "
+                                  f"{str(exc)[:500]}); check its draw: and args: ranges") from None
         cases = literal + generated
         needs_expected = check.kind != "mutation" and not check.has_expect
         expected = [expected_output(task, reference, check, c) if needs_expected else None

@@ -13,7 +13,7 @@ import os
 import sys
 
 EXIT_FULL, EXIT_BELOW, EXIT_CANNOT_RUN = 0, 1, 2
-EXIT_GRADER_FAILED = 3   # batch: some submissions got an error row because the grader failed
+EXIT_GRADER_FAILED = 3   # the grader itself failed (batch: some submissions got an error row)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="grade one submission file")
     check.add_argument("task", help="task folder (holds task.yaml)")
-    check.add_argument("submission", help="the student's .py file, or a folder holding one")
+    check.add_argument("submission", help="the student's .py file, a folder holding one, or - "
+                                          "to read it from standard input")
     check.add_argument("--format", choices=["text", "json", "junit", "gradescope"], default="text")
     check.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
@@ -151,8 +152,9 @@ def cmd_check(args) -> int:
     options = dataclasses.replace(_options(args), others_work=args.others_work)
     if args.output and options.isolation != "rlimits":
         _refuse_open_output(options, args.output)
+    submission = _stdin_submission() if args.submission == "-" else args.submission
     try:
-        result = grade(task, args.submission, options)
+        result = grade(task, submission, options)
     except SubmissionError as exc:
         if args.format == "gradescope" and args.output:  # Gradescope needs a results.json
             from .report.gradescope import cannot_grade
@@ -259,8 +261,39 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_CANNOT_RUN
+    except OSError as exc:
+        if exc.filename is None:
+            return _internal_error(exc)
+        print(f"grader: {exc.filename}: {exc.strerror or exc}. Check the path and its "
+              f"permissions.", file=sys.stderr)   # a file the user named (-o, --junit, ...)
+        return EXIT_CANNOT_RUN
+    except Exception as exc:
+        return _internal_error(exc)
     finally:
         _close_warm_workers()
+
+
+def _internal_error(exc: BaseException) -> int:
+    """The grader's own bug: one line, a code of its own (3, never 0/1/2, which are grades
+    and the user's mistakes), and the traceback only when asked for."""
+    from .student_text import line
+    if os.environ.get("GRADER_DEBUG"):
+        import traceback
+        traceback.print_exc()
+    print(f"grader: internal error ({type(exc).__name__}: {line(exc, 500)}); this is a bug in "
+          f"the grader, not in the task or the submission. GRADER_DEBUG=1 shows the traceback.",
+          file=sys.stderr)
+    return EXIT_GRADER_FAILED
+
+
+def _stdin_submission():
+    """``-``: the submission's bytes from standard input, with the same size cap as a file."""
+    from .submission_file import MAX_SOURCE_BYTES, SubmissionError, SubmissionFile
+    data = sys.stdin.buffer.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise SubmissionError(f"standard input: more than {MAX_SOURCE_BYTES >> 20} MiB; a "
+                              f"submission is a source file, not data.")
+    return SubmissionFile("<stdin>", data)
 
 
 def _close_warm_workers() -> None:

@@ -135,6 +135,7 @@ def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: st
         for line in annotations(results, root):
             print(line)
     if junit_path:
+        os.makedirs(os.path.dirname(os.path.abspath(junit_path)), exist_ok=True)
         with open(junit_path, "w", encoding="utf-8") as f:
             f.write(render_many(results))
     summary_path = summary_path or os.environ.get("GITHUB_STEP_SUMMARY")

@@ -14,7 +14,7 @@ from .sandbox import warm
 from .sandbox.launcher import Sandbox
 from .sandbox.process import FreshWorker
 from .sandbox.tiers import UNPRIVILEGED, choose_tier, downgrade_note, refuse_open_paths
-from .spec import CheckSpec, Task
+from .spec import CheckSpec, SpecError, Task
 from .submission_file import SubmissionFile, python_source, read_submission
 from .student_text import clip, name as visible_name
 
@@ -83,6 +83,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         ctx = Context(task, sandbox, reference, source, [], options.use_cache)
         prepare(task, options)  # cases and expected outputs: ready before the worker is
         sandbox.answer_bytes = answer_bytes(task, reference, options.use_cache)
+        sandbox.start_budget()  # the student's time starts now, not while cases were made
         if source.text is None:  # never run what Python (or the import scan) cannot read
             outcome = None
             load, defined = _unreadable(task, source.problem), set()
@@ -170,12 +171,19 @@ def _run_result(task: Task, outcome) -> CheckResult:
 def prepare(task: Task, options: Options = Options()) -> None:
     """Build every check's cases and expected outputs now; they stay in this process's
     memory (and that of processes forked from it) for every submission of the task."""
-    from .cases import case_set
+    from .cases import CasesFailed, ReferenceFailed, case_set
     from .reference import load_reference
     reference = load_reference(task)
+    problems = []
     for check in task.checks:
         if check.call is not None:
-            case_set(task, reference, check, options.use_cache)
+            try:
+                case_set(task, reference, check, options.use_cache)
+            except (CasesFailed, ReferenceFailed) as exc:
+                # Found before any student code runs: the task is broken, not a submission.
+                problems.append(f"{task.spec_path}:{check.line}: check '{check.name}': {exc}")
+    if problems:
+        raise SpecError(problems)
     answer_bytes(task, reference, options.use_cache)
 
 

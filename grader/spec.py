@@ -251,6 +251,40 @@ def load_task(folder: str) -> Task:
     return task
 
 
+def _check_intervals(spec, at: tuple, problem) -> None:
+    """Ranges no value can be drawn from (min above max, a parity no integer in range has),
+    found when the task loads rather than as a Hypothesis error while grading. Bounds
+    that name other values ({ref: ...}) are checked when cases are generated."""
+    if not isinstance(spec, dict) or len(spec) != 1:
+        return
+    (form, opts), = spec.items()
+    if not isinstance(opts, dict):
+        return
+    if form in ("integers", "floats"):
+        _check_range(opts, at + (form,), problem)
+        low, high, parity = opts.get("min"), opts.get("max"), opts.get("parity")
+        if parity and _is_number(low) and _is_number(high) and low <= high and not any(
+                (n % 2 == 1) == (parity == "odd") for n in range(int(low), int(high) + 1)[:2]):
+            problem(at + (form, "parity"), f"no {parity} integer lies between {low} and {high}. "
+                                           "Widen the range or drop parity.")
+    elif form == "array":
+        for i, dim in enumerate(opts.get("shape", []) if isinstance(opts.get("shape"), list) else []):
+            _check_intervals(dim, at + ("array", "shape", i), problem)
+        for part in ("elements", "leading_axes"):
+            if isinstance(opts.get(part), dict):
+                _check_range(opts[part], at + ("array", part), problem)
+
+
+def _check_range(opts: dict, at: tuple, problem) -> None:
+    low, high = opts.get("min"), opts.get("max")
+    if _is_number(low) and _is_number(high) and low > high:
+        problem(at, f"min {low} is above max {high}: no value can be drawn. Swap them.")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
     problems: list[str] = []
 
@@ -303,6 +337,9 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
                 if call is not None and arg not in params:
                     problem(at + ("args",), f"'{arg}' is not a parameter of {call}({', '.join(params)}).")
         _check_refs(raw.get("draw", {}), [], at + ("draw",), problem)
+        for group in ("draw", "args"):
+            for arg, spec in raw.get(group, {}).items():
+                _check_intervals(spec, at + (group, arg), problem)
         _check_refs(raw.get("args", {}), drawn, at + ("args",), problem)
         if "select" in raw:
             try:

@@ -51,7 +51,7 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
             continue
         try:
             case_set = cases.case_set(task, reference, check, options.use_cache)
-        except cases.ReferenceFailed as exc:
+        except (cases.ReferenceFailed, cases.CasesFailed) as exc:
             add(Finding(check.name, False, str(exc)))
             continue
         if check.has_expect:
@@ -63,6 +63,8 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
                                                f"{verdict.message}"))
                 continue
         add(Finding(check.name, True, f"{len(case_set.cases)} cases"))
+    if any(not f.ok for f in report.findings):
+        return report   # nothing can be graded on cases that cannot be made
     own = grade(task, task.reference_path, options)
     add(Finding("reference", own.status == PASSED,
                 f"reference scores {own.score:g}/{own.max_score:g} on its own checks"

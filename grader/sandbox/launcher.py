@@ -100,6 +100,11 @@ class Sandbox:
     def __exit__(self, *exc):
         self.close()
 
+    def start_budget(self) -> None:
+        """The submission's time budget runs from now (the grader's own preparation,
+        made while the worker started, is not the student's time)."""
+        self.deadline = time.monotonic() + self.limits.submission_seconds
+
     def budget_left(self) -> float:
         return self.deadline - time.monotonic()
 
