@@ -158,3 +158,22 @@ def test_a_fall_below_bubblewrap_is_said(tmp_path):
     weaker = run_cli("check", PE_TASK, sample, "--isolation", "landlock", "--format", "json")
     note = json.loads(weaker.stdout)["isolation_note"]
     assert note.startswith("graded in the landlock tier") and "note: " + note in weaker.stderr
+
+
+def test_a_class_is_graded_in_the_container(container):
+    """A batch in the container: fresh workers of the unprivileged tier (no warm server
+    there), a classmate's file out of reach."""
+    klass = container["private"] / "class"
+    klass.mkdir()
+    shutil.copy(os.path.join(PE_SAMPLES, "correct_vectorized.py"), klass / "alice.py")
+    (klass / "mallory.py").write_text(
+        f"with open({str(klass / 'alice.py')!r}) as f:   # the classmate's file, by its path\n"
+        f"    f.read()\n" + open(os.path.join(PE_SAMPLES, "correct_vectorized.py")).read())
+    out = container["private"] / "out"
+    done = in_container(container, "batch", container["task"], str(klass), "--out", str(out), "--jobs", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = {json.loads(line)["student"]: json.loads(line)
+               for line in (out / "reports.jsonl").read_text().splitlines()}
+    assert reports["alice"]["score"] == 33 and reports["alice"]["isolation"] == "unprivileged"
+    assert reports["mallory"]["status"] == "error"    # it could not read alice's file
+    assert "PermissionError" in json.dumps(reports["mallory"])
