@@ -224,7 +224,8 @@ def test_a_copied_argument_earns_no_mutation_points(tmp_path, tier, samples, att
     report, _ = grade_attack(tmp_path, tier, CORRECT + COPIERS[attack] + CHANGES_ITS_COPY)
     assert_loses_exactly(report, (MUTATION_CHECK, IMPORTS_CHECK))
     message = checks(report)[MUTATION_CHECK]["message"]
-    assert message.startswith("not verified"), message
+    # (Where the copy did not take, the grader's memory shows the change itself.)
+    assert message.startswith("not verified") or "modified in place" in message, message
     correct = samples(tier)["correct_vectorized.py"]
     assert correct["score"] == correct["max_score"], correct
 
