@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import unicodedata
 
 LINE_BYTES = 200             # a name: function, parameter, variable, type, module
 MESSAGE_BYTES = 2000         # an exception message
@@ -96,8 +97,11 @@ def student_id(file_name: str) -> str:
     doubled, a byte that is not UTF-8 reads ``\\xff`` and a hidden character ``\\x1b``;
     none is cut (a name has at most 255 bytes)."""
     text = os.fsencode(file_name).decode("utf-8", "surrogateescape")  # bad byte: U+DC80..
+    # A name that only looks like another (a zero-width or format character, a variation
+    # selector, decomposed accents, a space at either end) shows what sets it apart.
+    lookalike = not text.isascii() and unicodedata.normalize("NFC", text) != text
     shown = []
-    for char in text:
+    for i, char in enumerate(text):
         code = ord(char)
         if char == "\\":
             shown.append("\\\\")
@@ -105,6 +109,10 @@ def student_id(file_name: str) -> str:
             shown.append(f"\\x{code - 0xDC00:02x}")
         elif _HIDDEN_LINE.match(char):               # \u form from 0x80 on: never a bad byte's
             shown.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
+        elif (code >= 0x80 and (lookalike or unicodedata.category(char) in ("Cf", "Mn", "Zs", "Co", "Cn")))\
+                or (char == " " and (i == 0 or i == len(text) - 1)):
+            shown.append(f"\\x{code:02x}" if code < 0x80 else
+                         f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
         else:
             shown.append(char)
     return "".join(shown)

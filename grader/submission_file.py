@@ -155,11 +155,14 @@ def python_source(data: bytes) -> PythonSource:
     except UnicodeDecodeError as exc:
         return PythonSource(None, f"it is not valid {encoding} (byte {exc.start}: {exc.reason}); "
                                   "save the file as UTF-8")
+    except Exception as exc:   # whatever a codec raises: the file is refused, never the grader
+        return PythonSource(None, f"it cannot be read as {encoding} ({type(exc).__name__}); "
+                                  "save the file as UTF-8")
 
 
 def _reads_ascii_as_ascii(encoding: str) -> bool:
     ascii_bytes = bytes(range(128))
     try:
         return ascii_bytes.decode(encoding) == ascii_bytes.decode("ascii")
-    except (UnicodeDecodeError, LookupError):
+    except Exception:   # LookupError, UnicodeError ('undefined', 'punycode'), codecs' own
         return False

@@ -139,6 +139,13 @@ COPIERS = {
     "through-a-module-attribute": (
         "_state = {}\nif True:\n    _core = np._core if hasattr(np, '_core') else np.core\n"
         "    _shared = _core.records.os.sys.modules['shared']\n" + COPY_THE_ARGUMENT),
+    # numpy's own functions rebound: frombuffer (which maps the shared memory) copies.
+    "through-numpy-itself": """
+_state = {}
+_frombuffer = np.frombuffer
+np.frombuffer = lambda *args, **kwargs: _frombuffer(*args, **kwargs).copy()
+np.may_share_memory = lambda *args, **kwargs: False
+""",
     # gc finds the worker's evidence hook and silences it before doing anything else.
     "through-gc-after-erasing-the-evidence": """
 import gc
@@ -205,7 +212,9 @@ def test_forged_inputs_after_lose_the_mutation_points(tmp_path, tier, samples, a
     assert_loses_exactly(report, (MUTATION_CHECK, IMPORTS_CHECK))
     assert ".tb_frame" in checks(report)[IMPORTS_CHECK]["message"]
     message = checks(report)[MUTATION_CHECK]["message"]
-    assert "modified in place" in message, message  # seen in the grader's memory
+    # Seen in the grader's memory, or (numpy.may_share_memory's rebinding does not reach the
+    # harness) the input itself returned.
+    assert "modified in place" in message or "returned the input array itself" in message, message
     # The controls, in the same mode: the honest in-place sample loses the same points,
     # a correct sample keeps full marks.
     honest = samples(tier)
@@ -228,6 +237,20 @@ def test_a_copied_argument_earns_no_mutation_points(tmp_path, tier, samples, att
     assert message.startswith("not verified") or "modified in place" in message, message
     correct = samples(tier)["correct_vectorized.py"]
     assert correct["score"] == correct["max_score"], correct
+
+
+def test_the_argument_looks_like_any_callers_array(tmp_path, tier):
+    """A function that copies only arrays it does not own (as the grader's shared memory
+    would be) and changes a caller's own array in place must still lose the check."""
+    report, _ = grade_attack(tmp_path, tier, CORRECT + """
+def add_positional_encoding(x, base=10000.0):
+    if not x.flags.owndata or x.base is not None:
+        x = x.copy()
+    x += sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+    return x.copy()
+""")
+    assert_loses_exactly(report, (MUTATION_CHECK,))
+    assert "modified in place" in checks(report)[MUTATION_CHECK]["message"]
 
 
 def test_silencing_the_evidence_hook_takes_back_nothing(tmp_path, tier):

@@ -238,6 +238,8 @@ HIDDEN_IMPORTS = {
                      "    _up = e.__traceback__.tb_frame.f_back\n").encode(),
     "an attribute with a computed name": (ZEROS + "_x = getattr(np, ''.join(['c', 'types']))\n").encode(),
     "the builtins dict by its string": (ZEROS + "_b = vars(np.ma.core)\n").encode(),
+    "a module imported as a name": (ZEROS + "from typing import sys\n").encode(),
+    "getattr passed around": (ZEROS + "_g = getattr\n_x = _g(np, 'c' + 'types')\n").encode(),
 }
 
 
@@ -259,6 +261,16 @@ def test_a_route_out_taken_at_run_time_is_seen(tmp_path, tier):
     report = json.loads(check(tier, path, "--format", "json").stdout)
     assert imports_check(report)["status"] == "failed"
     assert "ctypes.dlopen() (called while running)" in imports_check(report)["message"]
+
+
+@pytest.mark.parametrize("codec", ["undefined", "punycode", "utf-7"])
+def test_a_codec_that_raises_costs_only_the_file(tmp_path, codec):
+    path = tmp_path / "coded.py"
+    path.write_bytes(f"# coding: {codec}\n".encode() + ZEROS.encode())
+    for fmt in ("json", "gradescope"):
+        done = run_cli("check", PE_TASK, str(path), "--format", fmt)
+        assert done.returncode == 1, done.stderr[-2000:]
+        assert json.loads(done.stdout)["score"] == 0
 
 
 def test_source_is_read_as_python_reads_it(tmp_path, tier):

@@ -87,14 +87,20 @@ def hidden_routes(source: str, task: Task | None = None) -> list[str]:
     named by a string) that leads to a module, a C library or another frame, and an
     attribute looked up by a name the scan cannot read."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    for node in ast.walk(tree):
         name = why = None
         if isinstance(node, ast.Name) and node.id in DYNAMIC_CODE:
             found.append(f"{node.id} (line {node.lineno}: dynamic code)")
+        elif isinstance(node, ast.Name) and node.id in ATTRIBUTE_CALLS and id(node) not in called:
+            # getattr passed around (to an alias, to functools) hides the names it looks up
+            why = f"{node.id} used as a value"
         elif isinstance(node, ast.Attribute):
             name = node.attr
         elif isinstance(node, ast.ImportFrom):
-            name = next((a.name for a in node.names if a.name in ROUTES_OUT), None)
+            # from typing import sys: a module reached through another one's names
+            name = next((a.name for a in node.names if _attribute_route(a.name, task)), None)
         elif isinstance(node, ast.Import):
             name = next((part for a in node.names for part in a.name.split(".")
                          if part in ROUTES_OUT), None)
@@ -126,21 +132,27 @@ def _runtime_problem(entry: str) -> str:
 
 def harness_reach(ctx) -> list[str]:
     """What in the submission could reach the worker's harness around it: every hidden
-    route of the scan, an import of a module that opens one (sys, gc, inspect, ...) the
-    task does not allow, and what the worker saw it call or read while it ran. Checks
+    route of the scan, an import the task does not allow (any module can be a way in:
+    mmap, threading, ...; for a task without an imports policy, those that open a route:
+    sys, gc, inspect, ...), and what the worker saw it call, read or replace while it ran. Checks
     whose evidence that harness gathers (mutation) give no credit when this is not empty."""
     found = []
+    policy = bool(ctx.task.allowed_imports)   # (a task with no imports: section allows any)
+
+    def opens_a_route(module: str) -> bool:
+        if allowed(ctx.task, module):
+            return False
+        return policy or module.split(".")[0] in MODULES_AS_ATTRIBUTES | DYNAMIC_IMPORTERS
+
     if ctx.source.text is not None:
         try:
             found += hidden_routes(ctx.source.text, ctx.task)
             found += [f"{module} (line {line})" for module, line in static_imports(ctx.source.text)
-                      if module.split(".")[0] in MODULES_AS_ATTRIBUTES | DYNAMIC_IMPORTERS
-                      and not allowed(ctx.task, module)]
+                      if opens_a_route(module)]
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
     found += [_runtime_problem(entry) for entry in ctx.runtime_imports
-              if entry.endswith("()") or entry.startswith(".")
-              or (entry.split(".")[0] in MODULES_AS_ATTRIBUTES and not allowed(ctx.task, entry))]
+              if entry.endswith("()") or entry.startswith(".") or opens_a_route(entry)]
     return found
 
 

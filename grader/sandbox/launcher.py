@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from . import shared, wire
-from ..student_text import sanitised
+from ..student_text import line, sanitised
 from .limits import Limits
 from .process import FreshWorker, WorkerProcess
 from .tiers import RLIMITS, SandboxUnavailable
@@ -24,6 +24,7 @@ STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 FIRST_WINDOW, MAX_WINDOW = 2, 32   # calls per message: grows while they keep passing
 WINDOW_BYTES = 1 << 20             # of arguments per message (one call may exceed it)
 EVIDENCE_CAP = 100                 # entries of runtime evidence kept per submission
+OVERFLOW = "evidence-overflow()"
 EVIDENCE_FRAMES_CAP = 1000         # evidence frames before an answer: more is malformed
 ABANDON_SECONDS = 0.25             # to take answers already under way after an early stop
 
@@ -253,10 +254,13 @@ class Sandbox:
         raise wire.WireError("too many evidence frames")
 
     def _note_evidence(self, entry) -> None:
-        if isinstance(entry, str) and entry and len(self.evidence) < EVIDENCE_CAP:
-            text = entry[:100]
-            if text not in self.evidence:
-                self.evidence.append(text)
+        if not isinstance(entry, str) or not entry:
+            return
+        text = line(entry, 100)   # the worker's word: shown as text, never as markup or lines
+        if len(self.evidence) >= EVIDENCE_CAP:
+            text = OVERFLOW       # a flood could push out what follows: itself evidence
+        if text not in self.evidence:
+            self.evidence.append(text)
 
     def _abandon(self, process: WorkerProcess, ids: list[int]) -> None:
         """The caller stopped early: take the answers still under way (to requests ``ids``),

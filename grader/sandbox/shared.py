@@ -113,17 +113,24 @@ def receive_fds(sock: socket.socket, count: int) -> list[int]:
 
 
 _libc = None
+# Bound when the worker starts, before any submission runs: a submission that rebinds
+# numpy.frombuffer (say, to hand its function a copy) changes nothing here.
+try:
+    import weakref
+
+    import numpy as _np
+    _dtype, _frombuffer = _np.dtype, _np.frombuffer
+except ImportError:   # (the grader's side imports this module too; it needs none of it)
+    pass
+_PROT, _MAP_SHARED = mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED
 
 
 def map_array(fd: int, descr: str, shape: list):
     """An ndarray over the shared file ``fd`` (MAP_SHARED: writes reach the grader's copy).
     The mapping holds no descriptor (``fd`` may be closed at once) and is unmapped when the
     last array over it is gone."""
-    import weakref
-
-    import numpy as np
     global _libc
-    dtype = np.dtype(descr)
+    dtype = _dtype(descr)
     count = 1
     for d in shape:
         count *= int(d)
@@ -137,10 +144,10 @@ def map_array(fd: int, descr: str, shape: list):
                               ctypes.c_int, ctypes.c_long]
         libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         _libc = libc
-    address = _libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+    address = _libc.mmap(None, size, _PROT, _MAP_SHARED, fd, 0)
     if address is None or address == ctypes.c_void_p(-1).value:
         err = ctypes.get_errno()
         raise OSError(err, f"mmap of a shared argument failed: {os.strerror(err)}")
     buffer = (ctypes.c_ubyte * size).from_address(address)
     weakref.finalize(buffer, _libc.munmap, address, size)
-    return np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
+    return _frombuffer(buffer, dtype=dtype, count=count).reshape(shape)

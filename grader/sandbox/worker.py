@@ -20,6 +20,13 @@ import numpy as np  # noqa: E402  (imported before any submission, so it is warm
 import shared  # noqa: E402
 import wire  # noqa: E402
 
+# What the harness uses of numpy, bound before any submission runs: a submission that
+# rebinds numpy.copyto or numpy.may_share_memory changes nothing here (and is seen
+# doing so: _numpy_replaced).
+_ndarray, _array_copy, _copyto, _may_share_memory = np.ndarray, np.array, np.copyto, np.may_share_memory
+_map_array = shared.map_array
+_NUMPY_NAMES = dict(vars(np))
+
 TEXT_CAP = 4000           # characters of an exception message or repr sent back
 OUTPUT_BYTES_CAP = 256 << 20   # an output array larger than this is refused here already
 
@@ -58,8 +65,10 @@ DYNAMIC_CODE = frozenset({"exec", "compile"})   # exec/eval/compile called by th
 INTROSPECTION = frozenset({"sys._getframe", "sys._current_frames", "sys._current_exceptions",
                            "gc.get_objects", "gc.get_referrers", "gc.get_referents",
                            "sys.settrace", "sys.setprofile", "sys.addaudithook",
-                           "function.__new__", "code.__new__", "object.__getattr__"})
+                           "function.__new__", "code.__new__", "object.__getattr__",
+                           "_thread.start_new_thread"})
 EVIDENCE_CAP = 100
+OVERFLOW = "evidence-overflow()"   # more records than the cap: itself evidence
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
 _INSPECT = os.path.join(os.path.dirname(os.__file__), "inspect.py")
 
@@ -101,7 +110,8 @@ class RuntimeEvidence:
             self._add("exec()" if event == "exec" else "compile()")
         elif event in ROUTES_OUT and self._caused_by_submission(frame):
             self._add(f"{event}()")
-        elif event in INTROSPECTION and self._asked_by_submission(frame):
+        elif event in INTROSPECTION and (self._asked_by_submission(frame)
+                                         or self._caused_by_submission(frame)):
             self._add(f".{args[1]}" if event == "object.__getattr__" else f"{event}()")
 
     def _asked_by_submission(self, frame) -> bool:
@@ -122,8 +132,12 @@ class RuntimeEvidence:
         return False
 
     def _add(self, entry: str) -> None:
-        if entry in self.entries or len(self.entries) >= EVIDENCE_CAP:
+        if entry in self.entries:
             return
+        if len(self.entries) >= EVIDENCE_CAP:   # a flood could hide what follows: say so
+            entry = OVERFLOW
+            if entry in self.entries:
+                return
         self.entries.append(entry)
         try:
             wire.send(self.sock, {"op": "evidence", "entry": entry[:100]})
@@ -304,10 +318,12 @@ class Worker:
             sys.modules["submission"] = module
             spec.loader.exec_module(module)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt and all: the student's fault
+            self._check_numpy()
             error = _error_record(exc, path)
             if isinstance(exc, SyntaxError):
                 error.update(line=exc.lineno, message=exc.msg)
             return {"ok": False, "error": error}, []
+        self._check_numpy()
         self.module = module
         found = {}
         for name in functions:
@@ -346,9 +362,10 @@ class Worker:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
         check's) are mapped from its memory, so what the call does to them is seen there;
         nothing about the arguments after the call is sent back."""
+        shared_back: list = []   # (the grader's memory, the array the function got)
         try:
-            args = [_argument(v, blobs, fds) for v in item.get("args", [])]
-            kwargs = {str(k): _argument(v, blobs, fds)
+            args = [_argument(v, blobs, fds, shared_back) for v in item.get("args", [])]
+            kwargs = {str(k): _argument(v, blobs, fds, shared_back)
                       for k, v in item.get("kwargs", {"$dict": {}})["$dict"].items()}
         except (OSError, ValueError, IndexError) as exc:
             return {"ok": False, "error": {"type": "Sandbox", "message":
@@ -359,26 +376,54 @@ class Worker:
         try:
             result = function(*args, **kwargs)
         except BaseException as exc:
+            _copy_back(shared_back)
             return {"ok": False, "error": _error_record(exc, self.submission)}, []
+        finally:
+            self._check_numpy()
+        _copy_back(shared_back)
         out: list[bytes] = []
         try:
             reply = {"ok": True, "result": _describe(result, out)}
-            arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)]
-            if isinstance(result, np.ndarray):  # seen only in here: the grader lets it cost, never earn
-                reply["aliases_input"] = any(np.may_share_memory(result, a) for a in arrays)
+            arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _ndarray)]
+            if isinstance(result, _ndarray):  # seen only in here: the grader lets it cost, never earn
+                reply["aliases_input"] = any(_may_share_memory(result, a) for a in arrays)
         except BaseException as exc:
             return {"ok": False, "error": _error_record(exc, self.submission)}, []
         return reply, out
 
+    def _check_numpy(self) -> None:
+        """Record any numpy name the submission rebound (numpy.frombuffer, ...): evidence
+        that it reaches into what the harness uses."""
+        if self.evidence is None:
+            return
+        for name, value in _NUMPY_NAMES.items():
+            if vars(np).get(name, value) is not value:
+                self.evidence._add(f"numpy.{name} replaced()")
 
-def _argument(value, blobs: list[bytes], fds: list[int]):
-    """One argument: an array over the grader's shared memory, or plain data decoded."""
+
+def _copy_back(shared_back: list) -> None:
+    """What the call did to the arrays it got, into the grader's memory."""
+    for memory, given in shared_back:
+        try:
+            _copyto(memory, given, casting="unsafe")
+        except Exception:
+            pass  # (a shape the function changed in place: the grader sees the memory as it was)
+
+
+def _argument(value, blobs: list[bytes], fds: list[int], shared_back: list):
+    """One argument: for an array the grader shared, an ordinary array of its own (it owns
+    its data, like any caller's array, so a function cannot tell the grader's from another
+    and mutate only the latter), copied back into the shared memory after the call; else
+    plain data decoded."""
     if isinstance(value, dict) and "$shared" in value:
         index = value["$shared"]
         if fds[index] < 0:
             raise ValueError("a shared argument was named twice")
         try:
-            return shared.map_array(fds[index], value["descr"], value["shape"])
+            memory = _map_array(fds[index], value["descr"], value["shape"])
+            given = _array_copy(memory, copy=True)
+            shared_back.append((memory, given))
+            return given
         finally:
             os.close(fds[index])  # the mapping needs no descriptor
             fds[index] = -1
