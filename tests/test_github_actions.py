@@ -1,0 +1,127 @@
+"""GitHub runners: annotations as the runner parses them (escaped, workspace-relative,
+capped at GitHub's limit with a notice), JUnit that links to the student's code, and an
+example workflow that makes bubblewrap work on ubuntu-24.04."""
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT
+from grader.report import github
+from grader.result import FAILED, PASSED, CheckResult, Result
+
+COURSE = os.path.join(ROOT, "examples", "course")
+
+
+def parse_command(line: str):
+    """A workflow command as actions/runner reads it (ActionCommand.TryParseV2): the
+    properties end at the first '::' after the command, split at ',' then at the first '=',
+    and are unescaped like the data (%0D, %0A, %3A, %2C, then %25)."""
+    assert line.startswith("::"), line
+    end = line.index("::", 2)
+    head, data = line[2:end], line[end + 2:]
+    kind, _, props = head.partition(" ")
+    properties = {}
+    for pair in filter(None, props.split(",")):
+        key, value = pair.split("=", 1)
+        properties[key] = _unescape(value, prop=True)
+    return kind, properties, _unescape(data, prop=False)
+
+
+def _unescape(text, prop):
+    pairs = [("%0D", "\r"), ("%0A", "\n")] + ([("%3A", ":"), ("%2C", ",")] if prop else [])
+    for escaped, char in pairs + [("%25", "%")]:
+        text = text.replace(escaped, char)
+    return text
+
+
+def _result(path, checks, task="t"):
+    return Result(task=task, submission=str(path), score=0, max_score=1, status=FAILED,
+                  isolation="bubblewrap", checks=checks)
+
+
+def _failed(name, message="wrong", line=None, function=None):
+    return CheckResult(name, FAILED, 0.0, 1.0, message=message, line=line, function=function)
+
+
+def test_annotation_properties_survive_commas_colons_and_percents(tmp_path):
+    folder = tmp_path / "solutions" / "t"
+    folder.mkdir(parents=True)
+    path = folder / "a,b:c%41 d.py"
+    path.write_text("def f():\n    return 1\n")
+    check = _failed("x:y,z", "50% done\nline two::error file=forged.py::boo", function="f")
+    [line] = github.annotations([_result(path, [check], task="t,1:2")], str(tmp_path))
+    assert "\n" not in line
+    kind, props, data = parse_command(line)
+    assert kind == "error"
+    assert props == {"file": "solutions/t/a,b:c%41 d.py", "line": "1", "title": "t,1:2: x:y,z"}
+    assert data == "50% done\nline two::error file=forged.py::boo"
+
+
+def test_annotation_points_at_the_line_that_raised_else_the_definition(tmp_path):
+    path = tmp_path / "s.py"
+    path.write_text("import numpy\n\n\ndef f(x):\n    return x\n")
+    lines = github.annotations([_result(path, [_failed("a", line=5, function="f"),
+                                               _failed("b", function="f"),
+                                               _failed("c")])], str(tmp_path))
+    assert [parse_command(a)[1]["line"] for a in lines] == ["5", "4", "1"]
+
+
+def test_more_than_ten_failures_give_ten_annotations_and_a_notice(tmp_path):
+    path = tmp_path / "s.py"
+    path.write_text("x = 1\n")
+    checks = [_failed(f"check-{i}") for i in range(15)] + [
+        CheckResult("fine", PASSED, 1.0, 1.0)]
+    lines = github.annotations([_result(path, checks[:8]), _result(path, checks[8:])],
+                               str(tmp_path))
+    parsed = [parse_command(a) for a in lines]
+    assert [kind for kind, _, _ in parsed] == ["error"] * 10 + ["notice"]
+    notice = parsed[-1][2]
+    assert "5 more failed checks" in notice and "step summary" in notice
+    # Errors count in order: the first ten failures are the ones annotated.
+    assert [p["title"] for _, p, _ in parsed[:10]] == [f"t: check-{i}" for i in range(10)]
+    assert len(github.annotations([_result(path, checks[:10])], str(tmp_path))) == 10
+
+
+def test_paths_are_relative_to_the_workspace_not_the_ci_root(tmp_path, monkeypatch):
+    course = tmp_path / "repo" / "courses" / "spring"
+    (course / "solutions").mkdir(parents=True)
+    path = course / "solutions" / "t.py"
+    path.write_text("x = 1\n")
+    result = _result(path, [_failed("a")])
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "repo"))
+    assert github.workspace_of(str(course)) == str(tmp_path / "repo")
+    [line] = github.annotations([result], github.workspace_of(str(course)))
+    assert parse_command(line)[1]["file"] == "courses/spring/solutions/t.py"
+    # Without $GITHUB_WORKSPACE: the git repository holding the ci root.
+    monkeypatch.delenv("GITHUB_WORKSPACE")
+    (tmp_path / "repo" / ".git").mkdir()
+    assert github.workspace_of(str(course)) == os.path.realpath(tmp_path / "repo")
+    # A file outside the workspace cannot be linked: the annotation goes without file=.
+    [line] = github.annotations([result], str(tmp_path / "elsewhere"))
+    kind, props, _ = parse_command(line)
+    assert kind == "error" and "file" not in props and "line" not in props
+
+
+WRONG_NORMALIZE = """
+import numpy as np
+
+def normalize_rows(m):
+    m /= np.linalg.norm(m, axis=1, keepdims=True)   # in place, and rows of zeros become NaN
+    return m
+"""
+
+
+def test_ci_annotations_in_a_course_below_the_repository_root(tmp_path):
+    repo = tmp_path / "repo"
+    course = repo / "course"
+    shutil.copytree(COURSE, course)
+    (course / "solutions" / "normalize-rows.py").write_text(WRONG_NORMALIZE)
+    env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_WORKSPACE=str(repo), PYTHONPATH=ROOT,
+               GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"))
+    done = subprocess.run([sys.executable, "-m", "grader", "ci", "course", "--min-score", "80"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    commands = [parse_command(line) for line in done.stdout.splitlines() if line.startswith("::")]
+    assert commands and all(props["file"] == "course/solutions/normalize-rows.py"
+                            for _, props, _ in commands), commands
