@@ -99,7 +99,7 @@ def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: st
             print(line)
     if junit_path:
         with open(junit_path, "w", encoding="utf-8") as f:
-            f.write(render_many(results))
+            f.write(render_many(results, workspace_of(root)))
     summary_path = summary_path or os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as f:  # GitHub expects appends

@@ -125,3 +125,41 @@ def test_ci_annotations_in_a_course_below_the_repository_root(tmp_path):
     commands = [parse_command(line) for line in done.stdout.splitlines() if line.startswith("::")]
     assert commands and all(props["file"] == "course/solutions/normalize-rows.py"
                             for _, props, _ in commands), commands
+
+
+# --------------------------------------------------------------------------- JUnit
+
+RAISES = """import numpy as np
+print("imported <ok> & \\x1b[2J")
+
+def normalize_rows(m):
+    print("rows:", len(m), "]]>")
+    raise ValueError("no </failure> here")
+"""
+
+
+def test_junit_cases_carry_file_line_and_what_the_code_printed(tmp_path):
+    import xml.etree.ElementTree as ET
+    repo = tmp_path / "repo"
+    course = repo / "course"
+    shutil.copytree(COURSE, course)
+    (course / "solutions" / "normalize-rows.py").write_text(RAISES)
+    env = dict(os.environ, GITHUB_WORKSPACE=str(repo), PYTHONPATH=ROOT)
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    done = subprocess.run([sys.executable, "-m", "grader", "ci", "course", "--junit", "junit.xml"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    suite = ET.parse(repo / "junit.xml").getroot().find("testsuite")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert all(c.get("file") == "course/solutions/normalize-rows.py" for c in cases.values())
+    visible = [c for c in cases.values() if c.find("failure") is not None and c.get("name") != "zero-rows"]
+    assert visible and all(c.get("line") == "6" for c in visible)  # the raise, not the def
+    assert all(c.find("system-out").text.startswith("rows: ") for c in visible)
+    assert "]]>" in visible[0].find("system-out").text          # escaped, not a CDATA break
+    # A hidden check links to the file but shows nothing it printed.
+    assert cases["zero-rows"].find("failure") is not None
+    assert cases["zero-rows"].find("system-out") is None and cases["zero-rows"].get("line") != "6"
+    passed = [c for c in cases.values() if c.find("failure") is None and c.find("error") is None]
+    assert all(c.get("line") is None for c in passed)
+    out = suite.find("system-out").text                        # printed at import
+    assert out.startswith("imported <ok> & \\x1b[2J") and "\x1b" not in out
