@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 from grader.report import github
 from grader.result import FAILED, PASSED, CheckResult, Result
@@ -163,3 +165,106 @@ def test_junit_cases_carry_file_line_and_what_the_code_printed(tmp_path):
     assert all(c.get("line") is None for c in passed)
     out = suite.find("system-out").text                        # printed at import
     assert out.startswith("imported <ok> & \\x1b[2J") and "\x1b" not in out
+
+
+# --------------------------------------------------------------------------- --require-sandbox
+
+def _fake_bwrap(tmp_path, complaint="bwrap: setting up uid map: Permission denied"):
+    path = tmp_path / "bwrap"
+    path.write_text(f"#!/bin/sh\necho '{complaint}' >&2\nexit 1\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def _sysctls(tmp_path, **values):
+    root = tmp_path / "sys"
+    for name, value in values.items():
+        file = root.joinpath(*name.split("__"))
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(f"{value}\n")
+    root.mkdir(exist_ok=True)
+    return str(root)
+
+
+def test_refusal_names_the_apparmor_restriction_and_the_sysctl(tmp_path, monkeypatch):
+    from grader.sandbox import tiers, userns
+    root = _sysctls(tmp_path, kernel__apparmor_restrict_unprivileged_userns=1)
+    text = userns.why_bubblewrap_fails(root, _fake_bwrap(tmp_path))
+    assert "AppArmor" in text and "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in text
+    # Through the tier choice --require-sandbox makes, as the command prints it.
+    monkeypatch.setattr(userns, "SYSCTL", root)
+    monkeypatch.setattr(tiers, "bubblewrap_works", lambda: False)
+    with pytest.raises(tiers.SandboxUnavailable, match="apparmor_restrict_unprivileged_userns=0"):
+        tiers.choose_tier("bubblewrap")
+
+
+def test_refusal_quotes_bwrap_when_user_namespaces_fail_otherwise(tmp_path):
+    from grader.sandbox import userns
+    bwrap = _fake_bwrap(tmp_path)
+    text = userns.why_bubblewrap_fails(_sysctls(tmp_path, kernel__apparmor_restrict_unprivileged_userns=0), bwrap)
+    assert "cannot create user namespaces" in text and "setting up uid map: Permission denied" in text
+    assert "AppArmor" in text and "kernel.apparmor_restrict_unprivileged_userns=0" in text
+    text = userns.why_bubblewrap_fails(_sysctls(tmp_path, kernel__unprivileged_userns_clone=0), bwrap)
+    assert "kernel.unprivileged_userns_clone=1" in text
+
+
+def test_require_sandbox_without_bwrap_says_how_to_install_it(tmp_path):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = dict(os.environ, PATH=str(empty), PYTHONPATH=ROOT)
+    done = subprocess.run([sys.executable, "-m", "grader", "ci", COURSE, "--require-sandbox"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "bwrap is not installed" in done.stderr and "apt-get install bubblewrap" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# --------------------------------------------------------------------------- the example workflow
+
+# The first major of each action that runs on Node 24 (older ones run on the deprecated Node 20).
+NODE24_MAJOR = {"actions/checkout": 5, "actions/setup-python": 6, "actions/upload-artifact": 6}
+
+
+def _workflow():
+    import yaml
+    with open(os.path.join(COURSE, ".github", "workflows", "grade.yml"), encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def test_workflow_uses_node24_actions_only():
+    steps = _workflow()["jobs"]["grade"]["steps"]
+    used = [s["uses"] for s in steps if "uses" in s]
+    assert used
+    for action in used:
+        name, _, version = action.partition("@")
+        assert name in NODE24_MAJOR, f"{action}: check which major of it runs on Node 24"
+        assert int(version.lstrip("v").split(".")[0]) >= NODE24_MAJOR[name], action
+
+
+def test_workflow_makes_bubblewrap_work_then_validates_and_grades_in_it():
+    workflow = _workflow()
+    assert workflow["jobs"]["grade"]["runs-on"] in ("ubuntu-24.04", "ubuntu-latest")
+    runs = [s.get("run", "") for s in workflow["jobs"]["grade"]["steps"]]
+    apparmor = next(i for i, r in enumerate(runs)
+                    if "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in r)
+    install = next(i for i, r in enumerate(runs) if "apt-get install -y bubblewrap" in r)
+    validate = next(i for i, r in enumerate(runs) if r.startswith("grader validate "))
+    grade = next(i for i, r in enumerate(runs) if r.startswith("grader ci "))
+    assert install < apparmor < validate < grade
+    assert "--require-sandbox" in runs[grade].split() and "--require-sandbox" in runs[validate].split()
+
+
+def test_workflow_validate_step_passes_on_the_example_course():
+    import glob
+    import shlex
+    from grader.sandbox.tiers import bubblewrap_works
+    run = next(s["run"] for s in _workflow()["jobs"]["grade"]["steps"]
+               if s.get("run", "").startswith("grader validate "))
+    argv = [part for word in shlex.split(run)[1:]
+            for part in (sorted(glob.glob(word, root_dir=COURSE)) if "*" in word else [word])]
+    if not bubblewrap_works():
+        argv.remove("--require-sandbox")
+    done = subprocess.run([sys.executable, "-m", "grader", *argv], cwd=COURSE, capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "task normalize-rows" in done.stdout and "0 problems" in done.stdout

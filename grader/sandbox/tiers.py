@@ -56,11 +56,11 @@ def choose_tier(requested: str = "auto") -> str:
     if requested in ("auto", BUBBLEWRAP) and bubblewrap_works():
         return BUBBLEWRAP
     if requested == BUBBLEWRAP:
+        from .userns import why_bubblewrap_fails
         raise SandboxUnavailable(
-            "the bubblewrap sandbox was required but does not work on this machine. "
-            "Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
-            "bubblewrap) and make sure unprivileged user namespaces are allowed, or run with "
-            "--isolation auto to grade in the strongest tier that works here.")
+            "the bubblewrap sandbox was required but does not work on this machine: "
+            f"{why_bubblewrap_fails()} Or run with --isolation auto to grade in the strongest "
+            "tier that works here.")
     if landlock_works():
         return LANDLOCK
     if requested == LANDLOCK:
