@@ -180,5 +180,5 @@ def test_same_score_from_check_gradescope_and_ci(tmp_path):
     klass.mkdir()
     shutil.copy(solution, klass / "student.py")
     run_cli("batch", task, str(klass), "--out", str(tmp_path / "out"))
-    batch = float(open(tmp_path / "out" / "grades.csv").read().splitlines()[1].split(",")[1])
+    batch = float(open(tmp_path / "out" / "grades-normalize-rows.csv").read().splitlines()[1].split(",")[1])
     assert check == gradescope == ci == batch
