@@ -16,7 +16,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from .class_summary import check_columns, render_markdown, summarize, write_csv, write_jsonl
+from . import grade_files
+from .class_summary import render_markdown, summarize, write_jsonl
 from .gradebook import Gradebook
 from .grading import Options, grade
 from .progress import Progress
@@ -173,6 +174,7 @@ class BatchOutcome:
     skipped: int
     summary_markdown: str
     grader_failed: list[str] = field(default_factory=list)  # stored as errors, regraded next run
+    written: list[str] = field(default_factory=list)        # the files written in OUT
 
 
 def _choose_sandbox(options: Options, folder: str, out_dir: str, stream) -> None:
@@ -222,12 +224,13 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
             failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)
         progress.finish()
         reports = book.reports(task.id)
-        write_csv(os.path.join(out_dir, "grades.csv"), check_columns(reports), reports)
-        write_jsonl(os.path.join(out_dir, "reports.jsonl"), reports)
+        written = _write_detailed(book, task.id, out_dir, None, excel=False)
         text = render_markdown(summarize(task.id, reports))
-        with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
+        summary = grade_files.task_file(out_dir, "summary", task.id, "md")
+        with open(summary, "w", encoding="utf-8") as f:
             f.write(text)
-        return BatchOutcome(len(todo), len(submissions) - len(todo), text, failed)
+        return BatchOutcome(len(todo), len(submissions) - len(todo), text, failed,
+                            written.paths + [summary])
     finally:
         book.close()
 
@@ -305,19 +308,61 @@ def _store(book, task, s, report, progress) -> None:
     progress.update(report)
 
 
-def export(out_dir: str) -> list[str]:
-    """Write grades.csv and reports.jsonl again from the gradebook (one pair per task)."""
+# --------------------------------------------------------------------------- exports
+
+@dataclass
+class Exported:
+    task: str
+    paths: list[str]
+    matched: grade_files.Rows
+
+
+def _write_detailed(book, task_id: str, out_dir: str, roster, excel: bool) -> Exported:
+    reports = book.reports(task_id)
+    failed = {s for s, stored in book.stored(task_id).items() if stored.content_hash == REGRADE}
+    matched = grade_files.match(reports, roster, failed)
+    grades = grade_files.task_file(out_dir, "grades", task_id, "csv")
+    grade_files.write_detailed(grades, matched, grade_files.check_columns(reports),
+                               roster is not None, excel)
+    jsonl = grade_files.task_file(out_dir, "reports", task_id, "jsonl")
+    write_jsonl(jsonl, reports)
+    return Exported(task_id, [grades, jsonl], matched)
+
+
+def export(out_dir: str, formats=("detailed",), roster=None, task: str | None = None,
+           assignment: str | None = None, excel: bool = False) -> list[Exported]:
+    """Write a task's grade files again from the gradebook (every task's, without ``task``):
+    the detailed grades-<task>.csv and reports-<task>.jsonl always, and each LMS format
+    asked for (they need ``roster``)."""
     book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
-    written = []
     try:
         tasks = book.tasks()
+        if task is not None:
+            if task not in tasks:
+                raise ExportError(f"the gradebook holds no task {line(task)!r}; it holds: "
+                                  f"{', '.join(map(line, tasks)) or 'none'}")
+            tasks = [task]
+        if assignment is not None and len(tasks) > 1:
+            raise ExportError("--assignment names one LMS column: give --task too (this "
+                              f"gradebook holds {len(tasks)} tasks)")
+        done = []
         for task_id in tasks:
-            reports = book.reports(task_id)
-            suffix = "" if len(tasks) == 1 else f"-{task_id}"
-            csv_path = os.path.join(out_dir, f"grades{suffix}.csv")
-            write_csv(csv_path, check_columns(reports), reports)
-            write_jsonl(os.path.join(out_dir, f"reports{suffix}.jsonl"), reports)
-            written.append(csv_path)
+            exported = _write_detailed(book, task_id, out_dir, roster, excel)
+            points = grade_files.max_score(book.reports(task_id))
+            column = assignment or task_id
+            if "canvas" in formats:
+                path = grade_files.task_file(out_dir, "canvas", task_id, "csv")
+                grade_files.write_canvas(path, exported.matched, column, points, excel)
+                exported.paths.append(path)
+            if "moodle" in formats:
+                path = grade_files.task_file(out_dir, "moodle", task_id, "csv")
+                grade_files.write_moodle(path, exported.matched, column, excel)
+                exported.paths.append(path)
+            done.append(exported)
     finally:
         book.close()
-    return written
+    return done
+
+
+class ExportError(Exception):
+    pass

@@ -1,20 +1,17 @@
-"""A class at a glance, computed from stored reports (plain data in, plain data out), plus
-the exports an LMS imports: grades.csv and a JSON-lines file of the full reports.
+"""A class at a glance, computed from stored reports (plain data in, plain data out), and
+the JSON-lines file of the full reports (the CSV files are grade_files.py's).
 
-Student ids and failure messages are student text: in summary.md each is escaped so it can
-open no heading, list, table cell, link, HTML tag or comment (``for_markdown``); a CSV cell
-that would start a formula gets a leading ' (``for_csv``)."""
+Student ids and failure messages are student text: in summary-<task>.md each is escaped so
+it can open no heading, list, table cell, link, HTML tag or comment (``for_markdown``)."""
 from __future__ import annotations
 
-import csv
 import json
 import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .result import UNGRADABLE_CHECK
-from .student_text import clean_report, for_csv, for_markdown
+from .student_text import clean_report, for_markdown
 
 TIMED_OUT = ("did not finish within", "time budget")
 BUCKETS = 10
@@ -88,23 +85,6 @@ def render_markdown(summary: ClassSummary) -> str:
     lines += ["", "## Errored (nothing could be graded)", "", _names(summary.errored), "",
               "## Timed out somewhere", "", _names(summary.timed_out)]
     return "\n".join(lines) + "\n"
-
-
-def check_columns(reports: list[tuple[str, dict]]) -> list[str]:
-    """The graded checks (those worth points), in task order; not the synthetic line of a
-    submission that could not be graded at all."""
-    return list(dict.fromkeys(c["name"] for _, r in reports for c in r["checks"]
-                              if c["max_score"] and c["name"] != UNGRADABLE_CHECK))
-
-
-def write_csv(path: str, check_names: list[str], reports: list[tuple[str, dict]]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["student", "score", "max_score", "status"] + [for_csv(n) for n in check_names])
-        for student, report in reports:
-            scores = {c["name"]: c["score"] for c in report["checks"]}
-            writer.writerow([for_csv(student), f"{report['score']:g}", f"{report['max_score']:g}",
-                             for_csv(report["status"])] + [f"{scores.get(n, 0):g}" for n in check_names])
 
 
 def write_jsonl(path: str, reports: list[tuple[str, dict]]) -> None:

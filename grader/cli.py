@@ -58,8 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     batch.add_argument("submissions", help="a folder: one .py per student, or one folder per student")
     batch.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="submissions graded at once (default: all cores)")
-    batch.add_argument("--out", default="out", help="where gradebook.sqlite, grades.csv, "
-                                                   "reports.jsonl and summary.md go (default: out)")
+    batch.add_argument("--out", default="out", help="where gradebook.sqlite, grades-<task>.csv, "
+                                                   "reports-<task>.jsonl and summary-<task>.md go "
+                                                   "(default: out)")
     batch.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     batch.add_argument("--dask", metavar="tcp://HOST:PORT", help="grade on this Dask cluster")
     batch.add_argument("--trusted-submissions", action="store_true",
@@ -70,8 +71,19 @@ def _parser() -> argparse.ArgumentParser:
                             "(several times slower; for comparison or diagnosis)")
     sandbox_options(batch)
 
-    export = commands.add_parser("export", help="write grades.csv again from a gradebook")
+    export = commands.add_parser("export", help="grade files from a gradebook: detailed, and "
+                                                "for an LMS (Canvas, Moodle) with a roster")
     export.add_argument("out", nargs="?", default="out", help="the batch's --out folder")
+    export.add_argument("--roster", help="CSV with the header submission_id,lms_id,name (optional: "
+                                         "sis_user_id, sis_login_id, section): who is who in the LMS")
+    export.add_argument("--format", dest="formats", action="append", choices=["canvas", "moodle"],
+                        default=[], help="also write canvas-<task>.csv or moodle-<task>.csv (total "
+                                         "points only; needs --roster); may be given twice")
+    export.add_argument("--task", help="only this task (default: every task of the gradebook)")
+    export.add_argument("--assignment", help="the LMS's name of the assignment column (default: "
+                                             "the task id; Canvas matches 'Name (id)' to an existing one)")
+    export.add_argument("--excel", action="store_true",
+                        help="a UTF-8 BOM, so Excel opens the files as UTF-8")
 
     gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
     gradescope.add_argument("task", help="task folder (holds task.yaml)")
@@ -179,8 +191,9 @@ def cmd_batch(args) -> int:
                                   others_work=not args.trusted_submissions)
     outcome = run_batch(task, args.submissions, args.out, args.jobs, args.force, args.dask, options)
     sys.stdout.write(outcome.summary_markdown)
-    print(f"\nwrote {os.path.join(args.out, 'grades.csv')}, reports.jsonl, summary.md and "
-          "gradebook.sqlite", file=sys.stderr)
+    print(f"\nwrote {', '.join(outcome.written)} and {os.path.join(args.out, 'gradebook.sqlite')}"
+          f"\n(for an LMS: grader export {args.out} --roster ROSTER.csv --format canvas|moodle)",
+          file=sys.stderr)
     if outcome.grader_failed:
         print(f"grader: the grader failed on {len(outcome.grader_failed)} submission(s): "
               f"{', '.join(outcome.grader_failed)}. They are stored as errors (0 points) and "
@@ -190,11 +203,44 @@ def cmd_batch(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .batch import export
+    from .batch import ExportError, export
+    from .roster import RosterError, load_roster
+    from .student_text import line
     if not os.path.isfile(os.path.join(args.out, "gradebook.sqlite")):
         raise _Usage(f"{args.out}: holds no gradebook.sqlite; give the --out folder of a batch")
-    for path in export(args.out):
-        print(f"wrote {path}")
+    if args.formats and not args.roster:
+        raise _Usage(f"--format {args.formats[0]} needs --roster: an LMS matches students by its "
+                     "own ids (see README: exporting grades)")
+    roster = None
+    if args.roster:
+        try:
+            roster = load_roster(args.roster)
+        except RosterError as exc:
+            print("grader: the roster has problems:", file=sys.stderr)
+            for problem in exc.problems:
+                print(f"  {line(problem, 2000)}", file=sys.stderr)
+            return EXIT_CANNOT_RUN
+    try:
+        done = export(args.out, args.formats, roster, args.task, args.assignment, args.excel)
+    except ExportError as exc:
+        raise _Usage(str(exc)) from None
+    for exported in done:
+        # Who the LMS files cannot hold, or hold without a score: said here and in the files.
+        matched, task = exported.matched, line(exported.task)
+        if matched.unknown:
+            print(f"{task}: {len(matched.unknown)} submission id(s) not in the roster, so only in "
+                  f"the detailed grades file (empty lms_id): {line(', '.join(matched.unknown), 4000)}",
+                  file=sys.stderr)
+        if matched.missing:
+            names = ", ".join(f"{e.submission_id} ({e.name})" for e in matched.missing)
+            print(f"{task}: {len(matched.missing)} roster student(s) without a submission, exported "
+                  f"with an empty score: {line(names, 4000)}", file=sys.stderr)
+        if matched.not_graded and args.formats:
+            print(f"{task}: the grader failed on {len(matched.not_graded)} submission(s), exported "
+                  f"to an LMS with an empty score until a batch grades them: "
+                  f"{line(', '.join(matched.not_graded), 4000)}", file=sys.stderr)
+        for path in exported.paths:
+            print(f"wrote {path}")
     return EXIT_FULL
 
 

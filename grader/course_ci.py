@@ -8,14 +8,14 @@ Layout (see examples/course/):
 Every task is graded against its solution; a missing solution scores 0. The command prints
 a summary, writes JUnit XML (--junit) and a Markdown summary (--summary, or GitHub's
 $GITHUB_STEP_SUMMARY), prints GitHub error annotations for failed checks when run in
-GitHub Actions, and exits 1 below --min-score percent of all points. CI logs are seen by
+GitHub Actions (report/github.py: escaped, workspace-relative, capped), and exits 1 below
+--min-score percent of all points. CI logs are seen by
 students, so hidden checks are redacted here too. Messages are student text: escaped for
 Markdown in the summary (student_text.for_markdown) and for workflow commands in the
-annotations (for_workflow_data, for_workflow_property).
+annotations.
 """
 from __future__ import annotations
 
-import ast
 import dataclasses
 import os
 import sys
@@ -23,11 +23,11 @@ import sys
 from .grading import Options, grade
 from .submission_file import SubmissionError
 from .redact import for_students
+from .report.github import annotations, workspace_of
 from .report.junit import render_many
 from .result import ERROR, FAILED, PASSED, Result, ungradable
 from .spec import SpecError, Task, load_task
-from .student_text import (for_markdown, for_markdown_code, for_workflow_data, for_workflow_property,
-                           visible)
+from .student_text import for_markdown, for_markdown_code, visible
 
 
 def find_tasks(root: str) -> list[Task]:
@@ -88,36 +88,6 @@ def markdown(results: list[Result], percent: float, min_score: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def annotations(results: list[Result], root: str) -> list[str]:
-    lines = []
-    for result in results:
-        relative = os.path.relpath(result.submission, root)
-        for check in result.checks:
-            if check.status not in (FAILED, ERROR):
-                continue
-            line = _definition_line(result.submission, check.function)
-            message = check.message + (f" Failing input: {check.failing_input}" if check.failing_input else "")
-            lines.append(f"::error file={for_workflow_property(relative)},line={line},"
-                         f"title={for_workflow_property(f'{result.task}: {check.name}')}::"
-                         f"{for_workflow_data(message)}")
-    return lines
-
-
-def _definition_line(path: str, function: str | None) -> int:
-    """Where the function is defined, found by parsing (never running) the file."""
-    if not function:
-        return 1
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            tree = ast.parse(f.read(1 << 20))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return 1
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
-            return node.lineno
-    return 1
-
-
 def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: str | None,
            options: Options) -> int:
     results = grade_course(root, options)
@@ -132,12 +102,12 @@ def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: st
         print(visible(f"{mark}  {r.task:<{width}}  {r.score:g}/{r.max_score:g}  {r.status}  ({r.isolation})"))
     print(f"total {total:g}/{maximum:g} = {percent:.0f}% (required: {min_score:g}%)")
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in annotations(results, root):
+        for line in annotations(results, workspace_of(root)):
             print(line)
     if junit_path:
         os.makedirs(os.path.dirname(os.path.abspath(junit_path)), exist_ok=True)
         with open(junit_path, "w", encoding="utf-8") as f:
-            f.write(render_many(results))
+            f.write(render_many(results, workspace_of(root)))
     summary_path = summary_path or os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as f:  # GitHub expects appends

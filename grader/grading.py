@@ -163,9 +163,11 @@ def _run_result(task: Task, outcome) -> CheckResult:
     if environment:
         return CheckResult(RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description)
     ran_part_way = outcome.status == "raised" and outcome.error.get("type") != "SyntaxError"
+    from .checks.calls import error_line
     return CheckResult(RUN_CHECK, FAILED if ran_part_way else ERROR, 0.0, 0.0,
                        message=_failure_text(outcome, "running your script"),
-                       description=description, output=output)
+                       description=description, output=output,
+                       line=error_line(outcome.error) if outcome.status == "raised" else None)
 
 
 def prepare(task: Task, options: Options = Options()) -> None:
@@ -198,8 +200,10 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
     if outcome.status != "ok":
         why = (outcome.status == "raised" and _environment_problem(task, outcome.error)
                or _failure_text(outcome, "importing your file"))
+        from .checks.calls import error_line
+        line = error_line(outcome.error) if outcome.status == "raised" else None
         return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0, message=why, description=description,
-                           output=outcome.stdout + outcome.stderr), set()
+                           output=outcome.stdout + outcome.stderr, line=line), set()
     found = outcome.value.get("functions", {})
     defined = {name for name in task.functions if found.get(name, {}).get("callable") is True}
     notes = []

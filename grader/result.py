@@ -17,6 +17,7 @@ class CheckResult:
     function: str | None = None
     failing_input: str | None = None   # the (shrunk) call that failed, as Python source
     output: str = ""                   # what the student's code printed during that call
+    line: int | None = None            # the line of the student's file a failure points at
     cases: int = 0                     # how many argument sets were tried
     hidden: bool = False
     seconds: float = 0.0

@@ -144,7 +144,7 @@ def _grade_in_batch(tmp_path, path, limits, env):
     out = tmp_path / "batch-out"
     done = run_cli("batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--force",
                    *limits, env=env, timeout=BUDGET_SECONDS * 4 + 30)
-    reports = (out / "reports.jsonl").read_text().splitlines() if out.exists() else []
+    reports = (out / "reports-positional-encoding.jsonl").read_text().splitlines() if out.exists() else []
     assert len(reports) == 1, f"the batch graded {len(reports)} files: {done.stderr[-2000:]}"
     return reports[0], done
 

@@ -25,7 +25,7 @@ def make_class(folder, students=CLASS):
 
 
 def rows(out):
-    with open(out / "grades.csv", newline="") as f:
+    with open(out / "grades-positional-encoding.csv", newline="") as f:
         return {r["student"]: r for r in csv.DictReader(f)}
 
 
@@ -44,9 +44,9 @@ def test_batch_grades_a_class_into_gradebook_csv_jsonl_and_summary(tmp_path):
     assert grades["carol"]["status"] == "error"
     assert grades["bob"]["table-custom-base"] == "0" and grades["bob"]["table-shape"] == "2"
     assert list(grades["alice"])[:4] == ["student", "score", "max_score", "status"]
-    reports = [json.loads(line) for line in open(out / "reports.jsonl")]
+    reports = [json.loads(line) for line in open(out / "reports-positional-encoding.jsonl")]
     assert {r["student"] for r in reports} == set(grades)
-    summary = (out / "summary.md").read_text()
+    summary = (out / "summary-positional-encoding.md").read_text()
     assert "## Pass rate per check" in summary and "| table-custom-base |" in summary
     assert "## Errored (nothing could be graded)" in summary and "carol" in summary
     assert "graded 5/5" in done.stderr or "done: 5 graded" in done.stderr
@@ -101,11 +101,11 @@ def test_export_writes_the_csv_again(tmp_path):
     klass = make_class(tmp_path / "class")
     out = tmp_path / "out"
     run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
-    first = (out / "grades.csv").read_text()
-    os.remove(out / "grades.csv")
+    first = (out / "grades-positional-encoding.csv").read_text()
+    os.remove(out / "grades-positional-encoding.csv")
     done = run_cli("export", str(out))
     assert done.returncode == 0
-    assert (out / "grades.csv").read_text() == first
+    assert (out / "grades-positional-encoding.csv").read_text() == first
     assert run_cli("export", str(tmp_path)).returncode == 2
 
 

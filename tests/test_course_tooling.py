@@ -97,6 +97,9 @@ def _workflow_grade_command():
     command = [s["run"] for s in steps if s.get("name") == "Grade"][0]
     argv = shlex.split(command)
     assert argv[0] == "grader"
+    from grader.sandbox.tiers import bubblewrap_works
+    if not bubblewrap_works():  # the workflow makes bwrap work on its runner; here it cannot
+        argv.remove("--require-sandbox")
     return [sys.executable, "-m", "grader"] + argv[1:]
 
 
@@ -177,5 +180,5 @@ def test_same_score_from_check_gradescope_and_ci(tmp_path):
     klass.mkdir()
     shutil.copy(solution, klass / "student.py")
     run_cli("batch", task, str(klass), "--out", str(tmp_path / "out"))
-    batch = float(open(tmp_path / "out" / "grades.csv").read().splitlines()[1].split(",")[1])
+    batch = float(open(tmp_path / "out" / "grades-normalize-rows.csv").read().splitlines()[1].split(",")[1])
     assert check == gradescope == ci == batch

@@ -66,7 +66,7 @@ def _grade(tmp_path, tier, source, task=PE_TASK, name="attack.py", extra=()):
         out = tmp_path / "batch-out"
         done = _probe("batch", task, str(folder), "--out", str(out), "--jobs", "1", "--force",
                       *limits)
-        reports = (out / "reports.jsonl").read_text().splitlines() if out.exists() else []
+        reports = [line for f in out.glob("reports-*.jsonl") for line in f.read_text().splitlines()]
         assert len(reports) == 1, f"the batch stored {len(reports)} rows: {done.stderr[-3000:]}"
         report_text = reports[0]
         assert done.returncode == 0, f"the batch failed: {done.stderr[-3000:]}"
@@ -381,7 +381,7 @@ def test_batch_stores_a_row_for_a_forging_submission(tmp_path):
     out = tmp_path / "out"
     done = run_cli("batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1",
                    "--call-seconds", str(CALL_SECONDS), timeout=240)
-    rows = [json.loads(line) for line in (out / "reports.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()]
     students = sorted(os.path.basename(r["submission"]) for r in rows)
     assert students == ["forger.py", "honest.py"], done.stderr[-3000:]
     assert done.returncode == 0, done.stderr[-3000:]
@@ -410,17 +410,17 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     assert main(args) == 3
     assert "bob" in capsys.readouterr().err
     rows = {os.path.basename(r["submission"]): r
-            for r in map(json.loads, (out / "reports.jsonl").read_text().splitlines())}
+            for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())}
     assert sorted(rows) == ["alice.py", "bob.py"]
     assert rows["bob.py"]["status"] == "error"
     assert "grader failed" in rows["bob.py"]["checks"][0]["message"]
-    with open(out / "grades.csv") as f:
+    with open(out / "grades-positional-encoding.csv") as f:
         assert "bob" in f.read()
 
     monkeypatch.setattr(grader.batch, "grade", real_grade)
     assert main(args) == 0  # the next run grades bob again
     rows = {os.path.basename(r["submission"]): r
-            for r in map(json.loads, (out / "reports.jsonl").read_text().splitlines())}
+            for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())}
     assert rows["bob.py"]["checks"][0]["name"] != "submission"
 
 

@@ -75,7 +75,7 @@ def grade_class(tmp_path, tier, files: dict[str, str], extra=()):
                    *(["--trusted-submissions"] if tier == "rlimits" else []),  # (test_unsafe_tiers)
                    timeout=BUDGET_SECONDS * 4 * len(files) + 60)
     assert done.returncode in (0, 1), f"the grader itself failed: {done.stderr[-2000:]}"
-    reports = [json.loads(line) for line in (out / "reports.jsonl").read_text().splitlines()]
+    reports = [json.loads(line) for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()]
     assert len(reports) == len(files), done.stderr[-2000:]
     by_student = {r["student"]: r for r in reports}
     assert all(r["isolation"] == tier for r in reports)

@@ -37,10 +37,10 @@ def batch(tmp_path, tier, klass):
         args.append("--trusted-submissions")
     done = run_cli(*args, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
-    with open(out / "grades.csv", newline="") as f:
+    with open(out / "grades-positional-encoding.csv", newline="") as f:
         grades = {r["student"]: r for r in csv.DictReader(f)}
     reports = {json.loads(line)["student"]: json.loads(line)
-               for line in (out / "reports.jsonl").read_text().splitlines()}
+               for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()}
     return grades, reports, done
 
 

@@ -309,15 +309,15 @@ def test_batch_outputs_cannot_be_forged(tmp_path, tier):
     assert done.returncode == 0, stderr[-3000:]
     assert_no_raw_controls(stderr, "batch stderr")
     printed = done.stdout.decode("utf-8")
-    summary = (out / "summary.md").read_text(encoding="utf-8")
+    summary = (out / "summary-positional-encoding.md").read_text(encoding="utf-8")
     assert printed == summary
     _assert_summary_is_honest(summary, "sleeper")
-    rows = _assert_csv_is_inert(out / "grades.csv")
+    rows = _assert_csv_is_inert(out / "grades-positional-encoding.csv")
     assert len(rows) == 1 + 6
     students = {row[0] for row in rows[1:]}
     assert "'=HYPERLINK(\"http:\\\\evil.example\",\"click\")" in students  # \ doubled
     assert "\\x1b[2J\\x1b]0;owned\\x07term" in students
-    lines = (out / "reports.jsonl").read_bytes().decode("utf-8").splitlines()
+    lines = (out / "reports-positional-encoding.jsonl").read_bytes().decode("utf-8").splitlines()
     assert len(lines) == 6
     for line in lines:
         assert len(line.encode()) < REPORT_BYTES_CAP
@@ -325,7 +325,7 @@ def test_batch_outputs_cannot_be_forged(tmp_path, tier):
             assert_no_raw_controls(text, "reports.jsonl")
     export = run_bytes("export", str(out))
     assert export.returncode == 0, export.stderr.decode("utf-8", "replace")[-2000:]
-    assert _assert_csv_is_inert(out / "grades.csv") == rows
+    assert _assert_csv_is_inert(out / "grades-positional-encoding.csv") == rows
 
 
 def test_student_ids_stay_one_to_one():
@@ -351,11 +351,11 @@ def test_batch_never_merges_two_students(tmp_path):
     (klass / "alice" / "solution.py").write_text(ZEROS)
     done = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "2")
     assert done.returncode == 0, done.stderr.decode("utf-8", "replace")[-3000:]
-    rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8"))))
+    rows = list(csv.reader(io.StringIO((out / "grades-positional-encoding.csv").read_text(encoding="utf-8"))))
     students = [row[0] for row in rows[1:]]
     assert sorted(students) == sorted(["s\\xff", "s\\xfe", "t\\x1b", "t\\\\x1b", "alice"])
     reports = {json.loads(line)["student"]: json.loads(line)
-               for line in (out / "reports.jsonl").read_text(encoding="utf-8").splitlines()}
+               for line in (out / "reports-positional-encoding.jsonl").read_text(encoding="utf-8").splitlines()}
     said = json.dumps(reports["alice"])
     assert "two submissions for alice: alice and alice.py; keep one" in said, said
 
@@ -383,15 +383,15 @@ def test_export_survives_a_poisoned_gradebook(tmp_path):
     db.close()
     export = run_bytes("export", str(out))
     assert export.returncode == 0, export.stderr.decode("utf-8", "replace")[-2000:]
-    rows = _assert_csv_is_inert(out / "grades.csv")
+    rows = _assert_csv_is_inert(out / "grades-positional-encoding.csv")
     assert len(rows) == 3
-    for line in (out / "reports.jsonl").read_bytes().decode("utf-8").splitlines():
+    for line in (out / "reports-positional-encoding.jsonl").read_bytes().decode("utf-8").splitlines():
         for text in strings_in(json.loads(line)):
             assert_no_raw_controls(text, "reports.jsonl")
     again = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1",
                       "--isolation", TIERS[0])
     assert again.returncode == 0, again.stderr.decode("utf-8", "replace")[-2000:]
-    summary = (out / "summary.md").read_text(encoding="utf-8")
+    summary = (out / "summary-positional-encoding.md").read_text(encoding="utf-8")
     assert_no_raw_controls(summary, "summary.md")
     assert sum(line.startswith("## Errored") for line in summary.splitlines()) == 1
     assert not re.search(r"(?<!\\)<", summary)

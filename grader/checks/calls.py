@@ -25,6 +25,7 @@ class Failure:
     kind: str          # wrong | raised | timeout | crashed | error
     message: str
     output: str = ""
+    line: int | None = None   # where in the student's file it raised, when it did
 
 
 SHRINKABLE = ("wrong", "raised")  # timeouts and crashes are reported as first found
@@ -90,7 +91,7 @@ def judged(check: CheckSpec, judge, outcome, sent: list, expected) -> Failure | 
     """The failure one call's outcome shows, judged here; None when it passed."""
     output = _output(outcome.stdout, outcome.stderr)
     if outcome.status == "raised":
-        return Failure("raised", describe_error(outcome.error), output)
+        return Failure("raised", describe_error(outcome.error), output, error_line(outcome.error))
     if outcome.status in ("timeout", "crashed"):
         return Failure(outcome.status, f"the call {outcome.error['message']}", output)
     if outcome.status != "ok":
@@ -110,6 +111,14 @@ def compare_output(check: CheckSpec, expected, outcome, sent: list) -> Verdict:
 
 compare_output.needs_expected = True
 compare_output.needs_inputs_back = False
+
+
+def error_line(error: dict) -> int | None:
+    """The line of the student's file an exception points at: its innermost frame there
+    (the worker keeps only those), or a SyntaxError's line."""
+    frames = error.get("frames") or []
+    line = frames[-1].get("line") if frames else error.get("line")
+    return line if type(line) is int and line > 0 else None
 
 
 def describe_error(error: dict) -> str:
@@ -161,4 +170,5 @@ def failed(check: CheckSpec, params: tuple[str, ...], failure: Failure, args: di
     return CheckResult(check.name, status, 0.0, check.points, message=failure.message,
                        description=check.description, function=check.call,
                        failing_input=format_call(check.call, params, args) if args is not None else None,
-                       output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds)
+                       output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
+                       line=failure.line)

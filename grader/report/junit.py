@@ -1,4 +1,10 @@
-"""JUnit XML, one testcase per check, as GitHub, GitLab and Jenkins test reporters read it."""
+"""JUnit XML, one testcase per check, as GitHub, GitLab and Jenkins test reporters read it.
+
+Each testcase names the student's file (``file``, relative to ``workspace`` when one is
+given: course CI passes the repository's, so a reporter can link to the code) and, for a
+failure, the line it points at (``line``: where the code raised, else where the function
+is defined); what the code printed during the check is its ``<system-out>``, and what the
+file printed while it was imported is the suite's."""
 from __future__ import annotations
 
 import re
@@ -6,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from ..result import ERROR, FAILED, SKIPPED, Result
 from ..student_text import visible
+from .github import failure_line, relative_path
 from .text import check_details
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -16,7 +23,7 @@ def _clean(text: str) -> str:
     return _NOT_XML.sub("?", visible(text, multiline=True))
 
 
-def suite(result: Result) -> ET.Element:
+def suite(result: Result, workspace: str | None = None) -> ET.Element:
     counts = {s: sum(c.status == s for c in result.checks) for s in (FAILED, ERROR, SKIPPED)}
     element = ET.Element("testsuite", name=_clean(result.task), tests=str(len(result.checks)),
                          failures=str(counts[FAILED]), errors=str(counts[ERROR]),
@@ -24,13 +31,22 @@ def suite(result: Result) -> ET.Element:
     ET.SubElement(ET.SubElement(element, "properties"), "property", name="score",
                   value=f"{result.score:g}/{result.max_score:g}")
     # (every string below may be student text, or come from an old stored report)
+    file = result.submission if workspace is None else relative_path(result.submission, workspace)
     for check in result.checks:
         case = ET.SubElement(element, "testcase", classname=_clean(f"{result.task}.{_stem(result.submission)}"),
                              name=_clean(check.name), time=f"{check.seconds:.3f}")
+        if file:
+            case.set("file", _clean(file))
         details = _clean("\n".join(check_details(check)))
         tag = {FAILED: "failure", ERROR: "error", SKIPPED: "skipped"}.get(check.status)
         if tag:
             ET.SubElement(case, tag, message=_clean(check.message[:500])).text = details
+        if file and check.status in (FAILED, ERROR):
+            case.set("line", str(failure_line(result, check)))
+        if check.output:
+            ET.SubElement(case, "system-out").text = _clean(check.output)
+    if result.output:
+        ET.SubElement(element, "system-out").text = _clean(result.output)
     return element
 
 
@@ -38,9 +54,9 @@ def _stem(path: str) -> str:
     return re.sub(r"\W", "_", path.rsplit("/", 1)[-1].removesuffix(".py"))
 
 
-def render_many(results: list[Result]) -> str:
+def render_many(results: list[Result], workspace: str | None = None) -> str:
     root = ET.Element("testsuites")
-    root.extend(suite(r) for r in results)
+    root.extend(suite(r, workspace) for r in results)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

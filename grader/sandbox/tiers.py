@@ -139,18 +139,12 @@ def _any_open(path: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=None)
 def why_not_bubblewrap() -> str:
-    if not shutil.which("bwrap"):
-        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    try:
-        with open("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") as f:
-            if f.read().strip() == "1":
-                return ("AppArmor restricts unprivileged user namespaces here (Ubuntu 24.04): "
-                        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0")
-    except OSError:
-        pass
-    return ("bubblewrap cannot create namespaces here (a container's seccomp profile, or "
-            "user namespaces disabled: sysctl user.max_user_namespaces)")
+    """Why bubblewrap does not work here and how to fix it (userns.py); asked once per
+    process (it runs bwrap), since every report below bubblewrap says it."""
+    from .userns import why_bubblewrap_fails
+    return why_bubblewrap_fails().rstrip(".")
 
 
 def choose_tier(requested: str = "auto", others_work: bool = False) -> str:
