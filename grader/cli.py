@@ -23,7 +23,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
     parser = _Parser(prog="grader", description="Grade numerical Python exercises in a sandbox.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def sandbox_options(p):
