@@ -24,7 +24,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
     parser = _Parser(prog="grader", description="Grade numerical Python exercises in a sandbox.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def sandbox_options(p):
@@ -88,6 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
     gradescope.add_argument("task", help="task folder (holds task.yaml)")
     gradescope.add_argument("--output", "-o", default="autograder.zip", help="the zip to write")
+    gradescope.add_argument("--samples", help="sample submissions to validate the task with "
+                                              "(default: submissions/<task id> beside tasks/)")
+    sandbox_options(gradescope)
 
     ci = commands.add_parser("ci", help="grade a course repository (see README: course CI)")
     ci.add_argument("root", nargs="?", default=".", help="the repository (default: here)")
@@ -246,9 +251,28 @@ def cmd_export(args) -> int:
 
 def cmd_gradescope(args) -> int:
     from .gradescope_build import build
+    from .self_package import NotInstalled, distribution
     from .spec import load_task
+    from .validate import validate
     task = load_task(args.task)
-    build(task, args.output)
+    try:
+        distribution()   # before spending time on validation: is there a grader to package?
+    except NotInstalled as exc:
+        raise _Usage(f"cannot package the grader for Gradescope: {exc}") from None
+    # A task that does not validate would fail every student on Gradescope: refuse it here.
+    report = validate(task, args.samples, _options(args, warm_workers=True))
+    problems = [f for f in report.findings if not f.ok]
+    if problems:
+        from .student_text import visible  # a sample's file name and what it said
+        print(f"grader: task {task.id} ({args.task}) does not validate; no autograder written "
+              f"(run 'grader validate {args.task}' for the details):", file=sys.stderr)
+        for finding in problems:
+            print(visible(f"  {finding.subject}: {finding.text}"), file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    try:
+        build(task, args.output)
+    except OSError as exc:
+        raise _Usage(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print(f"wrote {args.output}: upload it as the autograder of '{task.title}' on Gradescope")
     return EXIT_FULL
 

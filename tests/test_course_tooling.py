@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-import zipfile
 
 import yaml
 
@@ -30,8 +29,10 @@ def test_gradescope_results_json(tmp_path):
     done = run_cli("check", PE_TASK, BAD, "--format", "gradescope", "--output", str(out))
     assert done.returncode == 1 and done.stdout == ""
     results = json.loads(out.read_text())
-    assert {"score", "max_score", "execution_time", "output", "tests"} <= set(results)
-    assert results["score"] == 29 and results["max_score"] == 33
+    assert {"score", "execution_time", "output", "tests"} <= set(results)
+    assert "max_score" not in results   # not a top-level key of Gradescope's specification
+    assert results["output_format"] == results["test_output_format"] == "text"
+    assert results["score"] == 29 and sum(t["max_score"] for t in results["tests"]) == 33
     for test in results["tests"]:
         assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(test)
         assert test["status"] in ("passed", "failed")
@@ -60,35 +61,6 @@ def test_submission_may_be_a_folder_with_one_file(tmp_path):
     shutil.copy(BAD, folder / "other.py")
     done = run_cli("check", PE_TASK, str(folder))
     assert done.returncode == 2 and "holds 2 .py files" in done.stderr
-
-
-def test_gradescope_autograder_zip_runs_on_a_fake_autograder_tree(tmp_path):
-    zip_path = tmp_path / "autograder.zip"
-    done = run_cli("gradescope", PE_TASK, "-o", str(zip_path))
-    assert done.returncode == 0, done.stderr
-    root = tmp_path / "autograder"
-    source = root / "source"
-    with zipfile.ZipFile(zip_path) as archive:
-        names = archive.namelist()
-        archive.extractall(source)
-    assert {"setup.sh", "run_autograder", "task/task.yaml", "task/reference.py",
-            "grader-src/pyproject.toml", "grader-src/grader/cli.py"} <= set(names)
-    setup = (source / "setup.sh").read_text()
-    assert "pip install /autograder/source/grader-src" in setup
-    (root / "submission").mkdir()
-    shutil.copy(BAD, root / "submission" / "my_solution.py")
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), GRADER_PYTHON=sys.executable)
-    run = subprocess.run(["bash", str(source / "run_autograder")], env=env, capture_output=True,
-                         text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == 29 and results["max_score"] == 33
-    # An empty upload still gets a results.json that says why.
-    os.remove(root / "submission" / "my_solution.py")
-    run = subprocess.run(["bash", str(source / "run_autograder")], env=env, capture_output=True,
-                         text=True, timeout=120)
-    results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == 0 and "submit exactly one .py file" in results["output"]
 
 
 def _workflow_grade_command():

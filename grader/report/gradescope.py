@@ -1,4 +1,8 @@
-"""Gradescope's results.json (autograder specification): one test per check."""
+"""Gradescope's results.json (autograder specification): one test per check.
+
+Only the specification's keys (the total is the sum of the tests' max_score: there is no
+top-level max_score); every text is "text" format, so a printed ``<class 'numpy.ndarray'>``
+shows as written instead of being read as HTML."""
 from __future__ import annotations
 
 import json
@@ -6,6 +10,8 @@ import json
 from ..result import PASSED, Result
 from ..student_text import clean_report
 from .text import check_details
+
+TEXT_FORMATS = {"output_format": "text", "test_output_format": "text", "test_name_format": "text"}
 
 
 def render(result: Result, **_options) -> str:
@@ -28,13 +34,15 @@ def render(result: Result, **_options) -> str:
         summary += f" ({result.isolation_note})"
     if result.output.strip():
         summary += "\n\nYour file printed:\n" + result.output
-    return json.dumps(clean_report({"score": result.score, "max_score": result.max_score,
+    return json.dumps(clean_report({"score": result.score,
                                     "execution_time": round(result.seconds, 3), "output": summary,
-                                    "visibility": "visible", "stdout_visibility": "hidden",
-                                    "tests": tests}), indent=2, ensure_ascii=False) + "\n"
+                                    **TEXT_FORMATS, "visibility": "visible",
+                                    "stdout_visibility": "hidden", "tests": tests}),
+                      indent=2, ensure_ascii=False) + "\n"
 
 
 def cannot_grade(reason: str) -> str:
     """results.json for a submission that could not be graded at all."""
     return json.dumps(clean_report({"score": 0.0, "output": f"Your submission could not be graded: {reason}",
-                                    "visibility": "visible", "tests": []}), indent=2) + "\n"
+                                    **TEXT_FORMATS, "visibility": "visible", "tests": []}),
+                      indent=2) + "\n"

@@ -1,0 +1,261 @@
+"""Gradescope: an autograder zip built from a normal (non-editable) install, run on a
+simulated /autograder tree (AUTOGRADER_ROOT), with a results.json on every path."""
+import glob
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from built import build_sdist, clean_env, fresh_venv, pip_install
+from conftest import PE_SAMPLES, PE_TASK, make_task, write
+from grader.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
+
+BAD = os.path.join(PE_SAMPLES, "mistake_ignores_base.py")
+GOOD = os.path.join(PE_SAMPLES, "correct_vectorized.py")
+
+
+@pytest.fixture(scope="module")
+def autograder(tmp_path_factory):
+    """The zip that ``grader gradescope`` writes when run from a venv where the grader was
+    installed from its sdist (not editable, not from this checkout), and a template tree:
+    source/ unzipped, and a second venv holding the zip's own wheel (what setup.sh installs)."""
+    tmp = tmp_path_factory.mktemp("gradescope")
+    builder = fresh_venv(str(tmp / "builder"))
+    pip_install(builder, build_sdist(str(tmp / "sdist")))
+    zip_path = tmp / "out" / "autograder.zip"
+    done = subprocess.run([os.path.join(os.path.dirname(builder), "grader"), "gradescope", PE_TASK,
+                           "-o", str(zip_path)], cwd=str(tmp), env=clean_env(),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    template = tmp / "template"
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(template / "source")
+    (template / "source" / "run_autograder").chmod(0o755)
+    grading = fresh_venv(str(tmp / "grading"))
+    [wheel] = glob.glob(str(template / "source" / "wheels" / "*.whl"))
+    pip_install(grading, "--no-index", wheel)
+    return {"zip": zip_path, "template": template, "builder": builder, "python": grading}
+
+
+def run_autograder(autograder, tmp_path, submission=None, python=None, **env):
+    """Run the zip's run_autograder on a fresh copy of the tree; returns (process, results)."""
+    root = tmp_path / "autograder"
+    shutil.copytree(autograder["template"], root, symlinks=True)
+    (root / "submission").mkdir()
+    if submission is not None:
+        shutil.copy(submission, root / "submission" / "solution.py")
+    full_env = clean_env(AUTOGRADER_ROOT=str(root), GRADER_PYTHON=python or autograder["python"],
+                         GRADER_CACHE_DIR=os.environ["GRADER_CACHE_DIR"], **env)
+    done = subprocess.run([shutil.which("bash"), str(root / "source" / "run_autograder")], cwd=str(root),
+                          env=full_env, capture_output=True, text=True, timeout=600)
+    path = root / "results" / "results.json"
+    return done, (json.loads(path.read_text()) if path.is_file() else None), root
+
+
+def assert_only_documented_keys(results):
+    assert set(results) <= TOP_KEYS, set(results) - TOP_KEYS
+    for test in results.get("tests", []):
+        assert set(test) <= TEST_KEYS, set(test) - TEST_KEYS
+    assert results["output_format"] == "text" and results["test_output_format"] == "text"
+
+
+def assert_fallback(done, results):
+    """The trusted failure results: exit 0, score 0, the student's message, the reason for
+    the instructor in a hidden test."""
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert results is not None, "no results.json"
+    assert_only_documented_keys(results)
+    assert results["score"] == 0 and results["output"] == STUDENT_MESSAGE
+    [hidden] = results["tests"]
+    assert hidden["visibility"] == "hidden" and hidden["max_score"] == 0
+    assert hidden["output"] == results["extra_data"]["grader_error"]
+    return hidden["output"]
+
+
+def test_zip_holds_the_task_a_wheel_and_exact_pins(autograder):
+    with zipfile.ZipFile(autograder["zip"]) as archive:
+        names = set(archive.namelist())
+        requirements = archive.read("requirements.txt").decode()
+        setup = archive.read("setup.sh").decode()
+        modes = {n: archive.getinfo(n).external_attr >> 16 for n in ("setup.sh", "run_autograder")}
+    assert {"setup.sh", "run_autograder", "finish_results.py", "requirements.txt",
+            "task/task.yaml", "task/reference.py"} <= names
+    assert all(mode & stat.S_IXUSR for mode in modes.values())
+    [wheel] = [n for n in names if n.startswith("wheels/")]
+    assert wheel.startswith("wheels/numgrader-") and wheel.endswith("-py3-none-any.whl")
+    assert not [n for n in names if n.startswith("grader-src/") or "__pycache__" in n]
+    # Pins are the exact versions installed where the zip was built.
+    installed = subprocess.run([autograder["builder"], "-c", "import numpy, hypothesis, yaml; "
+                                "print(numpy.__version__, hypothesis.__version__, yaml.__version__)"],
+                               capture_output=True, text=True, env=clean_env(), check=True).stdout.split()
+    for name, version in zip(("numpy", "hypothesis", "PyYAML"), installed):
+        assert f"\n{name}=={version}\n" in requirements, (name, version, requirements)
+    # setup.sh follows AUTOGRADER_ROOT and installs the pins, then the grader's wheel.
+    assert "/autograder/source" not in setup and 'ROOT="${AUTOGRADER_ROOT:-/autograder}"' in setup
+    assert f'-r "$SOURCE/requirements.txt" "$SOURCE/{wheel}"' in setup
+    assert subprocess.run(["bash", "-n"], input=setup, text=True).returncode == 0
+
+
+def test_run_autograder_grades_with_text_output_and_documented_keys(autograder, tmp_path):
+    printer = write(tmp_path / "printer.py", open(BAD).read() + "\nprint(\"<class 'numpy.ndarray'>\")\n")
+    done, results, _ = run_autograder(autograder, tmp_path, printer)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_only_documented_keys(results)
+    assert results["score"] == 29 and sum(t["max_score"] for t in results["tests"]) == 33
+    assert "<class 'numpy.ndarray'>" in results["output"]
+
+
+def test_an_empty_upload_is_told_why(autograder, tmp_path):
+    done, results, _ = run_autograder(autograder, tmp_path, None)
+    assert done.returncode == 0 and results["score"] == 0
+    assert "submit exactly one .py file" in results["output"]
+    assert_only_documented_keys(results)
+
+
+def test_a_bad_spec_gives_results_and_exit_0(autograder, tmp_path):
+    root = tmp_path / "autograder"
+    done, results, _ = run_autograder(autograder, tmp_path / "first", GOOD)
+    assert results["score"] == 33
+    spec = autograder["template"] / "source" / "task" / "task.yaml"
+    broken = tmp_path / "broken"
+    shutil.copytree(autograder["template"], broken)
+    (broken / "source" / "task" / "task.yaml").write_text(spec.read_text() + "checks: [oops\n")
+    done, results, root = run_autograder({**autograder, "template": broken}, tmp_path, GOOD)
+    reason = assert_fallback(done, results)
+    assert "could not run (exit 2" in reason and "task.yaml" in reason and "not valid YAML" in reason
+    assert "not valid YAML" in done.stdout   # run_autograder's output: instructors only
+    assert results["extra_data"]["grader_exit_code"] == 2
+
+
+FORGE_AND_KILL = r'''
+import os, signal
+
+def _attack():
+    """Forge results.json beside the submission folder, then kill the grader."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"check" in argv and b"--format" in argv:
+            for arg in argv:
+                if arg.endswith(b"/submission"):
+                    try:
+                        with open(os.path.join(os.path.dirname(arg), b"results", b"results.json"), "w") as f:
+                            f.write('{"score": 999}')
+                    except OSError:
+                        pass
+            os.kill(int(pid), signal.SIGKILL)
+
+_attack()
+'''
+
+
+def test_a_submission_that_forges_results_and_kills_the_grader(autograder, tmp_path):
+    """In the weakest tier, as root (Gradescope's container), the file reaches the grader.
+    Whether or not the tier stops it, the forged score never reaches Gradescope."""
+    attack = write(tmp_path / "attack.py", FORGE_AND_KILL + open(BAD).read())
+    done, results, _ = run_autograder(autograder, tmp_path, attack, GRADER_ISOLATION="rlimits")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert results is not None and results["score"] != 999
+    if results["score"] == 0:    # the grader was killed: the trusted failure results
+        assert "killed by SIGKILL" in assert_fallback(done, results)
+    else:                        # the tier stopped the attack: a real grade
+        assert results["score"] <= 29
+
+
+def _fake_python(tmp_path, grading_body):
+    """A GRADER_PYTHON whose `-m grader ...` runs ``grading_body`` (bash), any other call
+    the real Python (so finish_results.py runs)."""
+    return write(tmp_path / "python", f"""
+        #!/usr/bin/env bash
+        if [ "$1" = "-m" ]; then
+        {grading_body}
+        fi
+        exec {sys.executable} "$@"
+        """)
+
+
+@pytest.mark.parametrize("body, expected", [
+    # forged, then killed (the attack above, without depending on the tier)
+    ('echo \'{"score": 999}\' > "$AUTOGRADER_ROOT/results/results.json"; kill -9 $$',
+     "killed by SIGKILL"),
+    # a crash: an uncaught error exits 1, the code that means "below full marks"
+    ('echo "Traceback (most recent call last): boom" >&2; exit 1', "without a usable report"),
+    # a report that is not results (or a truncated one)
+    ('for a in "$@"; do last="$p"; p="$a"; done; echo "{\\"score\\": " > "$p"; exit 0',
+     "does not parse"),
+    ('exit 3', "failed (exit 3"),
+])
+def test_every_failure_of_the_grader_gives_trusted_results(autograder, tmp_path, body, expected):
+    python = _fake_python(tmp_path, body)
+    os.chmod(python, 0o755)
+    done, results, root = run_autograder(autograder, tmp_path, GOOD, python=python)
+    assert expected in assert_fallback(done, results)
+    leftovers = [p for p in os.listdir(root / "results") if p != "results.json"]
+    assert not leftovers, leftovers
+
+
+def test_no_python_at_all_still_gives_results(autograder, tmp_path):
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("mktemp", "mkdir", "chmod", "rm", "cat", "tail", "mv", "timeout"):
+        found = shutil.which(tool)
+        if found:
+            os.symlink(found, tools / tool)
+    done, results, _ = run_autograder(autograder, tmp_path, GOOD, python=str(tmp_path / "none"),
+                                      PATH=str(tools))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert results["score"] == 0 and results["output"] == STUDENT_MESSAGE
+    assert_only_documented_keys({**results, "test_output_format": "text"})
+
+
+def test_gradescope_refuses_a_task_that_does_not_validate(autograder, tmp_path):
+    task = make_task(tmp_path / "tasks" / "square", """
+        id: square
+        title: Square
+        version: 1
+        functions:
+          square: [x]
+        checks:
+          - name: values
+            kind: property
+            call: square
+            args:
+              x: {array: {shape: [3]}}
+            cases: 5
+        """)
+    samples = tmp_path / "submissions" / "square"
+    samples.mkdir(parents=True)
+    write(samples / "wrong.py", "# expect: full marks\ndef square(x):\n    return x + 1\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "autograder.zip").write_bytes(b"the previous zip")
+    grader = os.path.join(os.path.dirname(autograder["builder"]), "grader")
+    done = subprocess.run([grader, "gradescope", task, "-o", str(out / "autograder.zip")],
+                          capture_output=True, text=True, env=clean_env(), timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "does not validate" in done.stderr and "wrong.py" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert os.listdir(out) == ["autograder.zip"]
+    assert (out / "autograder.zip").read_bytes() == b"the previous zip"
+
+
+def test_a_failed_build_leaves_no_partial_zip(autograder, tmp_path):
+    task = tmp_path / "task"
+    shutil.copytree(PE_TASK, task)
+    os.symlink(tmp_path / "missing", task / "dangling")   # the zip cannot read it
+    out = tmp_path / "out"
+    grader = os.path.join(os.path.dirname(autograder["builder"]), "grader")
+    done = subprocess.run([grader, "gradescope", str(task), "-o", str(out / "autograder.zip"),
+                           "--samples", os.path.dirname(BAD)],
+                          capture_output=True, text=True, env=clean_env(), timeout=300)
+    assert done.returncode == 2 and "cannot write" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not os.listdir(out)
