@@ -51,6 +51,11 @@ LIMIT="${GRADER_TIMEOUT:-540}"   # seconds; below Gradescope's default limit of 
 START=$SECONDS
 rm -f "$RESULTS/results.json"    # a stale or forged file never survives a failed run
 mkdir -p "$RESULTS"
+# Where neither bubblewrap nor Landlock works (Gradescope's Docker, as root), the worker runs
+# as a user of its own and file permissions are its walls: the task (and its reference) and
+# the results must be closed to other users, or the grader refuses to grade.
+chmod -R o-rwx "$SOURCE/task" 2>/dev/null
+chmod o-w "$RESULTS" 2>/dev/null
 # grader check writes its report in a private folder, never in results/ itself.
 WORK="$(mktemp -d 2>/dev/null || echo "$ROOT/.grader-work-$$")"
 mkdir -p "$WORK" && chmod 700 "$WORK"
@@ -58,7 +63,8 @@ REPORT="$WORK/report.json"
 ERRORS="$WORK/stderr.txt"
 TIMEOUT=()
 if command -v timeout >/dev/null 2>&1; then TIMEOUT=(timeout -k 10 "$LIMIT"); fi
-"${TIMEOUT[@]}" "$PYTHON" -m grader check "$SOURCE/task" "$ROOT/submission" \\
+# --others-work: never the rlimits tier, in which a submission could read the task.
+"${TIMEOUT[@]}" "$PYTHON" -m grader check "$SOURCE/task" "$ROOT/submission" --others-work \\
     --format gradescope --output "$REPORT" 2>"$ERRORS"
 code=$?
 cat "$ERRORS" 2>/dev/null | tail -c 20000 >&2   # run_autograder's output: instructors only

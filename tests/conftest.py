@@ -1,4 +1,6 @@
 import os
+import tempfile
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -64,3 +66,30 @@ def make_task(folder, yaml_text, reference=SQUARE_REFERENCE):
     write(folder / "reference.py", reference)
     write(folder / "statement.md", "A test task.\n")
     return str(folder)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+SIMULATOR = os.path.join(ROOT, "tests", "container_sim.py")
+
+
+@pytest.fixture(scope="session")
+def container(tmp_path_factory):
+    """A normal install of the grader in a virtualenv any user may read, and a private
+    folder (like /autograder/source) holding the task."""
+    if os.geteuid() != 0 or not os.path.exists(SYSTEM_PYTHON):
+        pytest.skip("the simulation needs root and the system's Python, as Gradescope has")
+    base = tempfile.mkdtemp(prefix="grader-container-")
+    os.chmod(base, 0o755)
+    venv = os.path.join(base, "venv")
+    made = subprocess.run([SYSTEM_PYTHON, "-m", "venv", venv], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.fail(f"cannot make a virtualenv of {SYSTEM_PYTHON} (Debian: apt-get install "
+                    f"python3-venv): {made.stderr[-500:]}")
+    installed = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", ROOT],
+                               capture_output=True, text=True, cwd=base)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    private = tmp_path_factory.mktemp("autograder")   # pytest's folders are 0700
+    shutil.copytree(PE_TASK, private / "task")
+    yield {"bin": os.path.join(venv, "bin"), "task": str(private / "task"), "private": private,
+           "open": base}
+    shutil.rmtree(base, ignore_errors=True)

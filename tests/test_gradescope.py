@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from built import build_sdist, clean_env, fresh_venv, pip_install
-from conftest import PE_SAMPLES, PE_TASK, make_task, write
+from conftest import PE_SAMPLES, PE_TASK, SIMULATOR, make_task, write
 from grader.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
 
 BAD = os.path.join(PE_SAMPLES, "mistake_ignores_base.py")
@@ -158,16 +158,50 @@ _attack()
 
 
 def test_a_submission_that_forges_results_and_kills_the_grader(autograder, tmp_path):
-    """In the weakest tier, as root (Gradescope's container), the file reaches the grader.
-    Whether or not the tier stops it, the forged score never reaches Gradescope."""
+    """Whatever tier the machine offers, the forged score never reaches Gradescope."""
     attack = write(tmp_path / "attack.py", FORGE_AND_KILL + open(BAD).read())
-    done, results, _ = run_autograder(autograder, tmp_path, attack, GRADER_ISOLATION="rlimits")
+    done, results, _ = run_autograder(autograder, tmp_path, attack)
     assert done.returncode == 0, done.stderr[-3000:]
     assert results is not None and results["score"] != 999
     if results["score"] == 0:    # the grader was killed: the trusted failure results
         assert "killed by SIGKILL" in assert_fallback(done, results)
     else:                        # the tier stopped the attack: a real grade
         assert results["score"] <= 29
+
+
+def test_the_attack_fails_in_a_simulated_gradescope_container(autograder, container, tmp_path):
+    """Gradescope's container (root, no namespaces, no Landlock: tests/container_sim.py)
+    with the grader installed in a virtualenv every user may read: run_autograder grades
+    in the unprivileged tier, the file can neither forge the results nor kill the grader,
+    and the student gets a real grade."""
+    attack = write(tmp_path / "attack.py", FORGE_AND_KILL + open(BAD).read())
+    root = tmp_path / "autograder"
+    shutil.copytree(autograder["template"], root, symlinks=True)
+    (root / "submission").mkdir()
+    shutil.copy(attack, root / "submission" / "solution.py")
+    env = clean_env(AUTOGRADER_ROOT=str(root), GRADER_PYTHON=os.path.join(container["bin"], "python"),
+                    GRADER_CACHE_DIR=os.environ["GRADER_CACHE_DIR"])
+    done = subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR, shutil.which("bash"),
+                           str(root / "source" / "run_autograder")], cwd=str(root), env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert_only_documented_keys(results)
+    # A real report of the grader (not the failure results), nothing forged: the kill was
+    # refused (PermissionError: another user), which fails the file's own import.
+    assert results["output"] != STUDENT_MESSAGE and results["score"] == 0
+    assert "graded in the unprivileged sandbox" in results["output"]
+    assert "PermissionError" in json.dumps(results["tests"])
+
+
+def test_run_autograder_never_grades_in_the_rlimits_tier(autograder, tmp_path):
+    """Asked for the tier in which that attack works (a submission is someone else's
+    work), the grader refuses, and the student gets the trusted failure results."""
+    attack = write(tmp_path / "attack.py", FORGE_AND_KILL + open(BAD).read())
+    done, results, _ = run_autograder(autograder, tmp_path, attack, GRADER_ISOLATION="rlimits")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert results["score"] == 0
+    assert "refused in the rlimits tier" in assert_fallback(done, results)
 
 
 def _fake_python(tmp_path, grading_body):
