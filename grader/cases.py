@@ -19,7 +19,7 @@ import numpy as np
 
 from .reference import call_reference
 from .sandbox import wire
-from .spec import CheckSpec, Task
+from .spec import CheckSpec, SpecError, Task
 from .strategies import literal_case
 
 CACHE_FORMAT = 2  # 2: numpy scalars travel as 0-d arrays (were 1-d)
@@ -75,7 +75,18 @@ def _shown_args(args: dict) -> str:
     return ", ".join(f"{name}={shown(value)}" for name, value in args.items())
 
 
-def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True) -> CaseSet:
+def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True,
+             use_freeze: bool = True) -> CaseSet:
+    """The check's cases and expected outputs: the task's frozen ones where it has a freeze
+    (never generated again: frozen.py), else generated here (cached by the versions that
+    made them)."""
+    if use_freeze:
+        from . import frozen
+        freeze = frozen.load(task)
+        if freeze is not None:
+            return frozen.case_set(freeze, check)
+    if reference is None:
+        raise SpecError([f"{task.folder}: no reference and no frozen cases: a task needs one"])
     key = _key(task, check)
     if key in _memory:
         return _memory[key]
@@ -99,6 +110,17 @@ def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True) -> 
             _write(key, found)
     _memory[key] = found
     return found
+
+
+def reference_value(task: Task, reference, check: CheckSpec):
+    """What a script check compares with: the frozen value, else the reference's."""
+    from . import frozen
+    freeze = frozen.load(task)
+    if freeze is not None:
+        return frozen.value(freeze, check)
+    if check.answer:
+        return getattr(reference, check.answer)()
+    return getattr(reference, check.reference)(**check.args)
 
 
 @functools.lru_cache(maxsize=None)

@@ -94,6 +94,15 @@ def _parser() -> argparse.ArgumentParser:
                                               "(default: submissions/<task id> beside tasks/)")
     sandbox_options(gradescope)
 
+    freeze = commands.add_parser("freeze", help="generate a task's cases and expected outputs "
+                                                "once, into TASK/frozen/")
+    freeze.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+
+    kit = commands.add_parser("kit", help="write what students may have of tasks: statement, "
+                                          "public checks, their frozen cases; no reference")
+    kit.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+    kit.add_argument("--output", "-o", required=True, help="the folder to write the kits to")
+
     ci = commands.add_parser("ci", help="grade a course repository (see README: course CI)")
     ci.add_argument("root", nargs="?", default=".", help="the repository (default: here)")
     ci.add_argument("--min-score", type=float, default=100.0,
@@ -277,6 +286,28 @@ def cmd_gradescope(args) -> int:
     return EXIT_FULL
 
 
+def cmd_freeze(args) -> int:
+    from .frozen import freeze
+    from .reference import load_reference
+    from .spec import load_task
+    for folder in args.tasks:
+        task = load_task(folder)
+        reference = load_reference(task)
+        if reference is None:
+            raise _Usage(f"{folder}: a kit cannot be refrozen; make a new kit from the full task")
+        digest = freeze(task, reference)
+        print(f"froze {task.id}: {os.path.join(task.folder, 'frozen')} (digest {digest})")
+    return EXIT_FULL
+
+
+def cmd_kit(args) -> int:
+    from .kit import make_kit
+    from .spec import load_task
+    for folder in args.tasks:
+        print(f"wrote {make_kit(load_task(folder), args.output)}")
+    return EXIT_FULL
+
+
 def cmd_ci(args) -> int:
     from .course_ci import run_ci
     return run_ci(args.root, args.min_score, args.junit, args.summary, _options(args, warm_workers=True))
@@ -316,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"check": cmd_check, "validate": cmd_validate, "batch": cmd_batch,
                 "export": cmd_export, "gradescope": cmd_gradescope,
+                "freeze": cmd_freeze, "kit": cmd_kit,
                 "ci": cmd_ci}[args.command](args)
     except SpecError as exc:
         print("grader: the task spec has problems:", file=sys.stderr)

@@ -7,8 +7,10 @@ import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
+import numpy as np
+
+from . import __version__
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from .sandbox import warm
 from .sandbox.launcher import Sandbox
@@ -57,6 +59,10 @@ class Context:
     def case_set(self, check: CheckSpec):
         from .cases import case_set
         return case_set(self.task, self.reference, check, self.use_cache)
+
+    def reference_value(self, check: CheckSpec):
+        from .cases import reference_value
+        return reference_value(self.task, self.reference, check)
 
     def expected(self, check: CheckSpec, args: dict):
         from .cases import expected_output
@@ -110,7 +116,23 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order
     return total(task.id, visible_name(submission.path), tier, results, load_failed=not defined,
                  task_version=task.version, output=printed, seconds=time.monotonic() - start,
-                 isolation_note=downgrade_note(tier))
+                 isolation_note=downgrade_note(tier), grader_version=__version__,
+                 cases_digest=cases_digest(task), kit=_is_kit(task))
+
+
+def _is_kit(task: Task) -> bool:
+    from . import frozen
+    freeze = frozen.load(task)
+    return freeze is not None and freeze.kit
+
+
+def cases_digest(task: Task) -> str:
+    """Which cases a grade was decided on: the freeze's digest, or the versions that
+    generated them (a grade then holds for those versions only)."""
+    from . import frozen
+    from .cases import _versions
+    freeze = frozen.load(task)
+    return freeze.digest if freeze is not None else f"generated ({_versions()})"
 
 
 def _in_running_order(checks) -> list[CheckSpec]:
@@ -284,11 +306,11 @@ def answer_bytes(task: Task, reference, use_cache: bool = True) -> int:
         return _answer_bytes[key]
     largest = 0
     if task.kind == "script":
-        from .checks.script_work import reference_array
+        from .cases import reference_value
         for check in task.checks:
             if getattr(check, "reference", None):
                 with contextlib.suppress(Exception):
-                    largest += int(reference_array(SimpleNamespace(reference=reference), check).nbytes)
+                    largest += int(np.asarray(reference_value(task, reference, check), dtype=float).nbytes)
         cap = max(SCRIPT_FLOOR_BYTES, SCRIPT_MARGIN * largest)
     else:
         from .cases import case_set

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import os
 import sys
 
 from .spec import SpecError, Task
@@ -11,7 +12,10 @@ _loaded: dict[str, object] = {}
 
 
 def load_reference(task: Task):
-    """Import ``reference.py`` once per process; it must define every task function."""
+    """Import ``reference.py`` once per process; it must define every task function.
+    None for a kit, which has frozen cases instead (spec.py lets only a kit lack it)."""
+    if not os.path.isfile(task.reference_path):
+        return None
     key = f"{task.reference_path}:{task.digest}"
     if key not in _loaded:
         name = f"grader_reference_{task.id.replace('-', '_')}_{task.digest}"

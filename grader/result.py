@@ -36,6 +36,9 @@ class Result:
     output: str = ""      # what the submission printed while it was imported
     seconds: float = 0.0
     isolation_note: str = ""   # what is weaker than bubblewrap here, and why (empty: bubblewrap)
+    grader_version: str = ""   # the grader that graded it
+    cases_digest: str = ""     # the frozen cases it was graded on ("generated ..." without a freeze)
+    kit: bool = False          # graded on a student kit: public checks only
 
     def to_dict(self) -> dict:
         return asdict(self)

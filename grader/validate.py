@@ -13,7 +13,7 @@ from .grading import LOAD_CHECK, RUN_CHECK, Options, grade
 from .reference import load_reference
 from .result import PASSED
 from .samples import mismatch, read_expectation, sample_files
-from .spec import Task
+from .spec import SpecError, Task
 from .strategies import literal_case
 
 
@@ -45,6 +45,15 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
         if progress:
             progress(finding)
 
+    from . import frozen
+    try:
+        freeze = frozen.load(task)
+    except SpecError as exc:
+        add(Finding("frozen cases", False, " ".join(exc.problems)))
+        return report
+    add(Finding("frozen cases", freeze is not None,
+                f"current (digest {freeze.digest})" if freeze else
+                f"not frozen: grades depend on the installed Hypothesis; run: grader freeze {task.folder}"))
     reference = load_reference(task)
     for check in task.checks:
         if check.kind not in ("example", "property", "mutation"):

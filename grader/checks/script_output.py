@@ -30,7 +30,7 @@ def read_answer(stdout: str) -> tuple[str, list[float]] | None:
 
 
 def expected_answer(ctx, check: CheckSpec):
-    value = getattr(ctx.reference, check.answer)()
+    value = ctx.reference_value(check)
     return tuple(int(d) for d in value) if check.format == "shape" else int(value)
 
 

@@ -30,7 +30,7 @@ def _inventory(arrays: dict) -> str:
 
 
 def reference_array(ctx, check: CheckSpec) -> np.ndarray:
-    return np.asarray(getattr(ctx.reference, check.reference)(**check.args), dtype=float)
+    return np.asarray(ctx.reference_value(check), dtype=float)
 
 
 def leaves_array(ctx, check: CheckSpec) -> CheckResult:

@@ -55,6 +55,9 @@ def render(result: Result, colour: bool = False, **_options) -> str:
              + f"   (isolation: {_shown(result.isolation)})", ""]
     if result.isolation_note:
         lines[-1:-1] = [f"note: {_shown(result.isolation_note)}"]
+    if result.kit:
+        lines[-1:-1] = ["note: graded on a student kit: the public checks only; hidden checks "
+                        "may be added at final grading."]
     width = max((len(_shown(c.name)) for c in result.checks), default=10)
     previous_skip = None
     for check in result.checks:

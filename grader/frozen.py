@@ -1,0 +1,243 @@
+"""Frozen cases: a task's cases and the reference's outputs, generated once and kept in the
+task folder as plain data, so a grade never depends on the installed Hypothesis or numpy.
+
+``TASK/frozen/`` holds ``cases.json`` (every check's argument sets and expected outputs,
+as JSON with arrays named by their SHA-256), ``arrays/<sha256>.npy`` (each array once,
+read with ``allow_pickle=False``; a file must hash to its name) and ``manifest.json`` (the
+grader version that froze it, the SHA-256 of ``task.yaml`` and of the reference it was
+frozen from, and the digest of it all). A freeze is stale when ``task.yaml`` or the
+reference changed since: grading refuses it with the command that refreezes.
+
+A kit (kit.py) carries a freeze of the public checks only, made from the full task, with
+no reference: its manifest says ``kit`` and records the kit's own ``task.yaml``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import __version__
+from .cases import CaseSet
+from .sandbox import wire
+from .spec import CheckSpec, SpecError, Task
+
+FOLDER, CASES, MANIFEST, ARRAYS = "frozen", "cases.json", "manifest.json", "arrays"
+FORMAT = 1
+_CAPS = wire.Caps(json_bytes=256 << 20, blob_count=1 << 20, total_bytes=4 << 30)
+
+
+@dataclass(frozen=True)
+class Freeze:
+    digest: str              # over the spec, the reference and every byte of the data
+    grader_version: str      # the grader that froze it
+    kit: bool
+    checks: dict             # check name -> its entry in cases.json (encoded, arrays by sha)
+    folder: str
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_sha(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return sha256(f.read())
+    except OSError:
+        return None
+
+
+def present(task_folder: str) -> bool:
+    return os.path.isfile(os.path.join(task_folder, FOLDER, MANIFEST))
+
+
+def refreeze_command(task: Task) -> str:
+    return f"grader freeze {task.folder}"
+
+
+# --------------------------------------------------------------------------- writing
+
+def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folder: str | None = None,
+           spec_path: str | None = None, kit: bool = False) -> str:
+    """Generate every check's cases and expected outputs (or ``only`` those checks) and
+    write them under ``out_folder`` (default: the task's own folder); returns the digest.
+    A ``kit`` copies them from the task's own freeze instead, never generating anew."""
+    from .cases import case_set, reference_value
+    target = os.path.join(out_folder or task.folder, FOLDER)
+    arrays: dict[str, bytes] = {}
+    checks = {}
+    for check in only if only is not None else task.checks:
+        blobs: list[bytes] = []
+        if check.call is not None:
+            cases = _by_size(case_set(task, reference, check, use_disk=False, use_freeze=kit))
+            entry = {"cases": wire.encode(cases.cases, blobs),
+                     "expected": wire.encode(cases.expected, blobs),
+                     "literal_count": cases.literal_count}
+        elif check.answer or check.reference:
+            value = (reference_value(task, reference, check) if kit
+                     else getattr(reference, check.answer)() if check.answer
+                     else getattr(reference, check.reference)(**check.args))
+            entry = {"value": wire.encode(value, blobs)}
+        else:
+            continue
+        names = []
+        for blob in blobs:
+            arrays[sha256(blob)] = blob
+            names.append(sha256(blob))
+        entry["arrays"] = names
+        checks[check.name] = entry
+    cases_json = json.dumps({"format": FORMAT, "task": task.id, "checks": checks},
+                            sort_keys=True, indent=1).encode()
+    spec_sha = _file_sha(spec_path or task.spec_path)
+    reference_sha = None if kit else _file_sha(task.reference_path)
+    digest = _digest(spec_sha, reference_sha, sha256(cases_json), sorted(arrays))
+    manifest = {"format": FORMAT, "grader_version": __version__, "task": task.id, "kit": kit,
+                "spec_sha256": spec_sha, "reference_sha256": reference_sha,
+                "cases_sha256": sha256(cases_json), "digest": digest}
+    _write_folder(target, cases_json, arrays, manifest)
+    return digest
+
+
+def _by_size(cases: CaseSet) -> CaseSet:
+    """Generated cases smallest first (literal ones keep their place in front): the first
+    failing case is then a small one, which is what a kit (with no reference to shrink
+    with) shows the student. The verdict does not depend on the order."""
+    lit = cases.literal_count
+    order = sorted(range(lit, len(cases.cases)), key=lambda i: (_size(cases.cases[i]), i))
+    keep = list(range(lit)) + order
+    return CaseSet([cases.cases[i] for i in keep], [cases.expected[i] for i in keep], lit)
+
+
+def _size(value) -> int:
+    if isinstance(value, np.ndarray):
+        return int(value.size)
+    if isinstance(value, dict):
+        return sum(_size(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_size(v) for v in value)
+    return abs(int(value)) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else 1
+
+
+def _digest(spec_sha, reference_sha, cases_sha, array_shas) -> str:
+    h = hashlib.sha256(json.dumps([FORMAT, spec_sha, reference_sha, cases_sha, array_shas]).encode())
+    return h.hexdigest()[:24]
+
+
+def _write_folder(target: str, cases_json: bytes, arrays: dict[str, bytes], manifest: dict) -> None:
+    """Write the whole freeze beside the old one, then swap: never half a freeze."""
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    fresh = tempfile.mkdtemp(prefix=".frozen-", dir=parent)
+    try:
+        os.makedirs(os.path.join(fresh, ARRAYS))
+        for name, blob in arrays.items():
+            with open(os.path.join(fresh, ARRAYS, name + ".npy"), "wb") as f:
+                f.write(blob)
+        with open(os.path.join(fresh, CASES), "wb") as f:
+            f.write(cases_json)
+        with open(os.path.join(fresh, MANIFEST), "w") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.chmod(fresh, 0o755)
+        old = None
+        if os.path.exists(target):
+            old = target + ".old"
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(target, old)
+        os.replace(fresh, target)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+
+
+# --------------------------------------------------------------------------- reading
+
+_loaded: dict[str, Freeze] = {}
+
+
+def load(task: Task) -> Freeze | None:
+    """The task's freeze, checked current; None when the task has none. A stale or damaged
+    freeze is a SpecError (exit 2) that says how to refreeze."""
+    folder = os.path.join(task.folder, FOLDER)
+    manifest_path = os.path.join(folder, MANIFEST)
+    if not os.path.isfile(manifest_path):
+        return None
+    key = f"{folder}:{task.digest}"
+    if key in _loaded:
+        return _loaded[key]
+    try:
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+        with open(os.path.join(folder, CASES), "rb") as f:
+            cases_json = f.read()
+        data = json.loads(cases_json)
+        checks = data["checks"]
+        kit = manifest.get("kit") is True
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SpecError([f"{folder}: the frozen cases cannot be read ({exc}); "
+                         f"run: {refreeze_command(task)}"]) from None
+    problems = []
+    if manifest.get("format") != FORMAT:
+        problems.append(f"{manifest_path}: frozen with format {manifest.get('format')!r}, "
+                        f"this grader reads format {FORMAT}")
+    if manifest.get("spec_sha256") != _file_sha(task.spec_path):
+        problems.append(f"{task.spec_path}: changed since the cases were frozen")
+    if not kit and manifest.get("reference_sha256") != _file_sha(task.reference_path):
+        problems.append(f"{task.reference_path}: changed since the cases were frozen")
+    if manifest.get("cases_sha256") != sha256(cases_json):
+        problems.append(f"{os.path.join(folder, CASES)}: changed since it was written")
+    array_names = sorted({n for entry in checks.values() for n in entry.get("arrays", [])})
+    if manifest.get("digest") != _digest(manifest.get("spec_sha256"), manifest.get("reference_sha256"),
+                                         manifest.get("cases_sha256"), array_names):
+        problems.append(f"{manifest_path}: its digest does not match its contents")
+    if problems:
+        how = ("ask for a new kit" if kit else f"run: {refreeze_command(task)}")
+        raise SpecError([f"the frozen cases of {task.id} are stale: {p}" for p in problems]
+                        + [f"  Grading never falls back to new cases; {how}."])
+    found = Freeze(manifest["digest"], str(manifest.get("grader_version", "?")), kit, checks, folder)
+    _loaded[key] = found
+    return found
+
+
+def _blobs(freeze: Freeze, entry: dict) -> list[bytes]:
+    blobs = []
+    for name in entry.get("arrays", []):
+        path = os.path.join(freeze.folder, ARRAYS, f"{name}.npy")
+        try:
+            with open(path, "rb") as f:
+                blob = f.read()
+        except OSError as exc:
+            raise SpecError([f"{path}: a frozen array is missing ({exc.strerror})"]) from None
+        if sha256(blob) != name:
+            raise SpecError([f"{path}: a frozen array does not match its name (damaged)"])
+        blobs.append(blob)
+    return blobs
+
+
+def case_set(freeze: Freeze, check: CheckSpec) -> CaseSet:
+    entry = _entry(freeze, check)
+    blobs = _blobs(freeze, entry)
+    return CaseSet(wire.decode(entry["cases"], blobs, _CAPS),
+                   wire.decode(entry["expected"], blobs, _CAPS), int(entry["literal_count"]))
+
+
+def value(freeze: Freeze, check: CheckSpec):
+    """The reference's value a script check compares with."""
+    entry = _entry(freeze, check)
+    return wire.decode(entry["value"], _blobs(freeze, entry), _CAPS)
+
+
+def _entry(freeze: Freeze, check: CheckSpec) -> dict:
+    entry = freeze.checks.get(check.name)
+    if not isinstance(entry, dict):
+        raise SpecError([f"{freeze.folder}: no frozen cases for check '{check.name}'; "
+                         f"the freeze is older than the task: refreeze it"])
+    return entry

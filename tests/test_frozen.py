@@ -1,0 +1,191 @@
+"""Frozen cases and student kits (issue 11): the same grade everywhere, and students never
+hold the answer."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+from grader.samples import sample_files
+
+TASKS = os.path.join(ROOT, "tasks")
+HIDDEN_VALUE = 4321.5   # the input of the hidden check below; its square is 18675362.25
+
+
+def bundled_tasks():
+    return sorted(os.path.join(TASKS, t) for t in os.listdir(TASKS)
+                  if os.path.isfile(os.path.join(TASKS, t, "task.yaml")))
+
+
+def score(task, path, *extra, env=None) -> dict:
+    done = run_cli("check", str(task), str(path), "--format", "json", "--staff", *extra, env=env)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("task", bundled_tasks(), ids=os.path.basename)
+def test_bundled_tasks_ship_a_current_freeze(task):
+    manifest = json.load(open(os.path.join(task, "frozen", "manifest.json")))
+    done = run_cli("validate", task)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert f"ok   frozen cases: current (digest {manifest['digest']})" in done.stdout
+    report = score(task, sample_files(os.path.join(ROOT, "submissions", os.path.basename(task)))[0])
+    assert report["cases_digest"] == manifest["digest"] and report["grader_version"]
+
+
+def test_a_stale_freeze_is_refused_with_the_command_that_refreezes(tmp_path):
+    task = tmp_path / "task"
+    shutil.copytree(PE_TASK, task)
+    with open(task / "reference.py", "a") as f:
+        f.write("\n# changed after freezing\n")
+    done = run_cli("check", str(task), os.path.join(PE_SAMPLES, "correct_vectorized.py"))
+    assert done.returncode == 2
+    assert "reference.py: changed since the cases were frozen" in done.stderr
+    assert f"run: grader freeze {task}" in done.stderr
+    assert run_cli("freeze", str(task)).returncode == 0
+    assert run_cli("check", str(task), os.path.join(PE_SAMPLES, "correct_vectorized.py")).returncode == 0
+
+
+def test_grading_never_generates_cases_when_frozen(tmp_path):
+    """With Hypothesis unimportable, a frozen task grades every sample as before (only
+    the shrinking of a shown input needs it, and that never changes a score)."""
+    blocker = tmp_path / "no-hypothesis"
+    (blocker / "hypothesis").mkdir(parents=True)
+    (blocker / "hypothesis" / "__init__.py").write_text("raise ImportError('hypothesis is not here')\n")
+    env = {"PYTHONPATH": f"{blocker}{os.pathsep}{ROOT}", "GRADER_CACHE_DIR": str(tmp_path / "cache")}
+    for sample in sample_files(PE_SAMPLES):
+        with_it = score(PE_TASK, sample)
+        without = score(PE_TASK, sample, env=env)
+        assert without["score"] == with_it["score"], os.path.basename(sample)
+
+
+@pytest.fixture(scope="module")
+def old_hypothesis(tmp_path_factory):
+    """The lowest Hypothesis pyproject allows, installed beside the grader."""
+    pyproject = open(os.path.join(ROOT, "pyproject.toml")).read()
+    lowest = pyproject.split('"hypothesis>=')[1].split('"')[0]
+    target = tmp_path_factory.mktemp("hypothesis-lowest")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                           "--target", str(target), f"hypothesis=={lowest}", "sortedcontainers",
+                           "attrs"], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot install hypothesis=={lowest}: {done.stderr[-500:]}")
+    return lowest, target
+
+
+def test_the_same_samples_get_the_same_scores_with_the_lowest_hypothesis(old_hypothesis, tmp_path):
+    lowest, target = old_hypothesis
+    env = {"PYTHONPATH": f"{target}{os.pathsep}{ROOT}", "GRADER_CACHE_DIR": str(tmp_path / "cache")}
+    probe = subprocess.run([sys.executable, "-c", "import hypothesis; print(hypothesis.__version__)"],
+                           capture_output=True, text=True, env=dict(os.environ, **env))
+    assert probe.stdout.strip().startswith(lowest)
+    for task in bundled_tasks():
+        samples = os.path.join(ROOT, "submissions", os.path.basename(task))
+        for sample in sample_files(samples):
+            assert score(task, sample, env=env)["score"] == score(task, sample)["score"], sample
+
+
+HIDDEN_TASK = f"""
+id: squares
+title: Square every entry
+version: 1
+functions:
+  square: [x]
+imports: {{allowed: [numpy]}}
+checks:
+  - name: visible-case
+    kind: example
+    call: square
+    args: {{x: {{array: {{value: [1.0, 2.0]}}}}}}
+  - name: visible-property
+    kind: property
+    call: square
+    cases: 20
+    args: {{x: {{array: {{shape: [3], elements: {{min: -5, max: 5}}}}}}}}
+  - name: secret-case-zebra
+    kind: example
+    hidden: true
+    call: square
+    args: {{x: {{array: {{value: [{HIDDEN_VALUE}, 8765.25]}}}}}}
+"""
+
+
+@pytest.fixture
+def full_task(tmp_path):
+    task = tmp_path / "squares"
+    task.mkdir()
+    (task / "task.yaml").write_text(HIDDEN_TASK)
+    (task / "statement.md").write_text("Write square(x): x squared, elementwise.\n")
+    (task / "reference.py").write_text("import numpy as np\n\ndef square(x):\n    return np.asarray(x) ** 2\n")
+    assert run_cli("freeze", str(task)).returncode == 0
+    return task
+
+
+def test_a_kit_holds_no_reference_and_no_hidden_check(full_task, tmp_path):
+    done = run_cli("kit", str(full_task), "-o", str(tmp_path / "kits"))
+    assert done.returncode == 0, done.stderr
+    kit = tmp_path / "kits" / "squares"
+    names = sorted(str(p.relative_to(kit)) for p in kit.rglob("*") if p.is_file())
+    assert "reference.py" not in names and "statement.md" in names and "task.yaml" in names
+    secret_square = (HIDDEN_VALUE ** 2)
+    for path in kit.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"secret-case-zebra" not in data and b"return np.asarray(x) ** 2" not in data, path
+            assert b"4321.5" not in data, path
+            import numpy as np
+            assert np.float64(HIDDEN_VALUE).tobytes() not in data, path
+            assert np.float64(secret_square).tobytes() not in data, path
+
+
+def test_a_kit_grades_the_public_checks_exactly_as_the_full_task(tmp_path):
+    kits = tmp_path / "kits"
+    assert run_cli("kit", *bundled_tasks(), "-o", str(kits)).returncode == 0
+    for task in bundled_tasks():
+        samples = os.path.join(ROOT, "submissions", os.path.basename(task))
+        for sample in sample_files(samples):
+            full = score(task, sample)
+            public = sum(c["score"] for c in full["checks"] if not c["hidden"])
+            kit = score(kits / os.path.basename(task), sample)
+            assert kit["score"] == public, sample
+            assert kit["kit"] is True
+    text = run_cli("check", str(kits / "positional-encoding"),
+                   os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")).stdout
+    assert "hidden checks may be added at final grading" in text
+    assert "sinusoidal_pe(max_len=" in text   # the smallest failing frozen case, as a call
+
+
+def test_a_hostile_file_checked_on_a_kit_finds_no_hidden_value(full_task, tmp_path):
+    """Reads every file it can reach (the rlimits tier: a student's own machine) and
+    fails loudly if the hidden check's expected value is anywhere."""
+    assert run_cli("kit", str(full_task), "-o", str(tmp_path / "kits")).returncode == 0
+    shutil.rmtree(full_task)    # a student's machine holds the kit, not the task
+    hunter = tmp_path / "hunter.py"
+    hunter.write_text(f"""
+import os
+import numpy as np
+
+# (spelled so that this file does not hold them itself)
+needles = [np.float64(8643 / 2).tobytes(), np.float64((8643 / 2) ** 2).tobytes(), b"4321" + b".5"]
+found = []
+for root, dirs, files in os.walk({str(tmp_path)!r}):
+    for name in files:
+        try:
+            with open(os.path.join(root, name), "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if any(n in data for n in needles):
+            found.append(os.path.join(root, name))
+if found:
+    raise RuntimeError("found the hidden values in " + ", ".join(found))
+
+def square(x):
+    return np.asarray(x) ** 2
+""")
+    report = score(tmp_path / "kits" / "squares", hunter, "--isolation", "rlimits")
+    assert report["checks"][0]["status"] == "passed", report["checks"][0]
+    assert report["score"] == report["max_score"]
