@@ -63,7 +63,7 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
         except (cases.ReferenceFailed, cases.CasesFailed) as exc:
             add(Finding(check.name, False, str(exc)))
             continue
-        if check.has_expect:
+        if check.has_expect and reference is not None:   # (a kit has none to compare with)
             literal_args = literal_case(check.fixed_cases[0])
             computed = cases.expected_output(task, reference, check, literal_args)
             verdict = check_values(computed, literal_expectation(check), check.tolerance)
@@ -74,11 +74,14 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
         add(Finding(check.name, True, f"{len(case_set.cases)} cases"))
     if any(not f.ok for f in report.findings):
         return report   # nothing can be graded on cases that cannot be made
-    own = grade(task, task.reference_path, options)
-    add(Finding("reference", own.status == PASSED,
-                f"reference scores {own.score:g}/{own.max_score:g} on its own checks"
-                + ("" if own.status == PASSED else ": " + "; ".join(
-                    f"{c.name}: {c.message}" for c in own.checks if c.status != PASSED))))
+    if reference is None:
+        add(Finding("reference", True, "a student kit: no reference (its cases are frozen)"))
+    else:
+        own = grade(task, task.reference_path, options)
+        add(Finding("reference", own.status == PASSED,
+                    f"reference scores {own.score:g}/{own.max_score:g} on its own checks"
+                    + ("" if own.status == PASSED else ": " + "; ".join(
+                        f"{c.name}: {c.message}" for c in own.checks if c.status != PASSED))))
     folder = samples_folder or default_samples_folder(task)
     samples = sample_files(folder)
     if not samples:

@@ -68,6 +68,19 @@ def make_task(folder, yaml_text, reference=SQUARE_REFERENCE):
     return str(folder)
 
 
+COURSE = os.path.join(ROOT, "examples", "course")                       # the students' side
+INSTRUCTOR_TASKS = os.path.join(ROOT, "examples", "course-instructor", "tasks")  # the full tasks
+
+
+def course_with_full_tasks(folder):
+    """The example student repository with the instructor's full tasks (hidden checks and
+    references) in place of its kits: what final grading by CI sees."""
+    shutil.copytree(COURSE, folder)
+    shutil.rmtree(os.path.join(folder, "tasks"))
+    shutil.copytree(INSTRUCTOR_TASKS, os.path.join(folder, "tasks"))
+    return folder
+
+
 SYSTEM_PYTHON = "/usr/bin/python3"
 SIMULATOR = os.path.join(ROOT, "tests", "container_sim.py")
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import yaml
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli, INSTRUCTOR_TASKS, course_with_full_tasks
 
 COURSE = os.path.join(ROOT, "examples", "course")
 BAD = os.path.join(PE_SAMPLES, "mistake_ignores_base.py")
@@ -89,15 +89,14 @@ def test_example_course_passes_with_the_workflows_own_command(tmp_path):
     shutil.copytree(COURSE, course)
     done, summary = _run_course(course, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "normalize-rows  6/6  passed" in done.stdout
-    assert "| normalize-rows | 6/6 | passed |" in summary.read_text()
+    assert "normalize-rows  5/5  passed" in done.stdout     # the kit: public checks only
+    assert "| normalize-rows | 5/5 | passed |" in summary.read_text()
     suite = ET.parse(course / "grader-junit.xml").getroot().find("testsuite")
     assert suite.get("failures") == "0" and suite.get("errors") == "0"
 
 
 def test_failing_course_annotates_and_fails_the_build(tmp_path):
-    course = tmp_path / "course"
-    shutil.copytree(COURSE, course)
+    course = course_with_full_tasks(tmp_path / "course")
     (course / "solutions" / "normalize-rows.py").write_text(WRONG_NORMALIZE)
     done, summary = _run_course(course, tmp_path)
     assert done.returncode == 1
@@ -117,11 +116,11 @@ def test_missing_solution_scores_zero(tmp_path):
     os.remove(course / "solutions" / "normalize-rows.py")
     done, _ = _run_course(course, tmp_path)
     assert done.returncode == 1
-    assert "normalize-rows  0/6  error" in done.stdout
+    assert "normalize-rows  0/5  error" in done.stdout
 
 
 def test_hidden_checks_are_redacted_for_students_and_shown_to_staff(tmp_path):
-    task = os.path.join(COURSE, "tasks", "normalize-rows")
+    task = os.path.join(INSTRUCTOR_TASKS, "normalize-rows")
     path = tmp_path / "s.py"
     path.write_text(WRONG_NORMALIZE)
     student = json.loads(run_cli("check", task, str(path), "--format", "json").stdout)

@@ -16,6 +16,7 @@ SAMPLE = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 def broken_task(tmp_path, line_no: int, new_line: str):
     task = tmp_path / "task"
     shutil.copytree(PE_TASK, task)
+    shutil.rmtree(task / "frozen")   # (cases generated from the broken spec, not frozen ones)
     lines = (task / "task.yaml").read_text().splitlines()
     lines[line_no - 1] = new_line
     (task / "task.yaml").write_text("\n".join(lines) + "\n")
@@ -59,6 +60,7 @@ def test_a_range_emptied_by_a_reference_is_found_before_grading(tmp_path):
 def test_a_reference_that_raises_names_the_case(tmp_path):
     task = tmp_path / "task"
     shutil.copytree(PE_TASK, task)
+    shutil.rmtree(task / "frozen")
     reference = (task / "reference.py").read_text().replace(
         "def sinusoidal_pe(max_len, d_model, base=10000.0):\n",
         "def sinusoidal_pe(max_len, d_model, base=10000.0):\n"

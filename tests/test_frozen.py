@@ -189,3 +189,32 @@ def square(x):
     report = score(tmp_path / "kits" / "squares", hunter, "--isolation", "rlimits")
     assert report["checks"][0]["status"] == "passed", report["checks"][0]
     assert report["score"] == report["max_score"]
+
+
+def test_the_example_student_repository_holds_no_reference_and_no_hidden_check():
+    student_side = os.path.join(ROOT, "examples", "course")
+    tasks = os.path.join(ROOT, "examples", "course-instructor", "tasks")
+    secrets, source = [], []
+    for task in os.listdir(tasks):
+        spec = open(os.path.join(tasks, task, "task.yaml")).read()
+        import yaml
+        secrets += [c["name"].encode() for c in yaml.safe_load(spec)["checks"] if c.get("hidden")]
+        body = [line.strip() for line in open(os.path.join(tasks, task, "reference.py"))
+                if line.strip() and not line.strip().startswith(("#", "import", "from", "def", '"""'))]
+        source += [line.encode() for line in body if len(line) > 12]
+    assert secrets and source, "nothing hidden to look for"
+    for root, _, files in os.walk(student_side):
+        for name in files:
+            path = os.path.join(root, name)
+            data = open(path, "rb").read()
+            assert name != "reference.py", path
+            # (solutions/ is the student's own work, which may well share a line with it)
+            mine = os.path.relpath(path, student_side).startswith("solutions")
+            leaked = [s for s in secrets + ([] if mine else source) if s in data]
+            assert not leaked, (path, leaked)
+    # ... and the kits there are the current cut of the instructor's tasks.
+    for task in os.listdir(tasks):
+        kit = json.load(open(os.path.join(student_side, "tasks", task, "frozen", "manifest.json")))
+        assert kit["kit"] is True
+        done = run_cli("validate", os.path.join(student_side, "tasks", task))
+        assert done.returncode == 0, done.stdout

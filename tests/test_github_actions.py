@@ -2,13 +2,12 @@
 capped at GitHub's limit with a notice), JUnit that links to the student's code, and an
 example workflow that makes bubblewrap work on ubuntu-24.04."""
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, course_with_full_tasks
 from grader.report import github
 from grader.result import FAILED, PASSED, CheckResult, Result
 
@@ -116,8 +115,7 @@ def normalize_rows(m):
 
 def test_ci_annotations_in_a_course_below_the_repository_root(tmp_path):
     repo = tmp_path / "repo"
-    course = repo / "course"
-    shutil.copytree(COURSE, course)
+    course = course_with_full_tasks(repo / "course")
     (course / "solutions" / "normalize-rows.py").write_text(WRONG_NORMALIZE)
     env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_WORKSPACE=str(repo), PYTHONPATH=ROOT,
                GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"))
@@ -143,8 +141,7 @@ def normalize_rows(m):
 def test_junit_cases_carry_file_line_and_what_the_code_printed(tmp_path):
     import xml.etree.ElementTree as ET
     repo = tmp_path / "repo"
-    course = repo / "course"
-    shutil.copytree(COURSE, course)
+    course = course_with_full_tasks(repo / "course")
     (course / "solutions" / "normalize-rows.py").write_text(RAISES)
     env = dict(os.environ, GITHUB_WORKSPACE=str(repo), PYTHONPATH=ROOT)
     env.pop("GITHUB_STEP_SUMMARY", None)

@@ -113,7 +113,7 @@ def test_a_linked_solution_in_a_course_repository_scores_nothing(tmp_path, tier)
     task_id = os.listdir(course / "tasks")[0]
     solution = course / "solutions" / f"{task_id}.py"
     solution.unlink(missing_ok=True)
-    solution.symlink_to(course / "tasks" / task_id / "reference.py")
+    solution.symlink_to(os.path.join(ROOT, "examples", "course-instructor", "tasks", task_id, "reference.py"))
     done = run_cli("ci", str(course), "--min-score", "1", "--isolation", str(tier), timeout=180)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "total 0/" in done.stdout

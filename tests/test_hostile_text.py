@@ -9,7 +9,6 @@ import io
 import json
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 from test_adversarial import (BUDGET_SECONDS, CALL_SECONDS, MODES, REPORT_BYTES_CAP, TIERS, ZEROS,
                               grade_attack)
 
-from conftest import PE_TASK, ROOT, run_cli
+from conftest import PE_TASK, ROOT, run_cli, course_with_full_tasks
 from grader import student_text
 from grader.result import CheckResult, Result
 from grader.sandbox.launcher import CallOutcome
@@ -410,8 +409,7 @@ def normalize_rows(m):
 
 
 def test_ci_summary_and_annotations_cannot_be_forged(tmp_path, plain_tier):
-    course = tmp_path / "course"
-    shutil.copytree(COURSE, course)
+    course = course_with_full_tasks(tmp_path / "course")
     (course / "solutions" / "normalize-rows.py").write_text(CI_ATTACK)
     summary = tmp_path / "step-summary.md"
     done = run_bytes("ci", str(course), "--min-score", "80", "--summary", str(summary),

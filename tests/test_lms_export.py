@@ -11,7 +11,7 @@ from grader.batch import REGRADE
 from grader.gradebook import Gradebook
 from grader.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, ungradable
 
-COURSE_TASK = os.path.join(ROOT, "examples", "course", "tasks", "normalize-rows")
+COURSE_TASK = os.path.join(ROOT, "examples", "course-instructor", "tasks", "normalize-rows")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
