@@ -186,7 +186,8 @@ def _choose_sandbox(options: Options, folder: str, out_dir: str, stream) -> None
     from .sandbox.tiers import UNPRIVILEGED, choose_tier, downgrade_note, refuse_open_paths
     tier = choose_tier(options.isolation, options.others_work)
     if tier == UNPRIVILEGED:  # classmates' files and the results must be closed to a worker
-        refuse_open_paths([folder], [out_dir])
+        os.makedirs(out_dir, mode=0o700, exist_ok=True)   # (a new one is made closed)
+        refuse_open_paths([folder, out_dir], [out_dir])
     if downgrade_note(tier):
         print(f"note: {downgrade_note(tier)}", file=stream)
     if not options.warm_workers:
