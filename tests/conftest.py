@@ -72,6 +72,13 @@ COURSE = os.path.join(ROOT, "examples", "course")                       # the st
 INSTRUCTOR_TASKS = os.path.join(ROOT, "examples", "course-instructor", "tasks")  # the full tasks
 
 
+def runtime_mount_points_in_tmp() -> set[str]:
+    """Names bubblewrap shows in a worker's private /tmp because the grader's own Python
+    runtime is bound there read-only (a checkout or virtualenv under /tmp): not secret."""
+    from grader.sandbox.tiers import runtime_dirs
+    return {d.split("/")[2] for d in runtime_dirs() if d.startswith("/tmp/")}
+
+
 def course_with_full_tasks(folder):
     """The example student repository with the instructor's full tasks (hidden checks and
     references) in place of its kits: what final grading by CI sees."""

@@ -117,7 +117,7 @@ def test_others_work_is_never_graded_in_the_rlimits_tier(tmp_path):
         done = run_cli(*args)
         assert done.returncode == 2, done.stderr[-2000:]
         assert "refused in the rlimits tier" in done.stderr
-    assert not (tmp_path / "out" / "grades.csv").exists()
+    assert not list((tmp_path / "out").glob("grades*.csv")) if (tmp_path / "out").exists() else True
     # A student checking their own file may still use it, and is told what it means.
     done = run_cli("check", PE_TASK, sample, "--isolation", "rlimits")
     assert done.returncode == 0
@@ -147,7 +147,7 @@ def test_a_class_is_graded_in_the_container(container):
     done = in_container(container, "batch", container["task"], str(klass), "--out", str(out), "--jobs", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     reports = {json.loads(line)["student"]: json.loads(line)
-               for line in (out / "reports.jsonl").read_text().splitlines()}
+               for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()}
     assert reports["alice"]["score"] == 33 and reports["alice"]["isolation"] == "unprivileged"
     assert reports["mallory"]["status"] == "error"    # it could not read alice's file
     assert "PermissionError" in json.dumps(reports["mallory"])
