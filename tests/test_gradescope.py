@@ -273,6 +273,8 @@ def test_gradescope_refuses_a_task_that_does_not_validate(autograder, tmp_path):
     out.mkdir()
     (out / "autograder.zip").write_bytes(b"the previous zip")
     grader = os.path.join(os.path.dirname(autograder["builder"]), "grader")
+    # (frozen, so that what fails validation is the sample, not a missing freeze)
+    subprocess.run([grader, "freeze", task], capture_output=True, env=clean_env(), check=True)
     done = subprocess.run([grader, "gradescope", task, "-o", str(out / "autograder.zip")],
                           capture_output=True, text=True, env=clean_env(), timeout=300)
     assert done.returncode == 2, done.stderr
