@@ -79,6 +79,16 @@ def runtime_mount_points_in_tmp() -> set[str]:
     return {d.split("/")[2] for d in runtime_dirs() if d.startswith("/tmp/")}
 
 
+# A normalize-rows solution that changes its input in place (and makes rows of zeros NaN).
+WRONG_NORMALIZE = """
+import numpy as np
+
+def normalize_rows(m):
+    m /= np.linalg.norm(m, axis=1, keepdims=True)   # in place, and rows of zeros become NaN
+    return m
+"""
+
+
 def course_with_full_tasks(folder):
     """The example student repository with the instructor's full tasks (hidden checks and
     references) in place of its kits: what final grading by CI sees."""

@@ -10,19 +10,10 @@ import xml.etree.ElementTree as ET
 
 import yaml
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli, INSTRUCTOR_TASKS, course_with_full_tasks
+from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli, INSTRUCTOR_TASKS, course_with_full_tasks, WRONG_NORMALIZE
 
 COURSE = os.path.join(ROOT, "examples", "course")
 BAD = os.path.join(PE_SAMPLES, "mistake_ignores_base.py")
-
-WRONG_NORMALIZE = """
-import numpy as np
-
-def normalize_rows(m):
-    m /= np.linalg.norm(m, axis=1, keepdims=True)   # in place, and rows of zeros become NaN
-    return m
-"""
-
 
 def test_gradescope_results_json(tmp_path):
     out = tmp_path / "results.json"

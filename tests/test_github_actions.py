@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, course_with_full_tasks
+from conftest import ROOT, course_with_full_tasks, WRONG_NORMALIZE
 from grader.report import github
 from grader.result import FAILED, PASSED, CheckResult, Result
 
@@ -102,15 +102,6 @@ def test_paths_are_relative_to_the_workspace_not_the_ci_root(tmp_path, monkeypat
     [line] = github.annotations([result], str(tmp_path / "elsewhere"))
     kind, props, _ = parse_command(line)
     assert kind == "error" and "file" not in props and "line" not in props
-
-
-WRONG_NORMALIZE = """
-import numpy as np
-
-def normalize_rows(m):
-    m /= np.linalg.norm(m, axis=1, keepdims=True)   # in place, and rows of zeros become NaN
-    return m
-"""
 
 
 def test_ci_annotations_in_a_course_below_the_repository_root(tmp_path):

@@ -61,7 +61,8 @@ ROUTES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "subpro
                         "os.forkpty", "pty.spawn", "socket.__new__"})
 DYNAMIC_CODE = frozenset({"exec", "compile"})   # exec/eval/compile called by the submission
 # Introspection that reaches other code's frames, functions and objects (the worker's own
-# harness included): recorded when the submission itself, or inspect on its behalf, asks.
+# harness included): recorded when the submission is on the stack (inspect, functools or a
+# thread start on its behalf included), as for routes out.
 INTROSPECTION = frozenset({"sys._getframe", "sys._current_frames", "sys._current_exceptions",
                            "gc.get_objects", "gc.get_referrers", "gc.get_referents",
                            "sys.settrace", "sys.setprofile", "sys.addaudithook",
@@ -70,7 +71,6 @@ INTROSPECTION = frozenset({"sys._getframe", "sys._current_frames", "sys._current
 EVIDENCE_CAP = 100
 OVERFLOW = "evidence-overflow()"   # more records than the cap: itself evidence
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
-_INSPECT = os.path.join(os.path.dirname(os.__file__), "inspect.py")
 
 
 class RuntimeEvidence:
@@ -110,14 +110,8 @@ class RuntimeEvidence:
             self._add("exec()" if event == "exec" else "compile()")
         elif event in ROUTES_OUT and self._caused_by_submission(frame):
             self._add(f"{event}()")
-        elif event in INTROSPECTION and (self._asked_by_submission(frame)
-                                         or self._caused_by_submission(frame)):
+        elif event in INTROSPECTION and self._caused_by_submission(frame):
             self._add(f".{args[1]}" if event == "object.__getattr__" else f"{event}()")
-
-    def _asked_by_submission(self, frame) -> bool:
-        while frame is not None and frame.f_code.co_filename == _INSPECT:
-            frame = frame.f_back
-        return frame is not None and frame.f_code.co_filename == self.submission
 
     def _caused_by_submission(self, frame) -> bool:
         while frame is not None:
