@@ -1,3 +1,4 @@
+import functools
 import os
 import tempfile
 import shutil
@@ -7,9 +8,64 @@ import textwrap
 
 import pytest
 
+from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PE_TASK = os.path.join(ROOT, "tasks", "positional-encoding")
 PE_SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
+
+
+# --------------------------------------------------------------------------- sandbox tiers
+# The one list of tiers the suites run under: those that work on this machine, strongest
+# first, each also with warm workers where they work. Computed on first use (it probes the
+# machine), so the unit tier never starts a probe.
+
+ISOLATING = {BUBBLEWRAP, LANDLOCK}  # tiers that hide the filesystem, network and grader
+
+
+@functools.lru_cache(maxsize=None)
+def tiers() -> tuple[str, ...]:
+    from grader.sandbox.tiers import RLIMITS, bubblewrap_works, landlock_works
+    return tuple([BUBBLEWRAP] * bubblewrap_works() + [LANDLOCK] * landlock_works() + [RLIMITS])
+
+
+@functools.lru_cache(maxsize=None)
+def warm_tiers() -> tuple[str, ...]:
+    from grader.sandbox import warm
+    return tuple(t for t in tiers() if warm.supported(t))
+
+
+class Mode(str):
+    """A tier's name. ``warm`` grades the attack as one file of a class (``grader batch``,
+    whose workers are forked by a warm server) rather than with ``grader check``."""
+
+    warm = False
+
+    @classmethod
+    def of(cls, tier: str, warm_workers: bool) -> "Mode":
+        mode = cls(tier)
+        mode.warm = warm_workers
+        return mode
+
+    @property
+    def label(self) -> str:
+        return f"{self}-warm" if self.warm else str(self)
+
+
+@functools.lru_cache(maxsize=None)
+def modes() -> tuple[Mode, ...]:
+    return tuple([Mode.of(t, False) for t in tiers()] + [Mode.of(t, True) for t in warm_tiers()])
+
+
+def pytest_generate_tests(metafunc):
+    """``tier``: every mode (each tier, fresh and warm workers); ``plain_tier``: every tier
+    with fresh workers; ``warm_tier``: every tier with warm workers."""
+    if "tier" in metafunc.fixturenames:
+        metafunc.parametrize("tier", modes(), ids=[m.label for m in modes()])
+    if "plain_tier" in metafunc.fixturenames:
+        metafunc.parametrize("plain_tier", tiers())
+    if "warm_tier" in metafunc.fixturenames:
+        metafunc.parametrize("warm_tier", warm_tiers())
 
 
 @pytest.fixture(autouse=True, scope="session")

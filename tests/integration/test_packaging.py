@@ -53,7 +53,8 @@ def test_sdist_is_complete(sdist):
         pkg_info = archive.extractfile(f"{archive.getnames()[0].split('/')[0]}/PKG-INFO").read().decode()
     for shipped in ("LICENSE", "README.md", "pyproject.toml", "grader/cli.py",
                     "grader/schema/task.schema.json",
-                    "tests/conftest.py", "tests/test_packaging.py", "tests/built.py",
+                    "tests/conftest.py", "tests/integration/test_packaging.py", "tests/built.py",
+                    "tests/unit/test_spec.py", "tests/security/test_adversarial.py",
                     "tasks/positional-encoding/task.yaml",
                     "tasks/positional-encoding/reference.py",
                     "submissions/positional-encoding/mistake_ignores_base.py",

@@ -17,14 +17,9 @@ import threading
 import pytest
 
 from conftest import PE_TASK, ROOT, run_cli
-from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, MODES, REPORT_BYTES_CAP, ZEROS
+from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZEROS
 
 TASKS = os.path.join(ROOT, "tasks")
-
-
-@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
-def tier(request):
-    return request.param
 
 
 # Run the grader in a process of its own and report its own peak RSS (RUSAGE_SELF: the

@@ -12,15 +12,10 @@ import textwrap
 import pytest
 
 from conftest import PE_SAMPLES, PE_TASK, ROOT, make_task, run_cli, write, runtime_mount_points_in_tmp
-from test_adversarial import MODES, ZEROS, grade_attack
+from test_adversarial import ZEROS, grade_attack
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 REFERENCE = os.path.join(PE_TASK, "reference.py")
-
-
-@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
-def tier(request):
-    return request.param
 
 
 def isolation(tier):

@@ -14,11 +14,10 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-import pytest
-from test_adversarial import (BUDGET_SECONDS, CALL_SECONDS, MODES, REPORT_BYTES_CAP, TIERS, ZEROS,
+from test_adversarial import (BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZEROS,
                               grade_attack)
 
-from conftest import PE_TASK, ROOT, run_cli, course_with_full_tasks
+from conftest import PE_TASK, ROOT, run_cli, course_with_full_tasks, tiers
 from grader import student_text
 from grader.result import CheckResult, Result
 from grader.sandbox.launcher import CallOutcome
@@ -115,16 +114,6 @@ def run_bytes(*args, env=None, cwd=ROOT, timeout=BUDGET_SECONDS * 4 + 60):
 def limits(tier):
     return ["--isolation", str(tier), "--call-seconds", str(CALL_SECONDS),
             "--submission-seconds", str(BUDGET_SECONDS)]
-
-
-@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
-def tier(request):
-    return request.param
-
-
-@pytest.fixture(params=TIERS)
-def plain_tier(request):
-    return request.param
 
 
 # --------------------------------------------------------------------------- the sanitiser
@@ -367,7 +356,7 @@ def test_export_survives_a_poisoned_gradebook(tmp_path):
     klass.mkdir()
     (klass / "honest.py").write_text(ZEROS)
     first = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1",
-                    "--isolation", TIERS[0])
+                    "--isolation", tiers()[0])
     assert first.returncode == 0, first.stderr[-2000:]
     db = sqlite3.connect(out / "gradebook.sqlite")
     task, student, *row = db.execute("SELECT * FROM results").fetchone()
@@ -388,7 +377,7 @@ def test_export_survives_a_poisoned_gradebook(tmp_path):
         for text in strings_in(json.loads(line)):
             assert_no_raw_controls(text, "reports.jsonl")
     again = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1",
-                      "--isolation", TIERS[0])
+                      "--isolation", tiers()[0])
     assert again.returncode == 0, again.stderr.decode("utf-8", "replace")[-2000:]
     summary = (out / "summary-positional-encoding.md").read_text(encoding="utf-8")
     assert_no_raw_controls(summary, "summary.md")

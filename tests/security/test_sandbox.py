@@ -10,9 +10,7 @@ from conftest import PE_TASK, ROOT, write, runtime_mount_points_in_tmp
 from grader.grading import Options, grade
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
-
-TIERS = [RLIMITS] + ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else [])
+from grader.sandbox.tiers import BUBBLEWRAP, RLIMITS, bubblewrap_works
 
 HOSTILE = """
 import os, sys, time
@@ -53,13 +51,11 @@ def huge_view():
 """
 
 
-# Each tier with a fresh worker per submission, and (where they work) with warm workers.
-SETUPS = [(t, False) for t in TIERS] + [(t, True) for t in TIERS if warm.supported(t)]
-
-
-@pytest.fixture(params=SETUPS, ids=[f"{t}-warm" if w else t for t, w in SETUPS])
-def sandbox(request, tmp_path):
-    tier, warm_workers = request.param
+# Each tier with a fresh worker per submission, and (where they work) with warm workers:
+# ``tier`` is parametrized by conftest.
+@pytest.fixture
+def sandbox(request, tmp_path, tier):
+    warm_workers = tier.warm
     path = write(tmp_path / "hostile.py", HOSTILE)
     limits = Limits(call_seconds=1.0, submission_seconds=30)
     if warm_workers:

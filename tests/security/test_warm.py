@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from conftest import PE_SAMPLES, no_process_with, write
+from conftest import PE_SAMPLES, no_process_with, warm_tiers, write
 from grader.sandbox import warm
 from grader.sandbox.launcher import ABANDON_SECONDS, Limits, Sandbox
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS
+from grader.sandbox.tiers import RLIMITS
 from grader.sandbox.wire import ForeignArray
 
-WARM_TIERS = [t for t in (BUBBLEWRAP, LANDLOCK) if warm.supported(t)]
+WARM_TIERS = list(warm_tiers())
 LIMITS = Limits(call_seconds=1.0, submission_seconds=20)
 
 pytestmark = pytest.mark.skipif(not WARM_TIERS, reason="warm workers need Landlock >= 6 and a cgroup")
