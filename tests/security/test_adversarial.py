@@ -102,8 +102,9 @@ def grade_attack(tmp_path, tier, source, name="attack.py", env=None):
     assert len(report_text.encode()) < REPORT_BYTES_CAP, "report is not bounded"
     report = json.loads(report_text)
     assert report["isolation"] == tier
-    # Limits hold: the budget, plus starting workers, plus the grader's own work.
-    assert seconds < BUDGET_SECONDS + 15, f"grading took {seconds:.1f} s"
+    # Limits hold: the budget, plus starting workers, plus the grader's own work (generous,
+    # for a busy machine; without the budget an endless attack runs until the timeout above).
+    assert seconds < BUDGET_SECONDS * 2 + 30, f"grading took {seconds:.1f} s"
     return report, seconds
 
 

