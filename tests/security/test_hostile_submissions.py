@@ -11,7 +11,8 @@ import textwrap
 
 import pytest
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, make_task, run_cli, write, runtime_mount_points_in_tmp
+from conftest import (PE_SAMPLES, PE_TASK, ROOT, as_cell, make_task, run_cli, runtime_mount_points_in_tmp,
+                      score_without, write)
 from test_adversarial import ZEROS, grade_attack
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
@@ -76,7 +77,7 @@ def test_a_link_to_a_secret_of_the_machine_shows_nothing_of_it(tmp_path, tier):
     grades, reports, done = batch(tmp_path, tier, klass)
     assert grades["mallory"]["score"] == "0" and grades["mallory"]["status"] == "error"
     assert "symbolic link" in reports["mallory"]["checks"][0]["message"]
-    assert grades["alice"]["score"] == "33"
+    assert grades["alice"]["score"] == as_cell(score_without())
     everything = done.stdout + done.stderr + "".join(
         p.read_text(errors="replace") for p in (tmp_path / "out").iterdir() if p.suffix != ".sqlite")
     assert "TOP_SECRET_VALUE_42" not in everything
@@ -94,7 +95,7 @@ def test_links_fifos_and_devices_in_a_class_folder_cost_only_their_own_grade(tmp
     (klass / "frank").symlink_to(os.path.dirname(REFERENCE))   # a folder that is a link
     (klass / "gina.py").write_bytes(b"#" * (2 << 20))  # 2 MiB
     grades, reports, _ = batch(tmp_path, tier, klass)
-    assert grades["alice"]["score"] == "33"
+    assert grades["alice"]["score"] == as_cell(score_without())
     for student in ("bob", "carol", "dave", "erin", "frank", "gina"):
         assert grades[student]["score"] == "0", student
         assert grades[student]["status"] == "error", student
@@ -280,8 +281,8 @@ def test_source_is_read_as_python_reads_it(tmp_path, tier):
     declared.write_bytes(b"# -*- coding: cp1251 -*-\n# \xef\xf0\xe8\xec\xe5\xf0\n" + correct)
     undeclared = tmp_path / "undeclared.py"
     undeclared.write_bytes(b"# \xef\xf0\xe8\xec\xe5\xf0\n" + correct)  # Python refuses this file
-    assert json.loads(check(tier, str(bom), "--format", "json").stdout)["score"] == 33
-    assert json.loads(check(tier, str(declared), "--format", "json").stdout)["score"] == 33
+    assert json.loads(check(tier, str(bom), "--format", "json").stdout)["score"] == score_without()
+    assert json.loads(check(tier, str(declared), "--format", "json").stdout)["score"] == score_without()
     refused = json.loads(check(tier, str(undeclared), "--format", "json").stdout)
     assert refused["score"] == 0 and refused["status"] == "error"
     assert "not valid UTF-8" in refused["checks"][0]["message"]
