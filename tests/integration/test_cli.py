@@ -2,7 +2,7 @@
 import json
 import os
 
-from conftest import PE_SAMPLES, PE_TASK, as_cell, run_cli, score_without
+from conftest import PE_SAMPLES, PE_TASK, as_cell, make_task, run_cli, score_without
 
 GOOD = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 BAD = os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")
@@ -95,3 +95,30 @@ def test_a_repeated_skip_reason_is_said_once():
     done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "broken_syntax_error.py"))
     assert done.stdout.count("skipped: your file did not load") == 1
     assert done.stdout.count("SKIP  ") == 19
+
+
+BAD_KIND = """
+id: square
+title: Square
+version: 1
+functions:
+  square: [x]
+checks:
+  - name: values
+    kind: nope
+    call: square
+    args:
+      x: {array: {shape: [3]}}
+    cases: 5
+"""
+
+
+def test_cli_reports_spec_problems_with_exit_2(tmp_path):
+    folder = make_task(tmp_path / "task", BAD_KIND)
+    submission = tmp_path / "s.py"
+    submission.write_text("def square(x):\n    return x * x\n")
+    done = run_cli("check", folder, str(submission))
+    assert done.returncode == 2
+    assert "the task spec has problems" in done.stderr
+    assert "task.yaml:8: checks[0].kind" in done.stderr
+    assert "Traceback" not in done.stderr
