@@ -68,6 +68,17 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("warm_tier", warm_tiers())
 
 
+TIER_FOLDERS = ("unit", "integration", "security")
+
+
+def pytest_collection_modifyitems(items):
+    """Each test carries its folder's marker, so `-m "not security"` works from anywhere."""
+    for item in items:
+        folder = os.path.basename(os.path.dirname(str(item.path)))
+        if folder in TIER_FOLDERS:
+            item.add_marker(folder)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """Tests never read or write the user's ~/.cache/grader."""
