@@ -77,6 +77,8 @@ def pytest_collection_modifyitems(items):
         folder = os.path.basename(os.path.dirname(str(item.path)))
         if folder in TIER_FOLDERS:
             item.add_marker(folder)
+        if "container" in getattr(item, "fixturenames", ()):
+            item.add_marker("slow")   # installs the grader in a virtualenv of the system's Python
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -15,6 +15,9 @@ from built import build_sdist, clean_env, fresh_venv, pip_install
 from conftest import IGNORES_BASE_LOSES, PE_SAMPLES, PE_TASK, SIMULATOR, make_task, score_without, write
 from grader.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
 
+# Every test here uses a zip built from a fresh install in two virtualenvs.
+pytestmark = pytest.mark.slow
+
 BAD = os.path.join(PE_SAMPLES, "mistake_ignores_base.py")
 GOOD = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 

@@ -20,6 +20,7 @@ def sdist(tmp_path_factory):
     return build_sdist(str(tmp_path_factory.mktemp("sdist")))
 
 
+@pytest.mark.slow   # builds the sdist
 def test_sdist_is_complete(sdist):
     with tarfile.open(sdist) as archive:
         names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}

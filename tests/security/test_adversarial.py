@@ -135,6 +135,7 @@ LOOPS = {
 }
 
 
+@pytest.mark.slow   # each runs to its time budget
 @pytest.mark.parametrize("attack", sorted(LOOPS))
 def test_endless_work_is_cut_off(tmp_path, tier, zero_scores, attack):
     report, seconds = grade_attack(tmp_path, tier, LOOPS[attack])

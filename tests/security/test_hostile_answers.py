@@ -262,6 +262,7 @@ def add_positional_encoding(x, base=10000.0):
 """
 
 
+@pytest.mark.slow   # 256 MiB per tier
 def test_256_mib_returned_array_does_not_reach_the_grader(tmp_path, tier):
     report, _, rss = _grade(tmp_path, tier, BIG_RETURN)
     table = _checks(report)["example-table-3x4"]

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from test_adversarial import (BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZEROS,
                               grade_attack)
 
@@ -229,6 +231,7 @@ def _hostile_class(folder):
         "    return np.zeros((max_len, d_model))", "    while True:\n        pass"))
 
 
+@pytest.mark.slow   # a class of hostile files, per tier
 def test_batch_outputs_cannot_be_forged(tmp_path, tier):
     klass, out = tmp_path / "class", tmp_path / "out"
     _hostile_class(klass)
