@@ -1,3 +1,4 @@
+import functools
 import os
 import tempfile
 import shutil
@@ -7,15 +8,104 @@ import textwrap
 
 import pytest
 
+from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PE_TASK = os.path.join(ROOT, "tasks", "positional-encoding")
 PE_SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
+
+
+# --------------------------------------------------------------------------- sandbox tiers
+# The one list of tiers the suites run under: those that work on this machine, strongest
+# first, each also with warm workers where they work. Computed on first use (it probes the
+# machine), so the unit tier never starts a probe.
+
+ISOLATING = {BUBBLEWRAP, LANDLOCK}  # tiers that hide the filesystem, network and grader
+
+
+@functools.lru_cache(maxsize=None)
+def tiers() -> tuple[str, ...]:
+    from grader.sandbox.tiers import RLIMITS, bubblewrap_works, landlock_works
+    return tuple([BUBBLEWRAP] * bubblewrap_works() + [LANDLOCK] * landlock_works() + [RLIMITS])
+
+
+@functools.lru_cache(maxsize=None)
+def warm_tiers() -> tuple[str, ...]:
+    from grader.sandbox import warm
+    return tuple(t for t in tiers() if warm.supported(t))
+
+
+class Mode(str):
+    """A tier's name. ``warm`` grades the attack as one file of a class (``grader batch``,
+    whose workers are forked by a warm server) rather than with ``grader check``."""
+
+    warm = False
+
+    @classmethod
+    def of(cls, tier: str, warm_workers: bool) -> "Mode":
+        mode = cls(tier)
+        mode.warm = warm_workers
+        return mode
+
+    @property
+    def label(self) -> str:
+        return f"{self}-warm" if self.warm else str(self)
+
+
+@functools.lru_cache(maxsize=None)
+def modes() -> tuple[Mode, ...]:
+    return tuple([Mode.of(t, False) for t in tiers()] + [Mode.of(t, True) for t in warm_tiers()])
+
+
+def pytest_generate_tests(metafunc):
+    """``tier``: every mode (each tier, fresh and warm workers); ``plain_tier``: every tier
+    with fresh workers; ``warm_tier``: every tier with warm workers."""
+    if "tier" in metafunc.fixturenames:
+        metafunc.parametrize("tier", modes(), ids=[m.label for m in modes()])
+    if "plain_tier" in metafunc.fixturenames:
+        metafunc.parametrize("plain_tier", tiers())
+    if "warm_tier" in metafunc.fixturenames:
+        metafunc.parametrize("warm_tier", warm_tiers())
+
+
+TIER_FOLDERS = ("unit", "integration", "security")
+
+
+def pytest_collection_modifyitems(items):
+    """Each test carries its folder's marker, so `-m "not security"` works from anywhere."""
+    for item in items:
+        folder = os.path.basename(os.path.dirname(str(item.path)))
+        if folder in TIER_FOLDERS:
+            item.add_marker(folder)
+        if "container" in getattr(item, "fixturenames", ()):
+            item.add_marker("slow")   # installs the grader in a virtualenv of the system's Python
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """Tests never read or write the user's ~/.cache/grader."""
     os.environ["GRADER_CACHE_DIR"] = str(tmp_path_factory.mktemp("grader-cache"))
+
+
+@functools.lru_cache(maxsize=None)
+def _points(task: str) -> dict[str, float]:
+    from grader.spec import load_task
+    return {c.name: c.points for c in load_task(task).checks}
+
+
+def score_without(*lost: str, task: str = PE_TASK) -> float:
+    """The task's total less the points of the checks named (what a file that fails exactly
+    those scores), read from the task: tests hold to the task, not to today's numbers."""
+    points = _points(task)
+    return sum(points.values()) - sum(points[name] for name in lost)
+
+
+def as_cell(points: float) -> str:
+    """A score as the gradebook's CSV and the text report write it (33, not 33.0)."""
+    return f"{points:g}"
+
+
+IGNORES_BASE_LOSES = ("table-custom-base", "add-custom-base")  # mistake_ignores_base.py's
 
 
 @pytest.fixture(scope="session")

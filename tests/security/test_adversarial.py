@@ -15,12 +15,9 @@ import time
 
 import pytest
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, no_process_with, run_cli
-from grader.sandbox import cgroup, warm
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
-
-TIERS = ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else []) + [RLIMITS]
-ISOLATING = {BUBBLEWRAP, LANDLOCK}  # tiers that hide the filesystem, network and grader
+from conftest import ISOLATING, PE_SAMPLES, PE_TASK, ROOT, modes, no_process_with, run_cli, tiers
+from grader.sandbox import cgroup
+from grader.sandbox.tiers import BUBBLEWRAP
 CALL_SECONDS, BUDGET_SECONDS = 2, 8
 REPORT_BYTES_CAP = 256 * 1024
 
@@ -66,36 +63,11 @@ def hostile(cheat_source: str) -> str:
     return textwrap.dedent(cheat_source) + textwrap.dedent(FRAME)
 
 
-class Mode(str):
-    """A tier's name. ``warm`` grades the attack as one file of a class (``grader batch``,
-    whose workers are forked by a warm server) rather than with ``grader check``."""
-
-    warm = False
-
-    @classmethod
-    def of(cls, tier: str, warm_workers: bool) -> "Mode":
-        mode = cls(tier)
-        mode.warm = warm_workers
-        return mode
-
-    @property
-    def label(self) -> str:
-        return f"{self}-warm" if self.warm else str(self)
-
-
-MODES = [Mode.of(t, False) for t in TIERS] + [Mode.of(t, True) for t in TIERS if warm.supported(t)]
-
-
-@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
-def tier(request):
-    return request.param
-
-
 def test_the_tiers_ci_demands_are_here():
     """CI sets GRADER_REQUIRE_TIERS (e.g. bubblewrap,landlock-warm) so that this suite
     cannot silently skip a tier, or the warm workers of a batch in it."""
     required = [t for t in os.environ.get("GRADER_REQUIRE_TIERS", "").split(",") if t]
-    missing = [t for t in required if t not in [m.label for m in MODES]]
+    missing = [t for t in required if t not in [m.label for m in modes()]]
     assert not missing, f"these sandbox tiers do not work on this machine: {missing}"
 
 
@@ -105,7 +77,7 @@ def zero_scores(tmp_path_factory):
     path = folder / "zeros.py"
     path.write_text(textwrap.dedent(ZEROS))
     scores = {}
-    for t in TIERS:
+    for t in tiers():
         done = run_cli("check", PE_TASK, str(path), "--format", "json", "--isolation", t)
         scores[t] = json.loads(done.stdout)["score"]
     return scores
@@ -130,8 +102,9 @@ def grade_attack(tmp_path, tier, source, name="attack.py", env=None):
     assert len(report_text.encode()) < REPORT_BYTES_CAP, "report is not bounded"
     report = json.loads(report_text)
     assert report["isolation"] == tier
-    # Limits hold: the budget, plus starting workers, plus the grader's own work.
-    assert seconds < BUDGET_SECONDS + 15, f"grading took {seconds:.1f} s"
+    # Limits hold: the budget, plus starting workers, plus the grader's own work (generous,
+    # for a busy machine; without the budget an endless attack runs until the timeout above).
+    assert seconds < BUDGET_SECONDS * 2 + 30, f"grading took {seconds:.1f} s"
     return report, seconds
 
 
@@ -162,6 +135,7 @@ LOOPS = {
 }
 
 
+@pytest.mark.slow   # each runs to its time budget
 @pytest.mark.parametrize("attack", sorted(LOOPS))
 def test_endless_work_is_cut_off(tmp_path, tier, zero_scores, attack):
     report, seconds = grade_attack(tmp_path, tier, LOOPS[attack])

@@ -16,8 +16,8 @@ import pytest
 from conftest import PE_SAMPLES, write
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
-from test_adversarial import MODES, grade_attack
+from grader.sandbox.tiers import RLIMITS
+from test_adversarial import grade_attack
 
 MUTATION_CHECK = "add-leaves-input-unchanged"  # tasks/positional-encoding/task.yaml
 IMPORTS_CHECK = "numpy-only"
@@ -163,11 +163,6 @@ for _o in gc.get_objects():
 }
 
 
-@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
-def tier(request):
-    return request.param
-
-
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory):
     """Per mode, the reports of the honest in-place sample and of a correct sample."""
@@ -265,9 +260,6 @@ def test_silencing_the_evidence_hook_takes_back_nothing(tmp_path, tier):
 
 # --------------------------------------------------------------------------- the sandbox itself
 
-TIERS = [RLIMITS] + ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else [])
-SETUPS = [(t, False) for t in TIERS] + [(t, True) for t in TIERS if warm.supported(t)]
-
 BUMP = FIND_WORKER + """
 import os
 import numpy as np
@@ -308,9 +300,9 @@ def bump(x, y, scale=1.0):
 """
 
 
-@pytest.fixture(params=SETUPS, ids=[f"{t}-warm" if w else t for t, w in SETUPS])
-def box(request, tmp_path):
-    tier, warm_workers = request.param
+@pytest.fixture
+def box(request, tmp_path, tier):     # every tier, fresh and warm (conftest)
+    warm_workers = tier.warm
     path = write(tmp_path / "bump.py", BUMP)
     limits = Limits(call_seconds=5.0, submission_seconds=120)
     if warm_workers:
@@ -407,22 +399,3 @@ def test_the_grader_takes_no_descriptor_from_the_worker(tmp_path):
 
 
 # --------------------------------------------------------------------------- the judge
-
-def test_aliasing_is_evidence_from_inside_that_can_only_cost():
-    """The worker's "the result is the input" costs the check, and the message says where it
-    was seen; the worker's "it is not" cannot hide a change the grader saw itself."""
-    from grader.checks.mutation import inputs_untouched
-    from grader.sandbox.launcher import CallOutcome
-
-    sent = [np.zeros((2, 2)), 10000.0]
-    claims_alias = CallOutcome("ok", value=np.zeros((2, 2)), aliases_input=True,
-                               inputs_after=[np.zeros((2, 2)), 10000.0])
-    verdict = inputs_untouched(None, None, claims_alias, sent)
-    assert not verdict.ok and "observed inside the sandbox" in verdict.message
-    changed = CallOutcome("ok", value=np.ones((2, 2)), aliases_input=False,
-                          inputs_after=[np.ones((2, 2)), 10000.0])
-    verdict = inputs_untouched(None, None, changed, sent)
-    assert not verdict.ok and "modified in place" in verdict.message
-    untouched = CallOutcome("ok", value=np.ones((2, 2)), aliases_input=False,
-                            inputs_after=[np.zeros((2, 2)), 10000.0])
-    assert inputs_untouched(None, None, untouched, sent).ok

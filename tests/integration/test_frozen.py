@@ -49,6 +49,7 @@ def test_a_stale_freeze_is_refused_with_the_command_that_refreezes(tmp_path):
     assert run_cli("check", str(task), os.path.join(PE_SAMPLES, "correct_vectorized.py")).returncode == 0
 
 
+@pytest.mark.slow   # grades the samples twice, or installs another Hypothesis
 def test_grading_never_generates_cases_when_frozen(tmp_path):
     """With Hypothesis unimportable, a frozen task grades every sample as before (only
     the shrinking of a shown input needs it, and that never changes a score)."""
@@ -76,6 +77,7 @@ def old_hypothesis(tmp_path_factory):
     return lowest, target
 
 
+@pytest.mark.slow   # grades the samples twice, or installs another Hypothesis
 def test_the_same_samples_get_the_same_scores_with_the_lowest_hypothesis(old_hypothesis, tmp_path):
     lowest, target = old_hypothesis
     env = {"PYTHONPATH": f"{target}{os.pathsep}{ROOT}", "GRADER_CACHE_DIR": str(tmp_path / "cache")}
@@ -141,6 +143,7 @@ def test_a_kit_holds_no_reference_and_no_hidden_check(full_task, tmp_path):
             assert np.float64(secret_square).tobytes() not in data, path
 
 
+@pytest.mark.slow   # grades the samples twice, or installs another Hypothesis
 def test_a_kit_grades_the_public_checks_exactly_as_the_full_task(tmp_path):
     kits = tmp_path / "kits"
     assert run_cli("kit", *bundled_tasks(), "-o", str(kits)).returncode == 0

@@ -10,9 +10,7 @@ from conftest import PE_TASK, ROOT, write, runtime_mount_points_in_tmp
 from grader.grading import Options, grade
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
-
-TIERS = [RLIMITS] + ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else [])
+from grader.sandbox.tiers import BUBBLEWRAP, RLIMITS, bubblewrap_works
 
 HOSTILE = """
 import os, sys, time
@@ -53,13 +51,11 @@ def huge_view():
 """
 
 
-# Each tier with a fresh worker per submission, and (where they work) with warm workers.
-SETUPS = [(t, False) for t in TIERS] + [(t, True) for t in TIERS if warm.supported(t)]
-
-
-@pytest.fixture(params=SETUPS, ids=[f"{t}-warm" if w else t for t, w in SETUPS])
-def sandbox(request, tmp_path):
-    tier, warm_workers = request.param
+# Each tier with a fresh worker per submission, and (where they work) with warm workers:
+# ``tier`` is parametrized by conftest.
+@pytest.fixture
+def sandbox(request, tmp_path, tier):
+    warm_workers = tier.warm
     path = write(tmp_path / "hostile.py", HOSTILE)
     limits = Limits(call_seconds=1.0, submission_seconds=30)
     if warm_workers:
@@ -82,7 +78,9 @@ def test_load_reports_output_and_functions(sandbox):
 def test_endless_loop_times_out_and_grading_goes_on(sandbox):
     start = time.monotonic()
     assert sandbox.call("spin", []).status == "timeout"
-    assert time.monotonic() - start < 5
+    # The status is the proof; the bound only says "cut off, not hung", with room for a busy
+    # machine (the limit is 1 s).
+    assert time.monotonic() - start < 30
     outcome = sandbox.call("double", [np.arange(3.0)])
     assert outcome.status == "ok"
     np.testing.assert_array_equal(outcome.value, [0.0, 2.0, 4.0])
@@ -123,8 +121,15 @@ def test_exceptions_and_objects_come_back_as_descriptions(sandbox):
 def test_submission_budget_stops_a_slow_submission(tmp_path):
     path = write(tmp_path / "slow.py", HOSTILE)
     with Sandbox(path, [], Limits(call_seconds=0.5, submission_seconds=1.2), RLIMITS) as box:
+        assert box.load().status == "ok"
+        box.start_budget()  # as grading does: starting the worker is not the student's time
         statuses = [box.call("spin", []).status for _ in range(4)]
-    assert statuses[:2] == ["timeout", "timeout"]
+    # How many calls fit in the budget depends on how fast replacement workers start (a
+    # busy machine fits fewer), so: the first call has its own limit, the budget runs out
+    # within three calls of 0.5 s, and once out it stays out.
+    assert statuses[0] == "timeout"
+    assert set(statuses) == {"timeout", "budget"}
+    assert statuses == sorted(statuses, key=["timeout", "budget"].index)
     assert statuses[-1] == "budget"
 
 
@@ -132,7 +137,7 @@ def test_import_that_never_ends_is_an_error_not_a_hang(pe_task, tmp_path):
     path = write(tmp_path / "loop.py", "while True:\n    pass\n")
     start = time.monotonic()
     result = grade(pe_task, path, Options(limits={"call_seconds": 1.0}))
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < 60   # not a hang; generous for a busy machine
     assert result.status == "error"
     assert "endless loop" in result.checks[0].message
 

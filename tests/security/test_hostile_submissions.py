@@ -6,21 +6,16 @@ import csv
 import json
 import os
 import shutil
-import stat
 import textwrap
 
 import pytest
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, make_task, run_cli, write, runtime_mount_points_in_tmp
-from test_adversarial import MODES, ZEROS, grade_attack
+from conftest import (PE_SAMPLES, PE_TASK, ROOT, as_cell, make_task, run_cli, runtime_mount_points_in_tmp,
+                      score_without, write)
+from test_adversarial import ZEROS, grade_attack
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 REFERENCE = os.path.join(PE_TASK, "reference.py")
-
-
-@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
-def tier(request):
-    return request.param
 
 
 def isolation(tier):
@@ -81,7 +76,7 @@ def test_a_link_to_a_secret_of_the_machine_shows_nothing_of_it(tmp_path, tier):
     grades, reports, done = batch(tmp_path, tier, klass)
     assert grades["mallory"]["score"] == "0" and grades["mallory"]["status"] == "error"
     assert "symbolic link" in reports["mallory"]["checks"][0]["message"]
-    assert grades["alice"]["score"] == "33"
+    assert grades["alice"]["score"] == as_cell(score_without())
     everything = done.stdout + done.stderr + "".join(
         p.read_text(errors="replace") for p in (tmp_path / "out").iterdir() if p.suffix != ".sqlite")
     assert "TOP_SECRET_VALUE_42" not in everything
@@ -99,7 +94,7 @@ def test_links_fifos_and_devices_in_a_class_folder_cost_only_their_own_grade(tmp
     (klass / "frank").symlink_to(os.path.dirname(REFERENCE))   # a folder that is a link
     (klass / "gina.py").write_bytes(b"#" * (2 << 20))  # 2 MiB
     grades, reports, _ = batch(tmp_path, tier, klass)
-    assert grades["alice"]["score"] == "33"
+    assert grades["alice"]["score"] == as_cell(score_without())
     for student in ("bob", "carol", "dave", "erin", "frank", "gina"):
         assert grades[student]["score"] == "0", student
         assert grades[student]["status"] == "error", student
@@ -206,9 +201,10 @@ def test_hidden_inputs_leak_neither_through_output_nor_time(tmp_path):
         if fmt == "json":
             hidden = next(c for c in report["checks"] if c["name"] == "hidden-case")
             assert hidden["status"] == "passed" and hidden["seconds"] == 0, hidden
-            assert report["seconds"] < 0.4, report["seconds"]
-        else:
-            assert report["execution_time"] < 0.4, report["execution_time"]
+            # The total is the visible checks' time (whatever a busy machine makes of it);
+            # tests/unit/test_redact.py shows the same total reaches results.json.
+            shown = sum(c["seconds"] for c in report["checks"])
+            assert report["seconds"] == pytest.approx(shown, abs=0.01), report
 
 
 def test_a_visible_check_may_not_need_a_hidden_one(tmp_path):
@@ -284,23 +280,8 @@ def test_source_is_read_as_python_reads_it(tmp_path, tier):
     declared.write_bytes(b"# -*- coding: cp1251 -*-\n# \xef\xf0\xe8\xec\xe5\xf0\n" + correct)
     undeclared = tmp_path / "undeclared.py"
     undeclared.write_bytes(b"# \xef\xf0\xe8\xec\xe5\xf0\n" + correct)  # Python refuses this file
-    assert json.loads(check(tier, str(bom), "--format", "json").stdout)["score"] == 33
-    assert json.loads(check(tier, str(declared), "--format", "json").stdout)["score"] == 33
+    assert json.loads(check(tier, str(bom), "--format", "json").stdout)["score"] == score_without()
+    assert json.loads(check(tier, str(declared), "--format", "json").stdout)["score"] == score_without()
     refused = json.loads(check(tier, str(undeclared), "--format", "json").stdout)
     assert refused["score"] == 0 and refused["status"] == "error"
     assert "not valid UTF-8" in refused["checks"][0]["message"]
-
-
-def test_special_file_kinds_are_named(tmp_path):
-    """Unit: what each refusal says (no sandbox involved)."""
-    from grader.submission_file import SubmissionError, read_submission
-    fifo = tmp_path / "pipe.py"
-    os.mkfifo(fifo)
-    with pytest.raises(SubmissionError, match="FIFO"):
-        read_submission(str(fifo))
-    link = tmp_path / "link.py"
-    link.symlink_to(CORRECT)
-    with pytest.raises(SubmissionError, match="symbolic link"):
-        read_submission(str(link))
-    assert stat.S_ISREG(os.stat(CORRECT).st_mode)
-    assert read_submission(CORRECT).data == open(CORRECT, "rb").read()

@@ -20,8 +20,8 @@ import time
 
 import pytest
 
-from conftest import PE_SAMPLES, PE_TASK, run_cli
-from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, ISOLATING, MODES, ZEROS
+from conftest import ISOLATING, PE_SAMPLES, PE_TASK, run_cli
+from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, ZEROS
 
 SYS_ADD_KEY, SYS_KEYCTL = 248, 250  # x86_64
 KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING = -3, -4
@@ -30,11 +30,6 @@ MIB = 1 << 20
 SCRATCH_CAP = 256 * MIB   # Limits.scratch_mib's default
 
 pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64", reason="system call numbers are x86_64's")
-
-
-@pytest.fixture(params=MODES, ids=[m.label for m in MODES])
-def tier(request):
-    return request.param
 
 
 def _libc():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PE_SAMPLES, PE_TASK, SIMULATOR, run_cli, write
+from conftest import PE_SAMPLES, PE_TASK, SIMULATOR, run_cli, score_without, write
 from grader.sandbox.tiers import bubblewrap_works, landlock_works
 
 
@@ -81,7 +81,7 @@ def test_a_hostile_file_in_the_container_reads_nothing_forges_nothing_kills_noth
     # the import policy, and the mutation check that os could fool.
     lost = {t["name"].split(":")[0] for t in report["tests"] if t["status"] != "passed"}
     assert lost == {"numpy-only", "add-leaves-input-unchanged"}, report
-    assert report["score"] == 30
+    assert report["score"] == score_without(*lost)
     assert not (results / "forged.json").exists()
     assert "unprivileged" in report["output"] and "not bubblewrap" in report["output"]
     assert "note: graded in the unprivileged tier" in done.stderr
@@ -148,6 +148,6 @@ def test_a_class_is_graded_in_the_container(container):
     assert done.returncode == 0, done.stderr[-3000:]
     reports = {json.loads(line)["student"]: json.loads(line)
                for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()}
-    assert reports["alice"]["score"] == 33 and reports["alice"]["isolation"] == "unprivileged"
+    assert reports["alice"]["score"] == score_without() and reports["alice"]["isolation"] == "unprivileged"
     assert reports["mallory"]["status"] == "error"    # it could not read alice's file
     assert "PermissionError" in json.dumps(reports["mallory"])

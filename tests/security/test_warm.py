@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from conftest import PE_SAMPLES, no_process_with, write
+from conftest import PE_SAMPLES, no_process_with, warm_tiers, write
 from grader.sandbox import warm
 from grader.sandbox.launcher import ABANDON_SECONDS, Limits, Sandbox
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS
+from grader.sandbox.tiers import RLIMITS
 from grader.sandbox.wire import ForeignArray
 
-WARM_TIERS = [t for t in (BUBBLEWRAP, LANDLOCK) if warm.supported(t)]
+WARM_TIERS = list(warm_tiers())
 LIMITS = Limits(call_seconds=1.0, submission_seconds=20)
 
 pytestmark = pytest.mark.skipif(not WARM_TIERS, reason="warm workers need Landlock >= 6 and a cgroup")
@@ -292,7 +292,9 @@ def test_pipelined_calls_each_get_their_own_output_and_time_limit(box):
     start = time.monotonic()
     outcomes = list(box.calls("echo", [([x], {}) for x in range(6)]))
     assert [o.status for o in outcomes] == ["ok", "ok", "ok", "timeout", "ok", "ok"]
-    assert time.monotonic() - start < LIMITS.call_seconds + 5
+    # echo(3) sleeps 60 s: well under that means it was cut at its own limit (the statuses
+    # say so too); the rest is room for a busy machine.
+    assert time.monotonic() - start < 30
     for x, outcome in enumerate(outcomes):
         if outcome.status == "ok":
             assert outcome.value == x
@@ -306,5 +308,7 @@ def test_stopping_early_does_not_wait_for_calls_sent_ahead(box):
     assert next(outcomes).status == "ok"
     start = time.monotonic()
     outcomes.close()
-    assert time.monotonic() - start < ABANDON_SECONDS + 1
+    # Waiting for the 40 calls sent ahead would take 20 s; the abandon itself takes
+    # ABANDON_SECONDS and a kill (the rest is room for a busy machine).
+    assert time.monotonic() - start < ABANDON_SECONDS + 8
     assert box.call("slow", [0]).status == "ok"  # the sandbox goes on (a new worker if need be)

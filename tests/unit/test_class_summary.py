@@ -1,0 +1,60 @@
+"""A class at a glance (summary-<task>.md), from stored reports: distribution, pass rates,
+the most common failures (the same failure with other numbers counts once), who errored."""
+import json
+
+from grader.class_summary import render_markdown, summarize, write_jsonl
+
+
+def _report(score, checks, status=None):
+    return {"score": score, "max_score": 4, "status": status or ("passed" if score == 4 else "failed"),
+            "checks": [{"name": n, "status": s, "score": p if s == "passed" else 0, "max_score": p,
+                        "message": m} for n, s, p, m in checks]}
+
+
+REPORTS = [
+    ("ann", _report(4, [("loads", "passed", 0, ""), ("a", "passed", 1, ""), ("b", "passed", 3, "")])),
+    ("bob", _report(1, [("loads", "passed", 0, ""), ("a", "passed", 1, ""),
+                        ("b", "failed", 3, "first difference at [3]: 1.5 != 2.5")])),
+    ("cy", _report(1, [("loads", "passed", 0, ""), ("a", "passed", 1, ""),
+                       ("b", "failed", 3, "first difference at [7]: 0.25 != 9")])),
+    ("dee", _report(0, [("loads", "error", 0, "SyntaxError"), ("a", "skipped", 1, "skipped"),
+                        ("b", "skipped", 3, "skipped")], status="error")),
+]
+
+
+def test_scores_pass_rates_and_who_errored():
+    summary = summarize("t", REPORTS)
+    assert summary.students == 4
+    assert summary.mean_percent == 37.5 and summary.median_percent == 25.0
+    assert summary.distribution[0] == 1 and summary.distribution[2] == 2 and summary.distribution[9] == 1
+    assert summary.pass_rates == {"a": 0.75, "b": 0.25}           # 0-point 'loads' is left out
+    assert summary.errored == ["dee"]
+
+
+def test_failures_that_differ_only_in_numbers_are_one_failure():
+    [(count, check, message)] = summarize("t", REPORTS).common_failures
+    assert (count, check) == (2, "b") and message == "first difference at [#]: # != #"
+
+
+def test_an_empty_class_summarizes_to_zero_students():
+    summary = summarize("t", [])
+    assert summary.students == 0 and summary.distribution == [0] * 10 and summary.errored == []
+    assert "- none" in render_markdown(summary)
+
+
+def test_markdown_escapes_what_students_wrote():
+    reports = REPORTS + [("<b>## x", _report(0, [("b", "failed", 3, "[x](javascript:1) | y")],
+                                             status="error"))]
+    text = render_markdown(summarize("t", reports))
+    assert text.startswith("# t: 5 submissions")
+    assert "| b | 20% |" in text and "| a | 75% |" in text
+    assert "<b>" not in text and "\n## x" not in text and "](javascript" not in text
+    assert "dee" in text.split("## Errored (nothing could be graded)")[1]
+
+
+def test_jsonl_holds_one_full_report_per_line(tmp_path):
+    path = tmp_path / "reports.jsonl"
+    write_jsonl(str(path), REPORTS)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["student"] for r in rows] == ["ann", "bob", "cy", "dee"]
+    assert rows[1]["checks"][2]["message"] == "first difference at [3]: 1.5 != 2.5"
