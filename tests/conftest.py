@@ -1,3 +1,4 @@
+import functools
 import os
 import tempfile
 import shutil
@@ -75,7 +76,7 @@ INSTRUCTOR_TASKS = os.path.join(ROOT, "examples", "course-instructor", "tasks") 
 def runtime_mount_points_in_tmp() -> set[str]:
     """Names bubblewrap shows in a worker's private /tmp because the grader's own Python
     runtime is bound there read-only (a checkout or virtualenv under /tmp): not secret."""
-    from grader.sandbox.tiers import runtime_dirs
+    from grader.sandbox.tiers.base import runtime_dirs
     return {d.split("/")[2] for d in runtime_dirs() if d.startswith("/tmp/")}
 
 
@@ -113,3 +114,23 @@ def container(tmp_path_factory):
     yield {"bin": os.path.join(venv, "bin"), "task": str(private / "task"), "private": private,
            "open": base}
     shutil.rmtree(base, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- sandbox tiers
+
+BUBBLEWRAP, LANDLOCK, UNPRIVILEGED, RLIMITS = "bubblewrap", "landlock", "unprivileged", "rlimits"
+
+
+def tier_works(name: str) -> bool:
+    from grader.sandbox import tier
+    return tier(name).works()
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_tiers() -> tuple[str, ...]:
+    """The tiers the sandbox suites grade in on this machine, strongest first (the registry's
+    order): every tier that works here but the unprivileged one, whose walls are file
+    permissions that these tests' folders do not close (tests/test_unsafe_tiers.py runs it
+    in a simulated container)."""
+    from grader.sandbox import working_tiers
+    return tuple(working_tiers(exclude=[UNPRIVILEGED]))

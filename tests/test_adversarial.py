@@ -15,11 +15,10 @@ import time
 
 import pytest
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, no_process_with, run_cli
+from conftest import BUBBLEWRAP, LANDLOCK, PE_SAMPLES, PE_TASK, ROOT, no_process_with, run_cli, sandbox_tiers
 from grader.sandbox import cgroup, warm
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
 
-TIERS = ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else []) + [RLIMITS]
+TIERS = list(sandbox_tiers())
 ISOLATING = {BUBBLEWRAP, LANDLOCK}  # tiers that hide the filesystem, network and grader
 CALL_SECONDS, BUDGET_SECONDS = 2, 8
 REPORT_BYTES_CAP = 256 * 1024

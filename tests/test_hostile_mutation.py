@@ -13,10 +13,9 @@ import os
 import numpy as np
 import pytest
 
-from conftest import PE_SAMPLES, write
+from conftest import PE_SAMPLES, RLIMITS, sandbox_tiers, write
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS, bubblewrap_works, landlock_works
 from test_adversarial import MODES, grade_attack
 
 MUTATION_CHECK = "add-leaves-input-unchanged"  # tasks/positional-encoding/task.yaml
@@ -265,7 +264,7 @@ def test_silencing_the_evidence_hook_takes_back_nothing(tmp_path, tier):
 
 # --------------------------------------------------------------------------- the sandbox itself
 
-TIERS = [RLIMITS] + ([BUBBLEWRAP] if bubblewrap_works() else []) + ([LANDLOCK] if landlock_works() else [])
+TIERS = sandbox_tiers()
 SETUPS = [(t, False) for t in TIERS] + [(t, True) for t in TIERS if warm.supported(t)]
 
 BUMP = FIND_WORKER + """

@@ -22,7 +22,7 @@ from conftest import PE_TASK, ROOT, run_cli, course_with_full_tasks
 from grader import student_text
 from grader.result import CheckResult, Result
 from grader.sandbox.launcher import CallOutcome
-from grader.sandbox.wire import Opaque
+from grader.sandbox import Opaque
 
 COURSE = os.path.join(ROOT, "examples", "course")
 

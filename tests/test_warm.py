@@ -8,11 +8,10 @@ import time
 
 import pytest
 
-from conftest import PE_SAMPLES, no_process_with, write
+from conftest import BUBBLEWRAP, LANDLOCK, PE_SAMPLES, RLIMITS, no_process_with, write
 from grader.sandbox import warm
 from grader.sandbox.launcher import ABANDON_SECONDS, Limits, Sandbox
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK, RLIMITS
-from grader.sandbox.wire import ForeignArray
+from grader.sandbox import ForeignArray
 
 WARM_TIERS = [t for t in (BUBBLEWRAP, LANDLOCK) if warm.supported(t)]
 LIMITS = Limits(call_seconds=1.0, submission_seconds=20)

@@ -12,11 +12,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from . import shared, wire
 from ..student_text import line, sanitised
-from .limits import Limits
+from .inside import shared, wire
+from .inside.limits import Limits
 from .process import FreshWorker, WorkerProcess
-from .tiers import RLIMITS, SandboxUnavailable
+from .tiers import NAMES, SandboxUnavailable
 
 __all__ = ["Sandbox", "CallOutcome", "Limits", "SandboxUnavailable"]
 
@@ -56,7 +56,7 @@ class Sandbox:
     """Runs one submission's calls in a worker, replacing the worker when it dies."""
 
     def __init__(self, source: bytes | str, functions: list[str], limits: Limits = Limits(),
-                 tier: str = RLIMITS, spawn: Spawner = FreshWorker,
+                 tier: str = NAMES[-1], spawn: Spawner = FreshWorker,
                  answer_bytes: int | None = None):
         if isinstance(source, str):  # a path: read it as any submission is read
             from ..submission_file import read_submission
