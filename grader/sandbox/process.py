@@ -26,13 +26,13 @@ class WorkerProcess:
 
     inner_path: str              # where the worker writes its private copy of the submission
 
-    def __init__(self, limits: Limits):
+    def __init__(self, limits: Limits, sock: socket.socket):
         self.limits = limits
+        self.sock = sock
         self.out = tempfile.TemporaryFile()
         self.err = tempfile.TemporaryFile()
         self.read_at = [0, 0]
         self.ready = False
-        self.sock: socket.socket | None = None
 
     def await_ready(self, seconds: float) -> None:
         """The worker says hello before it touches the submission; without it, the sandbox
@@ -92,8 +92,7 @@ class WorkerProcess:
         raise NotImplementedError
 
     def _close_channel(self) -> None:
-        if self.sock is not None:
-            self.sock.close()
+        self.sock.close()
         self.out.close()
         self.err.close()
 
@@ -102,10 +101,9 @@ class FreshWorker(WorkerProcess):
     """A new sandboxed Python that imports numpy, then the one submission."""
 
     def __init__(self, limits: Limits, tier: str):
-        super().__init__(limits)
-        self.tier = tier_named(tier)
         parent, child = socket.socketpair()
-        self.sock = parent
+        super().__init__(limits, parent)
+        self.tier = tier_named(tier)
         self.tmp = tempfile.mkdtemp(prefix="grader-tmp-")
         fd = child.fileno()
         start = self.tier.worker(fd, limits, self.tmp)

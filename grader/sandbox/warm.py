@@ -29,6 +29,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from typing import Sequence
 
 from .cgroup import Cgroup
 from .inside import scratch
@@ -63,9 +64,10 @@ class ForkServer:
     def __init__(self, limits: Limits, tier: str):
         self.limits, self.tier = limits, tier
         self.forks = 0
-        self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
-        if self.cgroup is None:
+        cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
+        if cgroup is None:
             raise SandboxUnavailable("no cgroup could be made for a warm worker")
+        self.cgroup: Cgroup = cgroup
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = tempfile.TemporaryFile()
         filters = syscall_filter_works()
@@ -100,7 +102,7 @@ class ForkServer:
             raise SandboxUnavailable(f"the warm worker did not start: {exc}") from None
 
     # -- the control channel
-    def exchange(self, message: dict, fds: list[int] = ()) -> dict:
+    def exchange(self, message: dict, fds: Sequence[int] = ()) -> dict:
         try:
             socket.send_fds(self.control, [json.dumps(message).encode()], list(fds))
         except OSError as exc:
@@ -149,13 +151,13 @@ class ForkServer:
         self.close()
         raise ServerBroken("processes left by a submission could not be killed")
 
-    def _usage(self) -> tuple[int, int, int]:
+    def _usage(self) -> tuple[int | None, int, int]:
         """(memory bytes of the cgroup, scratch bytes, scratch inodes) in use now."""
         reply = self.exchange({"op": "usage"})
-        used = (self.cgroup.memory_bytes(), reply.get("bytes"), reply.get("inodes"))
-        if not all(type(n) is int and n >= 0 for n in used[1:]):
+        size, inodes = reply.get("bytes"), reply.get("inodes")
+        if not (type(size) is int and size >= 0 and type(inodes) is int and inodes >= 0):
             raise ServerBroken("the fork server's usage answer was malformed")
-        return used
+        return self.cgroup.memory_bytes(), size, inodes
 
     def check_clean(self) -> None:
         """After a sweep: the next student must start where the first did. A server whose
@@ -190,9 +192,9 @@ class ForkedWorker(WorkerProcess):
     """A worker forked by a ForkServer; it is sent the submission's text at load time."""
 
     def __init__(self, server: ForkServer):
-        super().__init__(server.limits)
+        sock, theirs = socket.socketpair()
+        super().__init__(server.limits, sock)
         self.server = server
-        self.sock, theirs = socket.socketpair()
         try:
             reply = server.exchange({"op": "fork"}, [theirs.fileno(), self.out.fileno(), self.err.fileno()])
         except ServerBroken as exc:

@@ -94,7 +94,7 @@ def open_to_other_users(path: str, write: bool = False) -> bool:
 
 
 def _ancestors(path: str) -> list[str]:
-    found = []
+    found: list[str] = []
     while True:
         parent = os.path.dirname(path)
         if parent == path:
