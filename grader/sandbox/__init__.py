@@ -10,14 +10,13 @@ What runs inside the sandbox lives apart, in ``inside/``.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import warm
 from .inside import wire
 from .inside.limits import Limits
 from .inside.wire import ForeignArray, Opaque
-from .launcher import CallOutcome, Sandbox, Spawner
-from .process import FreshWorker
+from .process import FreshWorker, WorkerProcess
 from .tiers import (NAMES, TIERS, SandboxUnavailable, Tier, choose_tier, downgrade_note,
                     refuse_open_paths, tier, working_tiers)
 
@@ -27,13 +26,27 @@ __all__ = ["CallOutcome", "ForeignArray", "Limits", "NAMES", "Opaque", "Sandbox"
            "working_tiers"]
 
 
+if TYPE_CHECKING:
+    from .launcher import CallOutcome, Sandbox
+
+
+def __getattr__(name: str) -> Any:
+    # The Sandbox is imported on first use: with it comes numpy (shared.py binds numpy's
+    # functions at import, for the worker's side), which a command that only reads the
+    # tiers or the limits (grader export, kit, --version) need not pay for.
+    if name in ("Sandbox", "CallOutcome"):
+        from . import launcher
+        return getattr(launcher, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def warm_supported(name: str) -> bool:
     """Whether warm workers (a fork server per job) can be used in tier ``name`` here."""
     return warm.supported(name)
 
 
 @contextlib.contextmanager
-def workers(limits: Limits, name: str, warm_workers: bool) -> Iterator[Spawner]:
+def workers(limits: Limits, name: str, warm_workers: bool) -> Iterator[Callable[[Limits, str], WorkerProcess]]:
     """Where one submission's workers come from: forked from a warm server of this process
     where ``warm_workers`` is asked for and works in tier ``name``, else a fresh process."""
     if warm_workers and warm.supported(name):
