@@ -117,8 +117,8 @@ def _start_pool_process() -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     from multiprocessing.util import Finalize
 
-    from .sandbox import warm
-    Finalize(None, warm.close_all, exitpriority=10)
+    from .sandbox import close_warm_workers
+    Finalize(None, close_warm_workers, exitpriority=10)
 
 
 class LocalExecutor:
@@ -182,17 +182,16 @@ def _choose_sandbox(options: Options, folder: str, out_dir: str, stream) -> None
     tier) and say how submissions will be isolated, what is weaker than bubblewrap, and
     whether workers are warm (a batch without warm workers is several times slower; the
     instructor should know why)."""
-    from .sandbox import warm
-    from .sandbox.tiers import UNPRIVILEGED, choose_tier, downgrade_note, refuse_open_paths
+    from .sandbox import choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, warm_supported
     tier = choose_tier(options.isolation, options.others_work)
-    if tier == UNPRIVILEGED:  # classmates' files and the results must be closed to a worker
+    if sandbox_tier(tier).file_permissions_are_walls:  # classmates' files and the results must be closed to a worker
         os.makedirs(out_dir, mode=0o700, exist_ok=True)   # (a new one is made closed)
         refuse_open_paths([folder, out_dir], [out_dir])
     if downgrade_note(tier):
         print(f"note: {downgrade_note(tier)}", file=stream)
     if not options.warm_workers:
         print(f"sandbox: {tier}, a fresh worker per submission (--no-warm)", file=stream)
-    elif warm.supported(tier):
+    elif warm_supported(tier):
         print(f"sandbox: {tier}, each worker forked from a warm server and confined on its own",
               file=stream)
     else:

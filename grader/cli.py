@@ -29,8 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
+    from .sandbox import NAMES
+
     def sandbox_options(p):
-        p.add_argument("--isolation", choices=["auto", "bubblewrap", "landlock", "unprivileged", "rlimits"],
+        p.add_argument("--isolation", choices=["auto", *NAMES],
                        default=None, help="sandbox tier: auto takes the strongest that works "
                                           "(default: auto, or $GRADER_ISOLATION)")
         p.add_argument("--require-sandbox", action="store_true",
@@ -126,7 +128,8 @@ def _options(args, warm_workers: bool = False):
     from .grading import Options
     isolation = args.isolation or os.environ.get("GRADER_ISOLATION", "auto")
     if args.require_sandbox:
-        isolation = "bubblewrap"
+        from .sandbox import NAMES
+        isolation = NAMES[0]  # the strongest tier
     limits = {name: value for name, value in (("call_seconds", args.call_seconds),
                                               ("submission_seconds", args.submission_seconds),
                                               ("memory_mib", args.memory_mib))
@@ -141,8 +144,8 @@ def _options(args, warm_workers: bool = False):
 def _refuse_open_output(options, path: str) -> None:
     """In the unprivileged tier, the folder a report is written to must not be open to
     every user (the worker could plant the file first)."""
-    from .sandbox.tiers import UNPRIVILEGED, choose_tier, refuse_open_paths
-    if choose_tier(options.isolation, options.others_work) == UNPRIVILEGED:
+    from .sandbox import choose_tier, refuse_open_paths, tier
+    if tier(choose_tier(options.isolation, options.others_work)).file_permissions_are_walls:
         refuse_open_paths([], [os.path.dirname(os.path.abspath(path))])
 
 
@@ -176,7 +179,7 @@ def cmd_check(args) -> int:
     from .spec import load_task
     task = load_task(args.task)
     options = dataclasses.replace(_options(args), others_work=args.others_work)
-    if args.output and options.isolation != "rlimits":
+    if args.output:
         _refuse_open_output(options, args.output)
     submission = _stdin_submission() if args.submission == "-" else args.submission
     try:
@@ -342,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(name, "1")
     args = _parser().parse_args(argv)
     from .submission_file import SubmissionError
-    from .sandbox.tiers import SandboxUnavailable
+    from .sandbox import SandboxUnavailable
     from .spec import SpecError
     try:
         return {"check": cmd_check, "validate": cmd_validate, "batch": cmd_batch,
@@ -401,9 +404,9 @@ def _stdin_submission():
 def _close_warm_workers() -> None:
     """entry() skips the interpreter's teardown (and so atexit): close warm servers here,
     with their cgroups and folders."""
-    warm = sys.modules.get("grader.sandbox.warm")
-    if warm is not None:
-        warm.close_all()
+    sandbox = sys.modules.get("grader.sandbox")  # (not imported: nothing to close)
+    if sandbox is not None:
+        sandbox.close_warm_workers()
 
 
 def entry() -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .index_expr import parse_select
-from .sandbox.wire import ForeignArray, Opaque
+from .sandbox import ForeignArray, Opaque
 from .tolerance import Tolerance
 
 

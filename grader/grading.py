@@ -12,10 +12,7 @@ import numpy as np
 
 from . import __version__
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
-from .sandbox import warm
-from .sandbox.launcher import Sandbox
-from .sandbox.process import FreshWorker
-from .sandbox.tiers import UNPRIVILEGED, choose_tier, downgrade_note, refuse_open_paths
+from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
 from .spec import CheckSpec, SpecError, Task
 from .submission_file import SubmissionFile, python_source, read_submission
 from .student_text import clip, name as visible_name
@@ -29,7 +26,7 @@ RUN_CHECK = "runs"     # script tasks: the script runs to its end
 
 @dataclass
 class Options:
-    isolation: str = "auto"                        # auto | bubblewrap | landlock | unprivileged | rlimits
+    isolation: str = "auto"                        # auto or a tier's name (sandbox.NAMES)
     others_work: bool = False                      # someone else's work: never the rlimits tier
     limits: dict = field(default_factory=dict)     # overrides of the task's limits
     use_cache: bool = True                         # reuse generated cases across runs
@@ -76,12 +73,11 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         submission = read_submission(submission)
     source = python_source(submission.data)
     tier = choose_tier(options.isolation, options.others_work)
-    if tier == UNPRIVILEGED:
+    if sandbox_tier(tier).file_permissions_are_walls:
         from .cases import cache_dir
         refuse_open_paths([task.folder, cache_dir()])
     limits = dataclasses.replace(task.limits, **options.limits)
-    warm_workers = options.warm_workers and warm.supported(tier)
-    with (warm.lease(limits, tier) if warm_workers else contextlib.nullcontext(FreshWorker)) as spawn, \
+    with workers(limits, tier, options.warm_workers) as spawn, \
             Sandbox(submission.data, list(task.functions), limits, tier, spawn) as sandbox:
         sandbox.start()  # the worker imports numpy while this process does the same
         from .reference import load_reference

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from .index_expr import parse_select
-from .sandbox.limits import Limits
+from .sandbox import Limits
 from .tolerance import Tolerance
 
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schema", "task.schema.json")

@@ -8,31 +8,38 @@ import textwrap
 
 import pytest
 
-from grader.sandbox.tiers import BUBBLEWRAP, LANDLOCK
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PE_TASK = os.path.join(ROOT, "tasks", "positional-encoding")
 PE_SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
 
 
 # --------------------------------------------------------------------------- sandbox tiers
-# The one list of tiers the suites run under: those that work on this machine, strongest
-# first, each also with warm workers where they work. Computed on first use (it probes the
-# machine), so the unit tier never starts a probe.
+# The one list of tiers the suites run under: those of the registry (grader.sandbox.TIERS)
+# that work on this machine, strongest first, each also with warm workers where they work.
+# Computed on first use (it probes the machine), so the unit tier never starts a probe.
 
+BUBBLEWRAP, LANDLOCK, UNPRIVILEGED, RLIMITS = "bubblewrap", "landlock", "unprivileged", "rlimits"
 ISOLATING = {BUBBLEWRAP, LANDLOCK}  # tiers that hide the filesystem, network and grader
+
+
+def tier_works(name: str) -> bool:
+    from grader.sandbox import tier
+    return tier(name).works()
 
 
 @functools.lru_cache(maxsize=None)
 def tiers() -> tuple[str, ...]:
-    from grader.sandbox.tiers import RLIMITS, bubblewrap_works, landlock_works
-    return tuple([BUBBLEWRAP] * bubblewrap_works() + [LANDLOCK] * landlock_works() + [RLIMITS])
+    """Every tier that works here but the unprivileged one, whose walls are file permissions
+    that these tests' folders do not close (tests/security/test_unsafe_tiers.py runs it in a
+    simulated container)."""
+    from grader.sandbox import working_tiers
+    return tuple(working_tiers(exclude=[UNPRIVILEGED]))
 
 
 @functools.lru_cache(maxsize=None)
 def warm_tiers() -> tuple[str, ...]:
-    from grader.sandbox import warm
-    return tuple(t for t in tiers() if warm.supported(t))
+    from grader.sandbox import warm_supported
+    return tuple(t for t in tiers() if warm_supported(t))
 
 
 class Mode(str):
@@ -165,7 +172,7 @@ INSTRUCTOR_TASKS = os.path.join(ROOT, "examples", "course-instructor", "tasks") 
 def runtime_mount_points_in_tmp() -> set[str]:
     """Names bubblewrap shows in a worker's private /tmp because the grader's own Python
     runtime is bound there read-only (a checkout or virtualenv under /tmp): not secret."""
-    from grader.sandbox.tiers import runtime_dirs
+    from grader.sandbox.tiers.base import runtime_dirs
     return {d.split("/")[2] for d in runtime_dirs() if d.startswith("/tmp/")}
 
 

@@ -2,7 +2,7 @@
 
 The evidence that an input was changed is not the worker's word: the grader hands the
 argument arrays over in memory it shares with the worker and keeps its own handle to (see
-sandbox/shared.py), reads them back itself after the answer, and compares them here with
+sandbox/inside/shared.py), reads them back itself after the answer, and compares them here with
 the arguments as sent. Whether the result *is* an input (or a view of one) can only be
 observed inside the sandbox, where student code could hide it: that evidence may cost a
 submission the check, never earn it, and the message says where it comes from.

@@ -1,0 +1,61 @@
+"""The sandbox, as the rest of the grader sees it: the only module outside ``sandbox/`` that
+imports anything of it is this one.
+
+``Sandbox`` runs one submission's calls in a worker; ``workers`` says where its workers come
+from (a fresh process each, or forked from a warm server); the tiers are a registry,
+strongest first (``TIERS``, ``tier``), from which ``choose_tier`` picks; ``wire`` is the
+message format (its plain-data records are used for frozen cases and comparisons too).
+What runs inside the sandbox lives apart, in ``inside/``.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from . import warm
+from .inside import wire
+from .inside.limits import Limits
+from .inside.wire import ForeignArray, Opaque
+from .process import FreshWorker, WorkerProcess
+from .tiers import (NAMES, TIERS, SandboxUnavailable, Tier, choose_tier, downgrade_note,
+                    refuse_open_paths, tier, working_tiers)
+
+__all__ = ["CallOutcome", "ForeignArray", "Limits", "NAMES", "Opaque", "Sandbox",
+           "SandboxUnavailable", "TIERS", "Tier", "choose_tier", "close_warm_workers",
+           "downgrade_note", "refuse_open_paths", "tier", "warm_supported", "wire", "workers",
+           "working_tiers"]
+
+
+if TYPE_CHECKING:
+    from .launcher import CallOutcome, Sandbox
+
+
+def __getattr__(name: str) -> Any:
+    # The Sandbox is imported on first use: with it comes numpy (shared.py binds numpy's
+    # functions at import, for the worker's side), which a command that only reads the
+    # tiers or the limits (grader export, kit, --version) need not pay for.
+    if name in ("Sandbox", "CallOutcome"):
+        from . import launcher
+        return getattr(launcher, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def warm_supported(name: str) -> bool:
+    """Whether warm workers (a fork server per job) can be used in tier ``name`` here."""
+    return warm.supported(name)
+
+
+@contextlib.contextmanager
+def workers(limits: Limits, name: str, warm_workers: bool) -> Iterator[Callable[[Limits, str], WorkerProcess]]:
+    """Where one submission's workers come from: forked from a warm server of this process
+    where ``warm_workers`` is asked for and works in tier ``name``, else a fresh process."""
+    if warm_workers and warm.supported(name):
+        with warm.lease(limits, name) as spawn:
+            yield spawn
+    else:
+        yield FreshWorker
+
+
+def close_warm_workers() -> None:
+    """Close this process's warm servers, with their cgroups and folders."""
+    warm.close_all()

@@ -10,13 +10,13 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
-from . import shared, wire
 from ..student_text import line, sanitised
-from .limits import Limits
+from .inside import shared, wire
+from .inside.limits import Limits
 from .process import FreshWorker, WorkerProcess
-from .tiers import RLIMITS, SandboxUnavailable
+from .tiers import NAMES, SandboxUnavailable
 
 __all__ = ["Sandbox", "CallOutcome", "Limits", "SandboxUnavailable"]
 
@@ -56,7 +56,7 @@ class Sandbox:
     """Runs one submission's calls in a worker, replacing the worker when it dies."""
 
     def __init__(self, source: bytes | str, functions: list[str], limits: Limits = Limits(),
-                 tier: str = RLIMITS, spawn: Spawner = FreshWorker,
+                 tier: str = NAMES[-1], spawn: Spawner = FreshWorker,
                  answer_bytes: int | None = None):
         if isinstance(source, str):  # a path: read it as any submission is read
             from ..submission_file import read_submission
@@ -84,11 +84,12 @@ class Sandbox:
         return wire.DEFAULT_CAPS if self.answer_bytes is None else wire.answer_caps(self.answer_bytes)
 
     # -- lifecycle
-    def start(self) -> None:
+    def start(self) -> WorkerProcess:
         """Start a worker now (it warms up numpy while the grader does other work)."""
         if self.process is None:
             self.process = self.spawn(self.limits, self.tier)
             self.loaded = False
+        return self.process
 
     def close(self) -> None:
         if self.process is not None:
@@ -112,26 +113,26 @@ class Sandbox:
     # -- requests
     def load(self) -> CallOutcome:
         """Import the submission in a fresh worker; ``value`` is the worker's description."""
-        self.start()
-        if not self.process.ready:
-            self.process.await_ready(STARTUP_SECONDS)
-        header, blobs = self._submission_request("load")
-        outcome = self._request(dict(header, functions=self.functions), blobs, "load")
+        process = self.start()
+        if not process.ready:
+            process.await_ready(STARTUP_SECONDS)
+        header, blobs = self._submission_request("load", process)
+        outcome = self._request(process, dict(header, functions=self.functions), blobs, "load")
         self.loaded = outcome.status == "ok"
         return outcome
 
     def run_script(self) -> CallOutcome:
         """Run the submission as a script in a fresh worker; ``value`` holds the numbers it
         left in its globals ({name: (array, type name)}) and what it imported."""
-        self.start()
-        if not self.process.ready:
-            self.process.await_ready(STARTUP_SECONDS)
-        return self._request(*self._submission_request("run"), "run")
+        process = self.start()
+        if not process.ready:
+            process.await_ready(STARTUP_SECONDS)
+        return self._request(process, *self._submission_request("run", process), "run")
 
-    def _submission_request(self, op: str) -> tuple[dict, list[bytes]]:
+    def _submission_request(self, op: str, process: WorkerProcess) -> tuple[dict, list[bytes]]:
         """The submission's bytes, which the worker writes into its private folder before
         any student code runs: no worker ever sees the file the submission came from."""
-        header = {"op": op, "path": self.process.inner_path, "source": 0}
+        header: dict = {"op": op, "path": process.inner_path, "source": 0}
         if self.answer_bytes is not None:  # the worker refuses larger outputs itself (courtesy)
             header["answer_bytes"] = self.answer_bytes
         return header, [self.source]
@@ -167,6 +168,7 @@ class Sandbox:
                 yield self._out_of_budget()
                 continue
             process = self.process
+            assert process is not None  # (loaded above)
             window_items = items[i:i + window]
             arrays: list[list[shared.SharedArray]] | None = [] if return_inputs else None
             try:
@@ -178,7 +180,7 @@ class Sandbox:
                 with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
                     wire.send(process.sock, header, blobs)
                     if header.get("fds"):
-                        shared.send_fds(process.sock, [a.fd for item in arrays for a in item])
+                        shared.send_fds(process.sock, [a.fd for item in arrays or [] for a in item])
                 sent = len(header["items"])
                 pending = sent
                 try:
@@ -202,14 +204,14 @@ class Sandbox:
                     _close(item)
             window = min(window * 2, MAX_WINDOW)
 
-    def _request(self, header: dict, blobs: list[bytes], op: str) -> CallOutcome:
+    def _request(self, process: WorkerProcess, header: dict, blobs: list[bytes], op: str) -> CallOutcome:
         if self.budget_left() <= 0:
             return self._out_of_budget()
         request_id = self._new_id()
         since = time.monotonic()
         with contextlib.suppress(OSError):
-            wire.send(self.process.sock, dict(header, id=request_id), blobs)
-        return self._answer(self.process, since, op, request_id)[0]
+            wire.send(process.sock, dict(header, id=request_id), blobs)
+        return self._answer(process, since, op, request_id)[0]
 
     def _answer(self, process: WorkerProcess, since: float, op: str,
                 request_id: int) -> tuple[CallOutcome, float]:
@@ -243,7 +245,7 @@ class Sandbox:
             self.restarts += 1
         return outcome, time.monotonic()
 
-    def _next_reply(self, process: WorkerProcess, deadline: float) -> tuple[dict, list[bytes]]:
+    def _next_reply(self, process: WorkerProcess, deadline: float) -> tuple[dict, list[bytearray]]:
         """The worker's next answer; the evidence frames it sends on the way (one per
         entry, as it happens: see worker.RuntimeEvidence) are noted, not answers."""
         for _ in range(EVIDENCE_FRAMES_CAP):
@@ -292,7 +294,8 @@ def _calls_request(function: str, items: list[tuple[list, dict]],
     arrays go in shared memory instead (see shared.py): the header counts their descriptors
     ("fds"), which the caller sends after the frame, and the grader keeps its own handles."""
     blobs: list[bytes] = []
-    encoded, size, fds = [], 0, 0
+    encoded: list[dict] = []
+    size, fds = 0, 0
     for args, kwargs in items:
         kwargs = dict(kwargs or {})
         values = list(args) + list(kwargs.values())
@@ -317,7 +320,7 @@ def _calls_request(function: str, items: list[tuple[list, dict]],
             arrays.append(mine)
         fds += len(mine)
         size += sum(len(b) for b in blobs[before:]) + sum(a.nbytes for a in mine)
-    header = {"op": "calls", "function": function, "items": encoded}
+    header: dict = {"op": "calls", "function": function, "items": encoded}
     if fds:
         header["fds"] = fds
     return header, blobs
@@ -327,7 +330,7 @@ def _read_back(item: tuple[list, dict], arrays: list) -> list:
     """The call's arguments after it (in the order args, then kwargs' values): the shared
     arrays as the grader reads them now, the rest as sent (the worker had copies)."""
     args, kwargs = item
-    values = list(args) + list((kwargs or {}).values())
+    values: list = list(args) + list((kwargs or {}).values())
     for a in arrays:
         values[a.position] = a.read_back()
     return values
@@ -351,8 +354,8 @@ def _shown_id(value) -> str:
     return str(value) if type(value) is int else "without a valid id"
 
 
-def _outcome_from_reply(reply: dict, blobs: list[bytes], op: str,
-                        functions: list[str] = ()) -> CallOutcome:
+def _outcome_from_reply(reply: dict, blobs: Sequence[bytes | bytearray], op: str,
+                        functions: Sequence[str] = ()) -> CallOutcome:
     """The outcome an answer to an ``op`` request (load, run or call) describes. Strict:
     every field used is checked here, and anything else is a ``WireError``."""
     ok = reply.get("ok")
@@ -409,7 +412,7 @@ def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dic
     return {"functions": described}
 
 
-def _script_info(reply: dict, blobs: list[bytes]) -> dict:
+def _script_info(reply: dict, blobs: Sequence[bytes | bytearray]) -> dict:
     left = reply.get("globals")
     if not isinstance(left, dict) or len(left) > 64:
         raise wire.WireError("malformed script answer")

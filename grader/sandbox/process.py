@@ -3,28 +3,22 @@ ended. ``FreshWorker`` starts a new sandboxed Python for one submission; warm.py
 workers from a warm process instead. Both look the same to the Sandbox."""
 from __future__ import annotations
 
-import ctypes
 import functools
-import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-from . import keyring, scratch, wire
 from ..student_text import output as visible_output
 from .cgroup import Cgroup
-from .limits import Limits, rlimits
-from .limits import apply as apply_limits
-from .tiers import (BUBBLEWRAP, LANDLOCK, UNPRIVILEGED, WORKER_UID_BASE, SandboxUnavailable,
-                    become_user, bubblewrap_command, landlock_policy, private_namespaces_work, private_scratch_works, python_command,
-                    syscall_filter_works, worker_env)
+from .inside import keyring, scratch, wire
+from .inside.limits import Limits, rlimits
+from .inside.limits import apply as apply_limits
+from .tiers import SandboxUnavailable, Tier, tier as tier_named
 
 SUBMISSION_NAME = "submission.py"   # the worker's private copy (no student-chosen name)
-PR_SET_PDEATHSIG = 1
 
 
 class WorkerProcess:
@@ -32,13 +26,13 @@ class WorkerProcess:
 
     inner_path: str              # where the worker writes its private copy of the submission
 
-    def __init__(self, limits: Limits):
+    def __init__(self, limits: Limits, sock: socket.socket):
         self.limits = limits
+        self.sock = sock
         self.out = tempfile.TemporaryFile()
         self.err = tempfile.TemporaryFile()
         self.read_at = [0, 0]
         self.ready = False
-        self.sock: socket.socket | None = None
 
     def await_ready(self, seconds: float) -> None:
         """The worker says hello before it touches the submission; without it, the sandbox
@@ -98,8 +92,7 @@ class WorkerProcess:
         raise NotImplementedError
 
     def _close_channel(self) -> None:
-        if self.sock is not None:
-            self.sock.close()
+        self.sock.close()
         self.out.close()
         self.err.close()
 
@@ -108,66 +101,29 @@ class FreshWorker(WorkerProcess):
     """A new sandboxed Python that imports numpy, then the one submission."""
 
     def __init__(self, limits: Limits, tier: str):
-        super().__init__(limits)
-        self.tier = tier
         parent, child = socket.socketpair()
-        self.sock = parent
+        super().__init__(limits, parent)
+        self.tier = tier_named(tier)
         self.tmp = tempfile.mkdtemp(prefix="grader-tmp-")
         fd = child.fileno()
-        # Every tier: no key system calls (the kernel's keyrings outlive every namespace).
-        # Sockets as each tier needs: bwrap's network namespace holds no socket of the
-        # machine, the rlimits tier keeps the network by design.
-        keys = syscall_filter_works()
-        if tier == BUBBLEWRAP:
-            self.inner_path = f"/tmp/{SUBMISSION_NAME}"  # bwrap's private /tmp
-            command = python_command("worker.py", str(fd), json.dumps({"deny_keys": keys}),
-                                     inside_bubblewrap=True)
-            cmd = bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20)
-            env, cwd = {}, "/"
-        else:
-            self.inner_path = os.path.join(self.tmp, SUBMISSION_NAME)
-            env = dict(worker_env(), HOME=self.tmp, TMPDIR=self.tmp)
-            cmd = python_command("worker.py", str(fd), inside_bubblewrap=False)
-            if tier == LANDLOCK:
-                # Namespaces of its own take every capability away (there is no bwrap here
-                # to drop them when the grader runs as root); where there can be none, the
-                # capabilities are dropped. No new sockets: the machine's named UNIX
-                # sockets are in reach here. Its folder is a capped tmpfs of its own where
-                # a mount namespace can be had, else (say, root in a container) a folder on
-                # the machine's disk, capped only per file.
-                namespaces = private_namespaces_work(LANDLOCK)
-                capped = namespaces and private_scratch_works()
-                cmd.append(json.dumps({"landlock": landlock_policy([], [self.tmp]),
-                                       "private_namespaces": namespaces,
-                                       "scratch": [self.tmp, limits.scratch_mib << 20] if capped else None,
-                                       "drop_capabilities": not namespaces and runs_as_root(),
-                                       "deny_sockets": keys, "deny_keys": keys}))
-            elif tier == UNPRIVILEGED:
-                # A user of its own (set in enter_child): file permissions are its walls;
-                # no new sockets either (the machine's network and named sockets).
-                cmd.append(json.dumps({"deny_sockets": keys, "deny_keys": keys}))
-            else:
-                cmd.append(json.dumps({"deny_keys": keys}))
-            cwd = self.tmp
+        start = self.tier.worker(fd, limits, self.tmp)
+        self.inner_path = os.path.join(start.folder, SUBMISSION_NAME)
         # Cgroup first: its pids cap holds for root too, and it finds detached processes.
         self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.out,
-                                     stderr=self.err, pass_fds=(fd,), env=env, cwd=cwd,
+        self.proc = subprocess.Popen(start.command, stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=self.err, pass_fds=(fd,), env=start.env, cwd=start.cwd,
                                      start_new_session=True,
                                      preexec_fn=functools.partial(enter_child, rlimits(limits),
-                                                                  self.cgroup, tier))
+                                                                  self.cgroup, self.tier))
         child.close()
-        if tier == UNPRIVILEGED:  # its folder is its own (it writes nothing before it is asked)
-            os.chown(self.tmp, WORKER_UID_BASE + self.proc.pid, WORKER_UID_BASE + self.proc.pid)
+        self.tier.started(self.proc.pid, self.tmp)
 
     def exit_status(self, wait: float) -> int | None:
         try:
             code = self.proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             return None
-        if self.tier == BUBBLEWRAP and code > 128:
-            code = 128 - code  # bwrap reports its child's death by signal N as status 128+N
-        return code
+        return self.tier.exit_status(code)
 
     def kill(self) -> None:
         try:
@@ -187,19 +143,12 @@ class FreshWorker(WorkerProcess):
         scratch.remove(self.tmp)  # folders the worker made unlistable included
 
 
-def runs_as_root() -> bool:
-    return os.getuid() == 0
-
-
-def enter_child(limits: list[tuple[int, int, int]], cgroup: Cgroup | None, tier: str) -> None:
+def enter_child(limits: list[tuple[int, int, int]], cgroup: Cgroup | None, tier: Tier) -> None:
     """Runs in the child between fork and exec: what it sets applies to all it starts,
-    a new empty session keyring included (none of the grader's keys is in reach)."""
+    a new empty session keyring included (none of the grader's keys is in reach); then
+    what its tier does there (a user of its own, death with the grader)."""
     if cgroup is not None:
         cgroup.enter()
     keyring.join_new_session()
     apply_limits(limits)
-    if tier == UNPRIVILEGED:
-        become_user(WORKER_UID_BASE + os.getpid())
-    if tier != BUBBLEWRAP and sys.platform.startswith("linux"):  # bwrap has --die-with-parent
-        # (after become_user: a change of user clears the parent-death signal)
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # die with the grader
+    tier.enter()

@@ -29,19 +29,18 @@ import subprocess
 import tempfile
 import threading
 import time
+from typing import Sequence
 
-from . import cgroup, landlock, scratch
 from .cgroup import Cgroup
-from .limits import Limits, rlimits
+from .inside import scratch
+from .inside.limits import Limits, rlimits
 from .process import SUBMISSION_NAME, WorkerProcess, enter_child
-from .tiers import (BUBBLEWRAP, LANDLOCK, SandboxUnavailable, bubblewrap_command, landlock_policy,
-                    private_namespaces_work, private_scratch_works, python_command,
-                    syscall_filter_works, worker_env)
+from .tiers import SandboxUnavailable, tier as tier_named
+from .tiers.base import syscall_filter_works
 
 STARTUP_SECONDS = 60
 REPLY_SECONDS = 30        # the server answers at once; this only bounds a wedged one
 FORKS_PER_SERVER = 250    # a fresh server now and then: nothing accumulates for long
-SCRATCH_INSIDE_BUBBLEWRAP = "/tmp/workers"
 # What a submission may leave behind before its server is renewed: its folder is removed,
 # so a scratch space that stays fuller, or a cgroup that holds more memory than after
 # start-up (tmpfs pages are charged to it), means a submission kept something.
@@ -51,9 +50,8 @@ MEMORY_SLACK_BYTES = 64 << 20
 
 @functools.lru_cache(maxsize=None)
 def supported(tier: str) -> bool:
-    return (tier in (BUBBLEWRAP, LANDLOCK) and landlock.abi_version() >= 6
-            and cgroup.available() and private_namespaces_work(tier)
-            and (tier == BUBBLEWRAP or private_scratch_works()))
+    """Whether warm workers can be used in ``tier`` here (each tier says: Tier.warm_works)."""
+    return tier_named(tier).warm_works()
 
 
 class ServerBroken(Exception):
@@ -66,38 +64,24 @@ class ForkServer:
     def __init__(self, limits: Limits, tier: str):
         self.limits, self.tier = limits, tier
         self.forks = 0
-        self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
-        if self.cgroup is None:
+        cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
+        if cgroup is None:
             raise SandboxUnavailable("no cgroup could be made for a warm worker")
+        self.cgroup: Cgroup = cgroup
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = tempfile.TemporaryFile()
-        inside = tier == BUBBLEWRAP
-        self.host_scratch = None if inside else tempfile.mkdtemp(prefix="grader-warm-")
-        root = SCRATCH_INSIDE_BUBBLEWRAP if inside else self.host_scratch
-        scratch_bytes = limits.scratch_mib << 20
         filters = syscall_filter_works()
-        config = {"scratch_root": root,
-                  # Outside bwrap the server mounts a capped tmpfs of its own over its
-                  # scratch root before it restricts itself (Landlock forbids mounts);
-                  # inside, bwrap's /tmp is that tmpfs.
-                  "scratch_bytes": None if inside else scratch_bytes,
-                  "rlimits": rlimits(limits),
-                  "deny_sockets": filters, "deny_keys": filters,
-                  "worker_landlock": landlock_policy([], [], inside_bubblewrap=inside),
-                  # The server itself may write /proc so that its workers can map their
-                  # user namespace; each worker then confines itself much further.
-                  "server_landlock": None if inside else landlock_policy([], [root, "/proc"])}
-        command = python_command("forkserver.py", str(theirs.fileno()), json.dumps(config),
-                                 inside_bubblewrap=inside)
-        if inside:
-            cmd, env, cwd = bubblewrap_command([], command, tmp_bytes=scratch_bytes), {}, "/"
-        else:
-            cmd, env, cwd = command, dict(worker_env(), HOME=root, TMPDIR=root), root
-        self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-            pass_fds=(theirs.fileno(),), env=env, cwd=cwd, start_new_session=True,
+        # The tier completes the config: where the workers' folders are, how the server and
+        # its workers confine themselves.
+        start = tier_named(tier).fork_server(theirs.fileno(), limits, {
+            "rlimits": rlimits(limits), "deny_sockets": filters, "deny_keys": filters})
+        self.host_scratch = start.host_folder
+        self.proc: subprocess.Popen | None = subprocess.Popen(
+            start.command, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            pass_fds=(theirs.fileno(),), env=start.env, cwd=start.cwd, start_new_session=True,
             # The server itself has no CPU-time limit: each worker sets its own.
-            preexec_fn=functools.partial(enter_child, rlimits(limits, cpu=False), self.cgroup, tier))
+            preexec_fn=functools.partial(enter_child, rlimits(limits, cpu=False), self.cgroup,
+                                         tier_named(tier)))
         theirs.close()
         try:
             hello = self._receive(STARTUP_SECONDS)
@@ -118,7 +102,7 @@ class ForkServer:
             raise SandboxUnavailable(f"the warm worker did not start: {exc}") from None
 
     # -- the control channel
-    def exchange(self, message: dict, fds: list[int] = ()) -> dict:
+    def exchange(self, message: dict, fds: Sequence[int] = ()) -> dict:
         try:
             socket.send_fds(self.control, [json.dumps(message).encode()], list(fds))
         except OSError as exc:
@@ -167,13 +151,13 @@ class ForkServer:
         self.close()
         raise ServerBroken("processes left by a submission could not be killed")
 
-    def _usage(self) -> tuple[int, int, int]:
+    def _usage(self) -> tuple[int | None, int, int]:
         """(memory bytes of the cgroup, scratch bytes, scratch inodes) in use now."""
         reply = self.exchange({"op": "usage"})
-        used = (self.cgroup.memory_bytes(), reply.get("bytes"), reply.get("inodes"))
-        if not all(type(n) is int and n >= 0 for n in used[1:]):
+        size, inodes = reply.get("bytes"), reply.get("inodes")
+        if not (type(size) is int and size >= 0 and type(inodes) is int and inodes >= 0):
             raise ServerBroken("the fork server's usage answer was malformed")
-        return used
+        return self.cgroup.memory_bytes(), size, inodes
 
     def check_clean(self) -> None:
         """After a sweep: the next student must start where the first did. A server whose
@@ -208,9 +192,9 @@ class ForkedWorker(WorkerProcess):
     """A worker forked by a ForkServer; it is sent the submission's text at load time."""
 
     def __init__(self, server: ForkServer):
-        super().__init__(server.limits)
+        sock, theirs = socket.socketpair()
+        super().__init__(server.limits, sock)
         self.server = server
-        self.sock, theirs = socket.socketpair()
         try:
             reply = server.exchange({"op": "fork"}, [theirs.fileno(), self.out.fileno(), self.err.fileno()])
         except ServerBroken as exc:

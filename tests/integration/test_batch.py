@@ -51,7 +51,7 @@ def test_batch_grades_a_class_into_gradebook_csv_jsonl_and_summary(tmp_path):
     assert "## Errored (nothing could be graded)" in summary and "carol" in summary
     assert "graded 5/5" in done.stderr or "done: 5 graded" in done.stderr
     from grader.sandbox import warm
-    from grader.sandbox.tiers import choose_tier
+    from grader.sandbox import choose_tier
     if warm.supported(choose_tier()):  # the instructor is told how the class is isolated
         assert f"sandbox: {choose_tier()}, each worker forked from a warm server" in done.stderr
 

@@ -63,8 +63,8 @@ def _workflow_grade_command():
     command = [s["run"] for s in steps if s.get("name") == "Grade"][0]
     argv = shlex.split(command)
     assert argv[0] == "grader"
-    from grader.sandbox.tiers import bubblewrap_works
-    if not bubblewrap_works():  # the workflow makes bwrap work on its runner; here it cannot
+    from grader.sandbox import tier
+    if not tier("bubblewrap").works():  # the workflow makes bwrap work on its runner; here it cannot
         argv.remove("--require-sandbox")
     return [sys.executable, "-m", "grader"] + argv[1:]
 

@@ -84,15 +84,15 @@ def _sysctls(tmp_path, **values):
 
 
 def test_refusal_names_the_apparmor_restriction_and_the_sysctl(tmp_path, monkeypatch):
-    from grader.sandbox import tiers, userns
+    from grader.sandbox import SandboxUnavailable, choose_tier, tier, userns
     root = _sysctls(tmp_path, kernel__apparmor_restrict_unprivileged_userns=1)
     text = userns.why_bubblewrap_fails(root, _fake_bwrap(tmp_path))
     assert "AppArmor" in text and "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in text
     # Through the tier choice --require-sandbox makes, as the command prints it.
     monkeypatch.setattr(userns, "SYSCTL", root)
-    monkeypatch.setattr(tiers, "bubblewrap_works", lambda: False)
-    with pytest.raises(tiers.SandboxUnavailable, match="apparmor_restrict_unprivileged_userns=0"):
-        tiers.choose_tier("bubblewrap")
+    monkeypatch.setattr(tier("bubblewrap"), "works", lambda: False)
+    with pytest.raises(SandboxUnavailable, match="apparmor_restrict_unprivileged_userns=0"):
+        choose_tier("bubblewrap")
 
 
 def test_refusal_quotes_bwrap_when_user_namespaces_fail_otherwise(tmp_path):
@@ -127,12 +127,12 @@ def _workflow():
 def test_workflow_validate_step_passes_on_the_example_course():
     import glob
     import shlex
-    from grader.sandbox.tiers import bubblewrap_works
+    from grader.sandbox import tier
     run = next(s["run"] for s in _workflow()["jobs"]["grade"]["steps"]
                if s.get("run", "").startswith("grader validate "))
     argv = [part for word in shlex.split(run)[1:]
             for part in (sorted(glob.glob(word, root_dir=COURSE)) if "*" in word else [word])]
-    if not bubblewrap_works():
+    if not tier("bubblewrap").works():
         argv.remove("--require-sandbox")
     done = subprocess.run([sys.executable, "-m", "grader", *argv], cwd=COURSE, capture_output=True,
                           text=True, timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))

@@ -15,9 +15,8 @@ import time
 
 import pytest
 
-from conftest import ISOLATING, PE_SAMPLES, PE_TASK, ROOT, modes, no_process_with, run_cli, tiers
+from conftest import BUBBLEWRAP, ISOLATING, PE_SAMPLES, PE_TASK, ROOT, modes, no_process_with, run_cli, tiers
 from grader.sandbox import cgroup
-from grader.sandbox.tiers import BUBBLEWRAP
 CALL_SECONDS, BUDGET_SECONDS = 2, 8
 REPORT_BYTES_CAP = 256 * 1024
 

@@ -4,13 +4,12 @@ import os
 
 import pytest
 
-from conftest import write
-from grader.sandbox import process
+from conftest import LANDLOCK, tier_works, write
+from grader.sandbox.tiers import landlock as landlock_tier
 from grader.sandbox.launcher import Limits, Sandbox
-from grader.sandbox.tiers import LANDLOCK, landlock_works
 
 pytestmark = [
-    pytest.mark.skipif(not landlock_works(), reason="needs the landlock tier"),
+    pytest.mark.skipif(not tier_works(LANDLOCK), reason="needs the landlock tier"),
     pytest.mark.skipif(os.getuid() != 0, reason="only a grader run as root has capabilities to leak"),
 ]
 
@@ -39,13 +38,13 @@ def escalation(tmp_path) -> str:
 
 
 def test_without_namespaces_the_capabilities_are_dropped(tmp_path, monkeypatch):
-    monkeypatch.setattr(process, "private_namespaces_work", lambda tier: False)
+    monkeypatch.setattr(landlock_tier, "private_namespaces_work", lambda tier: False)
     assert escalation(tmp_path) == ""
 
 
 def test_the_escalation_works_where_nothing_takes_capabilities_away(tmp_path, monkeypatch):
     """The control: the same file does escalate when neither defence is applied, so the
     test above can fail."""
-    monkeypatch.setattr(process, "private_namespaces_work", lambda tier: False)
-    monkeypatch.setattr(process, "runs_as_root", lambda: False)  # so it drops nothing
+    monkeypatch.setattr(landlock_tier, "private_namespaces_work", lambda tier: False)
+    monkeypatch.setattr(landlock_tier, "runs_as_root", lambda: False)  # so it drops nothing
     assert escalation(tmp_path) != ""  # what this root may do ("nice" at least, in a container)

@@ -13,10 +13,9 @@ import os
 import numpy as np
 import pytest
 
-from conftest import PE_SAMPLES, write
+from conftest import PE_SAMPLES, RLIMITS, write
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
-from grader.sandbox.tiers import RLIMITS
 from test_adversarial import grade_attack
 
 MUTATION_CHECK = "add-leaves-input-unchanged"  # tasks/positional-encoding/task.yaml

@@ -6,11 +6,10 @@ import time
 import numpy as np
 import pytest
 
-from conftest import PE_TASK, ROOT, write, runtime_mount_points_in_tmp
+from conftest import BUBBLEWRAP, PE_TASK, RLIMITS, ROOT, runtime_mount_points_in_tmp, tier_works, write
 from grader.grading import Options, grade
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
-from grader.sandbox.tiers import BUBBLEWRAP, RLIMITS, bubblewrap_works
 
 HOSTILE = """
 import os, sys, time
@@ -180,7 +179,7 @@ def test_printed_full_score_is_only_shown(pe_task, tmp_path):
     assert "Score: 33/33" in result.output
 
 
-@pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap does not work here")
+@pytest.mark.skipif(not tier_works(BUBBLEWRAP), reason="bubblewrap does not work here")
 def test_bubblewrap_worker_sees_only_the_submission(tmp_path):
     secret = tmp_path / "other_student.py"
     secret.write_text("SECRET = 1\n")

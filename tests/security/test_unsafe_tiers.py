@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PE_SAMPLES, PE_TASK, SIMULATOR, run_cli, score_without, write
-from grader.sandbox.tiers import bubblewrap_works, landlock_works
+from conftest import (BUBBLEWRAP, LANDLOCK, PE_SAMPLES, PE_TASK, SIMULATOR, run_cli, score_without,
+                      tier_works, write)
 
 
 
@@ -59,8 +59,8 @@ except OSError:
 def test_the_container_offers_neither_bubblewrap_nor_landlock(container):
     probe = subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR,
                             os.path.join(container["bin"], "python"), "-c",
-                            "from grader.sandbox import tiers; print(tiers.bubblewrap_works(), "
-                            "tiers.landlock_works(), tiers.choose_tier('auto', True))"],
+                            "from grader.sandbox import choose_tier, tier; print(tier('bubblewrap').works(), "
+                            "tier('landlock').works(), choose_tier('auto', True))"],
                            capture_output=True, text=True, cwd="/")
     assert probe.stdout.split() == ["False", "False", "unprivileged"], probe.stderr[-2000:]
 
@@ -124,7 +124,7 @@ def test_others_work_is_never_graded_in_the_rlimits_tier(tmp_path):
     assert "note: graded in the rlimits tier" in done.stderr
 
 
-@pytest.mark.skipif(not bubblewrap_works() or not landlock_works(), reason="needs both tiers")
+@pytest.mark.skipif(not tier_works(BUBBLEWRAP) or not tier_works(LANDLOCK), reason="needs both tiers")
 def test_a_fall_below_bubblewrap_is_said(tmp_path):
     sample = os.path.join(PE_SAMPLES, "correct_vectorized.py")
     strong = run_cli("check", PE_TASK, sample, "--format", "json")

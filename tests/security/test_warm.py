@@ -8,11 +8,9 @@ import time
 
 import pytest
 
-from conftest import PE_SAMPLES, no_process_with, warm_tiers, write
-from grader.sandbox import warm
+from conftest import PE_SAMPLES, RLIMITS, no_process_with, warm_tiers, write
+from grader.sandbox import ForeignArray, warm
 from grader.sandbox.launcher import ABANDON_SECONDS, Limits, Sandbox
-from grader.sandbox.tiers import RLIMITS
-from grader.sandbox.wire import ForeignArray
 
 WARM_TIERS = list(warm_tiers())
 LIMITS = Limits(call_seconds=1.0, submission_seconds=20)

@@ -3,7 +3,7 @@ import numpy as np
 
 from grader.compare import (Tolerance, check_inputs_unchanged, check_shape, check_type,
                             check_values, parse_select)
-from grader.sandbox.wire import ForeignArray, Opaque
+from grader.sandbox import ForeignArray, Opaque
 
 TOL = Tolerance(rtol=1e-6, atol=1e-6)
 

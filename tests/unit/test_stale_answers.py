@@ -40,7 +40,7 @@ class _FakeProcess:
 def test_stale_answer_is_not_taken_for_the_next_call():
     from grader.sandbox import wire
     from grader.sandbox.launcher import Sandbox
-    from grader.sandbox.limits import Limits
+    from grader.sandbox import Limits
 
     def answer(header):
         if header["op"] == "load":

@@ -5,7 +5,7 @@ import re
 
 from grader import student_text
 from grader.sandbox.launcher import CallOutcome
-from grader.sandbox.wire import Opaque
+from grader.sandbox import Opaque
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

@@ -48,7 +48,7 @@ class SharedArray:
         self.shape, self.descr, self.nbytes = arr.shape, arr.dtype.str, arr.nbytes
         self.fd = _new_file()
         try:
-            view, done = memoryview(arr.reshape(-1).view(np.uint8)), 0
+            view, done = arr.reshape(-1).view(np.uint8).data, 0
             while done < len(view):
                 done += os.write(self.fd, view[done:])
             _seal(self.fd)
@@ -150,4 +150,4 @@ def map_array(fd: int, descr: str, shape: list):
         raise OSError(err, f"mmap of a shared argument failed: {os.strerror(err)}")
     buffer = (ctypes.c_ubyte * size).from_address(address)
     weakref.finalize(buffer, _libc.munmap, address, size)
-    return _frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
+    return _frombuffer(buffer, dtype=dtype, count=count).reshape(shape)  # type: ignore[call-overload]

@@ -20,7 +20,7 @@ import socket
 import struct
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence, cast
 
 if TYPE_CHECKING:  # numpy itself is imported on first use (see above)
     import numpy as np
@@ -81,7 +81,7 @@ def _prefix_and_header(header: dict, blobs) -> bytes:
 SMALL_FRAME = 1 << 16
 
 
-def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
+def send(sock: socket.socket, header: dict, blobs: Sequence[bytes] = ()) -> None:
     head = _prefix_and_header(header, blobs)
     if len(head) + sum(len(b) for b in blobs) <= SMALL_FRAME:
         sock.sendall(b"".join([head, *blobs]))  # one system call for the common small frame
@@ -91,9 +91,15 @@ def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
         sock.sendall(blob)
 
 
-def pack(header: dict, blobs: list[bytes] = ()) -> bytes:
+def pack(header: dict, blobs: Sequence[bytes] = ()) -> bytes:
     """One frame as bytes (used for on-disk caches in the same format)."""
     return b"".join([_prefix_and_header(header, blobs), *blobs])
+
+
+class _Channel(Protocol):
+    """What ``recv`` reads from: a socket, or frame bytes (_BytesChannel)."""
+
+    def recv(self, n: int, flags: int = ..., /) -> bytes: ...
 
 
 class _BytesChannel:
@@ -102,20 +108,20 @@ class _BytesChannel:
     def __init__(self, data: bytes):
         self.data, self.at = memoryview(data), 0
 
-    def recv(self, n, flags=0):
+    def recv(self, n: int, flags: int = 0, /) -> bytes:
         chunk = bytes(self.data[self.at:self.at + n])
         self.at += len(chunk)
         return chunk
 
 
-def unpack(data: bytes, caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytes]]:
+def unpack(data: bytes, caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytearray]]:
     return recv(_BytesChannel(data), None, caps)
 
 
 READ_CHUNK = 1 << 22   # a payload is read this much at a time, as it arrives
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearray:
+def _recv_exact(sock: _Channel, n: int, deadline: float | None) -> bytearray:
     """Exactly ``n`` bytes. Memory grows with what has arrived, never with what was merely
     declared: a peer that declares a large payload and sends nothing costs nothing."""
     buf = bytearray()
@@ -127,10 +133,12 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearra
             else:  # what has arrived is taken at once; select only waits for the rest
                 chunk = sock.recv(want, socket.MSG_DONTWAIT)
         except BlockingIOError:
+            if deadline is None:  # (only a read with a deadline does not block)
+                raise
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WireTimeout("no answer before the time limit") from None
-            ready, _, _ = select.select([sock], [], [], remaining)
+            ready, _, _ = select.select([cast(socket.socket, sock)], [], [], remaining)  # (a socket: it has a deadline)
             if not ready:
                 raise WireTimeout("no answer before the time limit") from None
             continue
@@ -142,7 +150,7 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearra
     return buf
 
 
-def recv(sock: socket.socket, deadline: float | None = None,
+def recv(sock: _Channel, deadline: float | None = None,
          caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytearray]]:
     magic, length = PREFIX.unpack(_recv_exact(sock, PREFIX.size, deadline))
     if magic != MAGIC:
@@ -193,7 +201,7 @@ _NPY_V1_HEADER = re.compile(
     rb"'shape': \(((?:[0-9]{1,18}, ?)*(?:[0-9]{1,18})?)\), \} *\n")
 
 
-def _plain_header(data) -> tuple[tuple, bool, object, int] | None:
+def _plain_header(data) -> tuple[tuple, bool, np.dtype, int] | None:
     import numpy as np
     if len(data) < 10 or data[:8] != b"\x93NUMPY\x01\x00":
         return None
@@ -279,7 +287,7 @@ class Opaque:
         return self.text
 
 
-def decode(data, blobs: list[bytes], caps: Caps = DEFAULT_CAPS, depth: int = 0):
+def decode(data, blobs: Sequence[bytes | bytearray], caps: Caps = DEFAULT_CAPS, depth: int = 0):
     """Inverse of ``encode``, strict: anything unexpected is a ``WireError``."""
     if depth > caps.nesting:
         raise WireError("value is nested too deeply")

@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 import traceback
+from types import FrameType, ModuleType
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,12 +35,13 @@ OUTPUT_BYTES_CAP = 256 << 20   # an output array larger than this is refused her
 def _flush_std_streams() -> None:
     for stream in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except Exception:
             pass
 
 
-def _error_record(exc: BaseException, submission: str) -> dict:
+def _error_record(exc: BaseException, submission: str | None) -> dict:
     """Describe an exception raised by student code, keeping only the student's frames."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == submission]
     where = [{"line": f.lineno, "function": f.name, "code": (f.line or "")[:200]} for f in frames]
@@ -47,9 +49,10 @@ def _error_record(exc: BaseException, submission: str) -> dict:
         message = str(exc)[:TEXT_CAP]
     except Exception:
         message = "<the exception's message could not be shown>"
-    record = {"type": type(exc).__name__[:100], "message": message, "frames": where[-5:]}
-    if isinstance(exc, ImportError) and isinstance(getattr(exc, "name", None), str):
-        record["missing_module"] = exc.name[:100]  # lets the grader tell a missing package
+    record: dict[str, object] = {"type": type(exc).__name__[:100], "message": message, "frames": where[-5:]}
+    missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+    if isinstance(missing, str):
+        record["missing_module"] = missing[:100]  # lets the grader tell a missing package
     return record
 
 
@@ -100,7 +103,7 @@ class RuntimeEvidence:
             self.busy = False
 
     def _record(self, event, args) -> None:
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
             frame = frame.f_back
         direct = frame is not None and frame.f_code.co_filename == self.submission
@@ -151,7 +154,7 @@ def _describe(value, blobs: list[bytes], depth: int = 0):
                     "repr": f"an array of shape {value.shape} ({value.dtype}) is too large to return"}
         plain = np.ndarray.view(value, np.ndarray) if type(value) is not np.ndarray else value
         blobs.append(wire.array_to_npy(np.array(plain, copy=True)))
-        record = {"$nd": len(blobs) - 1}
+        record: dict[str, object] = {"$nd": len(blobs) - 1}
         if type(value) is not np.ndarray:
             record["subclass"] = type(value).__qualname__
         return record
@@ -205,7 +208,8 @@ def _as_numbers(value):
 
 
 def _numbers_left(namespace: dict, out: list[bytes]) -> dict:
-    left, total = {}, 0
+    left: dict[str, dict] = {}
+    total = 0
     for name, value in list(namespace.items()):
         if name.startswith("__") or len(left) >= GLOBALS_CAP:
             continue
@@ -249,8 +253,8 @@ def _write_source(path: str, source: bytes) -> None:
 class Worker:
     def __init__(self, sock: socket.socket):
         self.sock = sock
-        self.module = None
-        self.submission = None
+        self.module: ModuleType | None = None
+        self.submission: str | None = None
         self.evidence: RuntimeEvidence | None = None
 
     def serve(self) -> None:
@@ -275,12 +279,15 @@ class Worker:
         if op in ("load", "run") and type(header.get("answer_bytes")) is int:
             _limit_outputs(header["answer_bytes"])
         if op == "load":
-            self._answer(*self.load(header["path"], header.get("functions", [])), header.get("id"))
+            reply, out = self.load(header["path"], header.get("functions", []))
+            self._answer(reply, out, header.get("id"))
         elif op == "calls":  # one answer per call, each sent as soon as it is ready
             for item in header.get("items", []):
-                self._answer(*self.call(header["function"], item, blobs, fds), item.get("id"))
+                reply, out = self.call(header["function"], item, blobs, fds)
+                self._answer(reply, out, item.get("id"))
         elif op == "run":
-            self._answer(*self.run(header["path"]), header.get("id"))
+            reply, out = self.run(header["path"])
+            self._answer(reply, out, header.get("id"))
         else:
             self._answer({"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}}, [],
                          header.get("id"))
@@ -304,10 +311,11 @@ class Worker:
         self.evidence = RuntimeEvidence(path, self.sock)
         sys.addaudithook(self.evidence)
 
-    def load(self, path: str, functions: list[str]):
+    def load(self, path: str, functions: list[str]) -> tuple[dict, list[bytes]]:
         self._watch(path)
         try:
             spec = importlib.util.spec_from_file_location("submission", path)
+            assert spec is not None and spec.loader is not None  # (a .py path always has both)
             module = importlib.util.module_from_spec(spec)
             sys.modules["submission"] = module
             spec.loader.exec_module(module)
@@ -322,7 +330,7 @@ class Worker:
         found = {}
         for name in functions:
             obj = getattr(module, name, None)
-            entry = {"defined": obj is not None, "callable": callable(obj)}
+            entry: dict[str, object] = {"defined": obj is not None, "callable": callable(obj)}
             if callable(obj):
                 try:
                     entry["params"] = list(inspect.signature(obj).parameters)[:50]
@@ -331,7 +339,7 @@ class Worker:
             found[name] = entry
         return {"ok": True, "functions": found}, []
 
-    def run(self, path: str):
+    def run(self, path: str) -> tuple[dict, list[bytes]]:
         """Run a script as __main__ in a namespace kept afterwards, then send back the
         numbers it left in its globals (frameworks' tensors converted here)."""
         namespace = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
@@ -352,7 +360,7 @@ class Worker:
             reply["error"] = error
         return reply, out
 
-    def call(self, name: str, item: dict, blobs: list[bytes], fds: list[int]):
+    def call(self, name: str, item: dict, blobs: list[bytes], fds: list[int]) -> tuple[dict, list[bytes]]:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
         check's) are mapped from its memory, so what the call does to them is seen there;
         nothing about the arguments after the call is sent back."""

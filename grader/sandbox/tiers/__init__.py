@@ -1,0 +1,78 @@
+"""Isolation tiers: one object per tier (base.Tier), in a registry, strongest first.
+
+``bubblewrap``: every namespace unshared, only the runtime and the inside modules visible.
+``landlock``: where bwrap fails, the worker restricts itself before any student code runs.
+``unprivileged``: where neither works but the grader is root, the worker runs as a user of
+its own, and file permissions are its walls.
+``rlimits``: resource limits only (a student checking their own file).
+
+``auto`` takes the strongest tier that works, and says so whenever that is not the
+strongest. Grading someone else's work (a batch, Gradescope, CI with hidden checks) never
+runs in a tier that is unsafe for it (rlimits, where the submission could read the task or
+rewrite the results).
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .base import SandboxUnavailable, Start, Tier
+from .bubblewrap import Bubblewrap
+from .landlock import Landlock
+from .rlimits import Rlimits
+from .unprivileged import Unprivileged, refuse_open_paths
+
+__all__ = ["TIERS", "NAMES", "SandboxUnavailable", "Start", "Tier", "choose_tier",
+           "downgrade_note", "refuse_open_paths", "tier", "working_tiers"]
+
+TIERS: tuple[Tier, ...] = (Bubblewrap(), Landlock(), Unprivileged(), Rlimits())  # strongest first
+NAMES = tuple(t.name for t in TIERS)
+_BY_NAME = {t.name: t for t in TIERS}
+
+
+def tier(name: str) -> Tier:
+    """The tier called ``name``; an unknown name is refused (never a silent fall to a
+    weaker tier)."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise SandboxUnavailable(f"there is no isolation tier {str(name)[:50]!r}: use auto or "
+                                 f"one of {', '.join(NAMES)}.") from None
+
+
+def choose_tier(requested: str = "auto", others_work: bool = False) -> str:
+    """``auto`` takes the strongest tier that works here; naming a tier refuses to degrade.
+    ``others_work``: the submission is someone else's (a batch, Gradescope, CI with hidden
+    checks): a tier unsafe for it (rlimits, in which it could read the task and write the
+    results) is refused rather than taken."""
+    if requested != "auto":
+        named = tier(requested)
+        if others_work and named.unsafe_for_others_work:
+            raise SandboxUnavailable(f"{named.unsafe_for_others_work}; drop --isolation {named.name}.")
+        if named.works():
+            return named.name
+        raise SandboxUnavailable(named.refusal())
+    for candidate in TIERS:  # probed in order: a weaker tier's probe runs only if needed
+        if others_work and candidate.unsafe_for_others_work:
+            continue
+        if candidate.works():
+            return candidate.name
+    why = "; ".join(t.missing() for t in TIERS if not t.unsafe_for_others_work)
+    unsafe = " ".join(f"{t.unsafe_for_others_work}." for t in TIERS if t.unsafe_for_others_work)
+    raise SandboxUnavailable(f"no tier that protects the task and the results works here ({why}). {unsafe}")
+
+
+def downgrade_note(name: str) -> str:
+    """What is weaker about tier ``name`` than the strongest tier, and why that one was not
+    used (empty for the strongest itself); said on stderr and in the report."""
+    strongest, graded = TIERS[0], tier(name)
+    if graded is strongest:
+        return ""
+    why = "it was asked for (--isolation)" if strongest.works() else strongest.missing()
+    return f"graded in the {graded.name} tier ({graded.weakness}), not {strongest.name}: {why}"
+
+
+def working_tiers(exclude: Iterable[str] = ()) -> list[str]:
+    """The names of the tiers that work here, strongest first (those in ``exclude`` are not
+    even probed)."""
+    skipped = set(exclude)
+    return [t.name for t in TIERS if t.name not in skipped and t.works()]

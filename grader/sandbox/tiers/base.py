@@ -1,0 +1,195 @@
+"""The protocol every isolation tier follows, and what tiers share.
+
+A tier says whether it works here (and why not), how a worker is started in it (the command,
+the confinement the worker applies to itself, what its child does between fork and exec),
+how to read a worker's exit status, what is weaker about it than the strongest tier, and
+whether warm workers (a fork server, warm.py) can use it and how that server is started.
+The registry (tiers/__init__.py) holds one object per tier, strongest first.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .. import inside
+from ..inside import landlock, syscalls
+from ..inside.limits import Limits
+
+# Everything that runs inside the sandbox lives in this folder (and bwrap shows only it).
+WORKER_DIR = os.path.dirname(os.path.abspath(inside.__file__))
+PR_SET_PDEATHSIG = 1
+
+
+class SandboxUnavailable(Exception):
+    """The sandbox cannot run here: the strong tier was demanded but does not work, or a
+    worker did not even start (before any student code ran): not the student's fault."""
+
+
+@dataclass(frozen=True)
+class Start:
+    """How to start one sandboxed process (a worker or a fork server): its command line,
+    environment and working directory, and its private folder as the process sees it.
+    ``host_folder``: a folder of the machine the tier made for it, removed afterwards."""
+
+    command: list[str]
+    env: dict[str, str]
+    cwd: str
+    folder: str
+    host_folder: str | None = None
+
+
+class Tier:
+    """One isolation tier. Subclasses set the class attributes and override what differs;
+    the defaults describe a worker that runs on the machine's own filesystem (as the
+    grader's user) and confines itself as ``confinement`` says."""
+
+    name: ClassVar[str]
+    # What is weaker about it than the strongest tier, said on stderr and in every report
+    # graded in it ("" for the strongest).
+    weakness: ClassVar[str] = ""
+    # Why someone else's work (a class, Gradescope, CI with hidden checks) is never graded
+    # in it; "" where it may be.
+    unsafe_for_others_work: ClassVar[str] = ""
+    # Its walls are file permissions: the grader refuses to grade while what a worker must
+    # not read or write is open to every user (refuse_open_paths).
+    file_permissions_are_walls: ClassVar[bool] = False
+    # Where a process started in this tier sees WORKER_DIR.
+    worker_dir: ClassVar[str] = WORKER_DIR
+
+    # -- here or not
+    def works(self) -> bool:
+        raise NotImplementedError
+
+    def missing(self) -> str:
+        """Why it does not work here, in a few words (a refusal lists them)."""
+        raise NotImplementedError
+
+    def refusal(self) -> str:
+        """The refusal when this tier was required and does not work: why, and the fix."""
+        raise NotImplementedError
+
+    # -- a fresh worker
+    def worker(self, channel: int, limits: Limits, folder: str) -> Start:
+        """How to start worker.py, its channel on descriptor ``channel``, its private
+        folder ``folder`` (made by the grader on the machine)."""
+        command = self.python("worker.py", str(channel), json.dumps(self.confinement(limits, folder)))
+        return Start(command, dict(worker_env(), HOME=folder, TMPDIR=folder), folder, folder)
+
+    def confinement(self, limits: Limits, folder: str) -> dict:
+        """What the worker applies to itself before it says hello (worker.become_worker)."""
+        raise NotImplementedError
+
+    def started(self, pid: int, folder: str) -> None:
+        """After the worker process ``pid`` started (before it is asked anything)."""
+
+    def enter(self) -> None:
+        """In the child between fork and exec, after its cgroup, keyring and rlimits."""
+        die_with_parent()
+
+    def exit_status(self, code: int) -> int:
+        """The worker's exit status (negative: the signal that killed it) from the status
+        of the process the grader started."""
+        return code
+
+    # -- warm workers
+    def warm_works(self) -> bool:
+        """Whether a fork server can run in this tier here (warm.py)."""
+        return False
+
+    def fork_server(self, channel: int, limits: Limits, config: dict) -> Start:
+        """How to start forkserver.py with ``config`` (completed here with where its
+        scratch space is and how it and its workers confine themselves)."""
+        raise SandboxUnavailable(f"warm workers cannot use the {self.name} tier")
+
+    # -- helpers for subclasses
+    def python(self, script: str, *args: str) -> list[str]:
+        """Run one of the inside scripts with the grader's Python, isolated from user site
+        and environment (``-I``)."""
+        return [sys.executable, "-I", "-B", os.path.join(self.worker_dir, script), *args]
+
+    def probe(self, script: str, *args: str) -> bool:
+        """Whether one of the inside scripts, run as this tier runs a worker, exits 0."""
+        return succeeds(self.python(script, *args), env=worker_env())
+
+    def landlock_policy(self, read: list[str], write: list[str]) -> dict:
+        """What a process restricted by Landlock may still touch: the runtime and ``read``;
+        writing only ``write`` (and /dev/null)."""
+        runtime = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/dev/urandom",
+                   self.worker_dir] + runtime_dirs()
+        return {"read": runtime + list(read), "write": list(write) + ["/dev/null"]}
+
+    def __repr__(self) -> str:
+        return f"<tier {self.name}>"
+
+
+def succeeds(cmd: list[str], env: dict[str, str] | None = None) -> bool:
+    """Whether a probe command runs and exits with status 0 (silently, within 20 s)."""
+    try:
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=env, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def die_with_parent() -> None:
+    """The calling process gets SIGKILL when the grader dies (bwrap has --die-with-parent)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def worker_env() -> dict[str, str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+           # One BLAS thread: numpy then fits the address-space limit and costs no extra CPU.
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    # Machine-specific BLAS kernel choices (not secrets) that some CPUs need to work at all.
+    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def runtime_dirs() -> list[str]:
+    """Directories the worker's Python needs (bound read-only into bwrap's sandbox)."""
+    numpy = importlib.util.find_spec("numpy")  # where it is, without importing it
+    assert numpy is not None and numpy.submodule_search_locations is not None
+    found = {sys.prefix, sys.base_prefix, os.path.dirname(numpy.submodule_search_locations[0]),
+             os.path.dirname(os.path.realpath(sys.executable))}
+    dirs = sorted(os.path.realpath(d) for d in found) + sorted(found)
+    kept: list[str] = []
+    for d in dirs:
+        if not d.startswith("/usr/") and d not in kept and not any(d.startswith(k + "/") for k in kept):
+            kept.append(d)
+    return kept
+
+
+@functools.lru_cache(maxsize=None)
+def private_namespaces_work(tier: Tier) -> bool:
+    """Whether a worker can enter user, IPC and network namespaces of its own in ``tier``
+    (namespaces.py; user namespaces may be disabled, or not nest inside bwrap's)."""
+    return tier.probe("namespaces.py")
+
+
+@functools.lru_cache(maxsize=None)
+def syscall_filter_works() -> bool:
+    """Whether a worker can forbid itself system calls here (syscalls.py: new sockets,
+    the kernel's keyrings)."""
+    return syscalls.available()
+
+
+def forks_confined_workers() -> bool:
+    """What warm workers need in every tier: Landlock ABI 6 (a forked worker can neither
+    signal nor trace its server or earlier workers) and a cgroup the grader may make (the
+    sweep between submissions)."""
+    from .. import cgroup
+    return landlock.abi_version() >= 6 and cgroup.available()

@@ -1,0 +1,120 @@
+"""The bubblewrap tier: every namespace unshared, only the runtime and the inside modules
+visible, a private /tmp, the environment cleared; the strongest tier."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from ..inside.limits import Limits
+from .base import (WORKER_DIR, Start, Tier, forks_confined_workers, private_namespaces_work,
+                   runtime_dirs, succeeds, syscall_filter_works, worker_env)
+
+WORKER_DIR_INSIDE = "/opt/grader-worker"   # where bwrap shows WORKER_DIR
+SCRATCH_INSIDE = "/tmp/workers"            # a fork server's workers' folders (bwrap's /tmp)
+
+
+class Bubblewrap(Tier):
+    name = "bubblewrap"
+    worker_dir = WORKER_DIR_INSIDE
+
+    def works(self) -> bool:
+        return bubblewrap_works()
+
+    def missing(self) -> str:
+        return why_not_bubblewrap()
+
+    def refusal(self) -> str:
+        return (f"the bubblewrap sandbox was required but does not work on this machine: "
+                f"{why_not_bubblewrap()}. Or run with --isolation auto to grade in the strongest "
+                f"tier that works here.")
+
+    def worker(self, channel: int, limits: Limits, folder: str) -> Start:
+        # bwrap's network namespace holds no socket of the machine: only the key system
+        # calls are denied (the kernel's keyrings outlive every namespace).
+        command = self.python("worker.py", str(channel), json.dumps({"deny_keys": syscall_filter_works()}))
+        return Start(bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/", "/tmp")
+
+    def enter(self) -> None:
+        pass  # bwrap has --die-with-parent
+
+    def exit_status(self, code: int) -> int:
+        # bwrap reports its child's death by signal N as status 128+N
+        return 128 - code if code > 128 else code
+
+    def probe(self, script: str, *args: str) -> bool:
+        return succeeds(bubblewrap_command([], self.python(script, *args)), env={})
+
+    def warm_works(self) -> bool:
+        return forks_confined_workers() and private_namespaces_work(self)
+
+    def fork_server(self, channel: int, limits: Limits, config: dict) -> Start:
+        # bwrap's /tmp is the capped tmpfs of the server's workers' folders.
+        config = dict(config, scratch_root=SCRATCH_INSIDE, scratch_bytes=None,
+                      worker_landlock=self.landlock_policy([], []), server_landlock=None)
+        command = self.python("forkserver.py", str(channel), json.dumps(config))
+        return Start(bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/",
+                     SCRATCH_INSIDE)
+
+
+@functools.lru_cache(maxsize=None)
+def bubblewrap_works() -> bool:
+    bwrap = shutil.which("bwrap")
+    if not bwrap or not sys.platform.startswith("linux"):
+        return False
+    return succeeds([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
+                     "--proc", "/proc", "--dev", "/dev", "true"])
+
+
+@functools.lru_cache(maxsize=None)
+def why_not_bubblewrap() -> str:
+    """Why bubblewrap does not work here and how to fix it (userns.py); asked once per
+    process (it runs bwrap), since every report below bubblewrap says it."""
+    from ..userns import why_bubblewrap_fails
+    return why_bubblewrap_fails().rstrip(".")
+
+
+@functools.lru_cache(maxsize=None)
+def bubblewrap_sizes_tmpfs() -> bool:
+    """Whether this bwrap knows ``--size`` (0.8 and later): a size-capped tmpfs."""
+    try:
+        text = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, timeout=20).stdout
+        version = tuple(int(part) for part in text.split()[-1].split(".")[:2])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return False
+    return version >= (0, 8)
+
+
+def bubblewrap_command(binds: list[tuple[str, str]], command: list[str],
+                       tmp_bytes: int | None = None) -> list[str]:
+    """``command`` in a bwrap sandbox that sees the runtime read-only, a private /tmp (a
+    tmpfs of at most ``tmp_bytes`` where bwrap can cap it; its pages are charged to the
+    cgroup's memory in any case), the inside modules, and ``binds`` (source, destination)
+    read-only; nothing else of the machine. The kernel's list of keys (/proc/keys) is
+    hidden too."""
+    # Order matters: bwrap mounts in argument order, so /tmp comes before binds that may
+    # live under it (a virtualenv in /tmp would otherwise be hidden by the tmpfs).
+    size = ["--size", str(tmp_bytes)] if tmp_bytes and bubblewrap_sizes_tmpfs() else []
+    cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+           "--uid", "65534", "--gid", "65534", "--proc", "/proc", "--dev", "/dev",
+           "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users",
+           *size, "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            cmd += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            cmd += ["--ro-bind", top, top]
+    for d in runtime_dirs():
+        cmd += ["--ro-bind", d, d]
+    if os.path.isfile("/etc/ld.so.cache"):  # how ctypes finds system libraries (libseccomp)
+        cmd += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    cmd += ["--ro-bind", WORKER_DIR, WORKER_DIR_INSIDE]
+    for source, destination in binds:
+        cmd += ["--ro-bind", source, destination]
+    cmd += ["--chdir", "/tmp", "--clearenv"]
+    for key, value in worker_env().items():
+        cmd += ["--setenv", key, value]
+    return cmd + ["--"] + command

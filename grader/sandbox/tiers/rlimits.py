@@ -1,0 +1,27 @@
+"""The rlimits tier: resource limits and a cleared environment only, for a student checking
+their own file (the submission can read and write what the grader can)."""
+from __future__ import annotations
+
+from ..inside.limits import Limits
+from .base import Tier, syscall_filter_works
+
+
+class Rlimits(Tier):
+    name = "rlimits"
+    weakness = "resource limits only: the submission can read and write what the grader can"
+    unsafe_for_others_work = ("grading someone else's work is refused in the rlimits tier, where "
+                              "the submission could read the task and its reference and rewrite "
+                              "the results")
+
+    def works(self) -> bool:
+        return True
+
+    def missing(self) -> str:
+        return "nothing"
+
+    def refusal(self) -> str:
+        return "the rlimits tier always works"
+
+    def confinement(self, limits: Limits, folder: str) -> dict:
+        # The network is kept by design; no key system calls, as in every tier.
+        return {"deny_keys": syscall_filter_works()}

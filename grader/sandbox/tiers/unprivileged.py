@@ -1,0 +1,127 @@
+"""The unprivileged tier: where neither bwrap nor Landlock works but the grader is root
+(Gradescope's containers: Docker's seccomp profile forbids namespaces, old kernels lack
+Landlock), the worker runs as a user of its own (a uid no other process has), so file
+permissions keep it from the task, the results and the grader, with the limits, cgroup and
+system-call filter."""
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import stat
+import subprocess
+import sys
+from typing import Sequence
+
+from ..inside.limits import Limits
+from .base import WORKER_DIR, SandboxUnavailable, Tier, die_with_parent, syscall_filter_works, worker_env
+
+# A worker of this tier runs as WORKER_UID_BASE + its pid: no other live process has that
+# uid (no classmate's worker to signal, trace or read), and no file does.
+WORKER_UID_BASE = 1_500_000_000
+
+
+class Unprivileged(Tier):
+    name = "unprivileged"
+    weakness = "the worker runs as a user of its own; it sees every file that every user may read"
+    file_permissions_are_walls = True
+
+    def works(self) -> bool:
+        return unprivileged_works()
+
+    def missing(self) -> str:
+        return "not root, so workers cannot run as a user of their own"
+
+    def refusal(self) -> str:
+        return ("the unprivileged tier was required but does not work here: it needs the grader "
+                "to run as root, and its Python and packages readable by every user.")
+
+    def confinement(self, limits: Limits, folder: str) -> dict:
+        # File permissions are its walls (the user is set in enter); no new sockets either
+        # (the machine's network and named sockets).
+        keys = syscall_filter_works()
+        return {"deny_sockets": keys, "deny_keys": keys}
+
+    def started(self, pid: int, folder: str) -> None:
+        # Its folder is its own (it writes nothing before it is asked).
+        os.chown(folder, WORKER_UID_BASE + pid, WORKER_UID_BASE + pid)
+
+    def enter(self) -> None:
+        become_user(WORKER_UID_BASE + os.getpid())
+        die_with_parent()  # after become_user: a change of user clears the parent-death signal
+
+
+@functools.lru_cache(maxsize=None)
+def unprivileged_works() -> bool:
+    """Whether the grader is root and a process it starts as a user of its own can run the
+    worker's Python and import numpy (their folders must be readable by every user)."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    probe = [sys.executable, "-I", "-B", "-c", "import numpy, sys; sys.path.insert(0, sys.argv[1]); "
+             "import wire", WORKER_DIR]
+    try:
+        done = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=worker_env(), cwd="/", timeout=60,
+                              preexec_fn=lambda: become_user(WORKER_UID_BASE + os.getpid()))
+    except (OSError, subprocess.TimeoutExpired, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def become_user(uid: int) -> None:
+    """Give up root for good: no supplementary groups, real, effective and saved ids all
+    ``uid`` (capabilities go with them)."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def open_to_other_users(path: str, write: bool = False) -> bool:
+    """Whether a user with no claim on ``path`` (not its owner, not in its group: a worker
+    of the unprivileged tier) could read it (a file, or a folder's files), or with
+    ``write`` create files in it; paths that do not exist are closed."""
+    path = os.path.abspath(path)
+    try:
+        mode = os.stat(path).st_mode
+        parents = [os.stat(p).st_mode for p in _ancestors(path)]
+    except OSError:
+        return False
+    if not all(m & stat.S_IXOTH for m in parents):
+        return False
+    if stat.S_ISDIR(mode):
+        return bool(mode & stat.S_IXOTH) and (not write or bool(mode & stat.S_IWOTH))
+    return bool(mode & (stat.S_IWOTH if write else stat.S_IROTH))
+
+
+def _ancestors(path: str) -> list[str]:
+    found: list[str] = []
+    while True:
+        parent = os.path.dirname(path)
+        if parent == path:
+            return found
+        found.append(parent)
+        path = parent
+
+
+def refuse_open_paths(secret: Sequence[str], written: Sequence[str] = ()) -> None:
+    """Where file permissions are the walls: refuse to grade when what the worker must not
+    read (the task, the cache, classmates) or write (the results) is open to every user,
+    with the command that closes it."""
+    exposed = [p for p in secret if _any_open(p)]
+    exposed += [p for p in written if open_to_other_users(p, write=True)]
+    if exposed:
+        shown = " ".join(shlex.quote(p) for p in exposed)
+        raise SandboxUnavailable(
+            f"in the unprivileged tier a submission runs as a user of its own and could read "
+            f"or write what every user may: {', '.join(exposed)}. Close them first: "
+            f"chmod -R o-rwx {shown}")
+
+
+def _any_open(path: str) -> bool:
+    if open_to_other_users(path):
+        if not os.path.isdir(path):
+            return True
+        for root, dirs, files in os.walk(path):
+            if any(open_to_other_users(os.path.join(root, name)) for name in files):
+                return True
+    return False

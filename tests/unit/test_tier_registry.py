@@ -1,0 +1,91 @@
+"""The tier registry: one object per tier, strongest first, from which the tier is chosen,
+the CLI's choices come and every fall below the strongest tier is explained."""
+import pytest
+
+from grader import cli
+from grader.sandbox import NAMES, TIERS, Limits, SandboxUnavailable, Tier, choose_tier, downgrade_note, tier
+from grader.sandbox.tiers.base import WORKER_DIR
+from grader.sandbox.tiers.bubblewrap import WORKER_DIR_INSIDE
+
+
+@pytest.fixture
+def works(monkeypatch):
+    """Decide which tiers work: works({"landlock", "rlimits"})."""
+    def set_working(names):
+        for t in TIERS:
+            monkeypatch.setattr(t, "works", lambda name=t.name: name in names)
+    return set_working
+
+
+def test_the_registry_is_in_strength_order_and_the_cli_offers_it():
+    assert NAMES == ("bubblewrap", "landlock", "unprivileged", "rlimits")
+    assert all(isinstance(t, Tier) and tier(t.name) is t for t in TIERS)
+    isolation = next(a for a in cli._parser()._subparsers._group_actions[0].choices["check"]._actions
+                     if "--isolation" in a.option_strings)
+    assert list(isolation.choices) == ["auto", *NAMES]
+
+
+def test_auto_takes_the_strongest_tier_that_works(works):
+    works({"landlock", "unprivileged", "rlimits"})
+    assert choose_tier() == "landlock"
+    works({"unprivileged", "rlimits"})
+    assert choose_tier("auto", others_work=True) == "unprivileged"
+    works({"rlimits"})
+    assert choose_tier() == "rlimits"
+
+
+def test_someone_elses_work_is_never_graded_in_rlimits(works):
+    works({"rlimits"})
+    with pytest.raises(SandboxUnavailable, match=r"no tier that protects .*\(.*; no Landlock; not root"):
+        choose_tier("auto", others_work=True)
+    works(set(NAMES))
+    with pytest.raises(SandboxUnavailable, match="drop --isolation rlimits"):
+        choose_tier("rlimits", others_work=True)
+
+
+def test_a_named_tier_is_required_never_degraded(works):
+    works({"rlimits"})
+    for name in ("landlock", "unprivileged"):
+        with pytest.raises(SandboxUnavailable, match=f"the {name} tier was required"):
+            choose_tier(name)
+    works({"unprivileged", "rlimits"})
+    assert choose_tier("unprivileged") == "unprivileged"
+
+
+def test_an_unknown_tier_is_refused_not_taken_for_rlimits():
+    with pytest.raises(SandboxUnavailable, match="no isolation tier 'bubblewarp'"):
+        choose_tier("bubblewarp")
+
+
+def test_every_fall_below_the_strongest_tier_says_what_is_weaker_and_why(works, monkeypatch):
+    works(set(NAMES))
+    assert downgrade_note("bubblewrap") == ""
+    assert downgrade_note("landlock") == ("graded in the landlock tier (file access confined by "
+                                          "Landlock; no private /proc), not bubblewrap: it was "
+                                          "asked for (--isolation)")
+    works(set(NAMES) - {"bubblewrap"})
+    monkeypatch.setattr(tier("bubblewrap"), "missing", lambda: "bwrap is not installed")
+    assert downgrade_note("rlimits") == ("graded in the rlimits tier (resource limits only: the "
+                                         "submission can read and write what the grader can), not "
+                                         "bubblewrap: bwrap is not installed")
+    assert all(t.weakness for t in TIERS[1:])
+
+
+def test_bubblewrap_reports_a_signal_as_128_plus_n():
+    assert tier("bubblewrap").exit_status(128 + 9) == -9
+    assert tier("bubblewrap").exit_status(3) == 3
+    assert tier("landlock").exit_status(-9) == -9
+
+
+def test_only_the_inside_folder_is_bound_into_bubblewrap():
+    start = tier("bubblewrap").worker(7, Limits(), "/nowhere")
+    binds = [tuple(start.command[i + 1:i + 3]) for i, a in enumerate(start.command) if a == "--ro-bind"]
+    assert (WORKER_DIR, WORKER_DIR_INSIDE) in binds
+    assert start.command[start.command.index("--") + 4] == WORKER_DIR_INSIDE + "/worker.py"
+    assert start.folder == "/tmp" and start.env == {}
+
+
+def test_warm_workers_are_for_the_tiers_that_can_confine_a_forked_worker():
+    assert not tier("unprivileged").warm_works() and not tier("rlimits").warm_works()
+    with pytest.raises(SandboxUnavailable):
+        tier("rlimits").fork_server(3, None, {})
