@@ -24,8 +24,15 @@ import ast
 import dataclasses
 import time
 
+from typing import TYPE_CHECKING, Any
+
 from ..result import SKIPPED, CheckResult, judged
 from ..spec import CheckSpec, Task
+from ..statuses import IMPORTS
+from .kind import ANY_TASK, Kind
+
+if TYPE_CHECKING:
+    from ..grading import Context
 
 DYNAMIC_IMPORTERS = {"__import__", "import_module"}
 # Names that run code the scan cannot see, or hand out a module's or a frame's namespace.
@@ -130,7 +137,7 @@ def _runtime_problem(entry: str) -> str:
     return f"{entry} (imported while running)"
 
 
-def harness_reach(ctx) -> list[str]:
+def harness_reach(ctx: Context) -> list[str]:
     """What in the submission could reach the worker's harness around it: every hidden
     route of the scan, an import the task does not allow (any module can be a way in:
     mmap, threading, ...; for a task without an imports policy, those that open a route:
@@ -156,7 +163,7 @@ def harness_reach(ctx) -> list[str]:
     return found
 
 
-def run(ctx, check: CheckSpec) -> CheckResult:
+def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
     start = time.monotonic()
     task = ctx.task
     if ctx.source.text is None:
@@ -184,4 +191,8 @@ def run(ctx, check: CheckSpec) -> CheckResult:
     message = (f"imports that this task does not allow: {', '.join(problems)}. "
                f"Allowed: {allowed_text}; no dynamic code (exec, eval, compile, __import__) "
                f"and no introspection of other code.") if problems else ""
-    return dataclasses.replace(judged(check, not problems, message), seconds=seconds)
+    return dataclasses.replace(judged(check, not problems, message, IMPORTS), seconds=seconds)
+
+
+# It takes no fields of its own; it reads the source, so it runs even when the file did not load.
+KIND = Kind("imports", ANY_TASK, run, reads_source=True)
