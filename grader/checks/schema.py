@@ -35,6 +35,7 @@ def text(schema: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
+    fresh = text(task_schema())   # (read in full before the file is rewritten)
     with open(SCHEMA_PATH, "w", encoding="utf-8") as f:
-        f.write(text(task_schema()))
+        f.write(fresh)
     print(f"wrote {SCHEMA_PATH}", file=sys.stderr)
