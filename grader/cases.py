@@ -56,9 +56,9 @@ def split_arguments(params: tuple[str, ...], args: dict) -> tuple[list, dict]:
 
 
 def expected_output(task: Task, reference, check: CheckSpec, args: dict):
-    positional, keywords = split_arguments(task.functions[check.call], args)
+    positional, keywords = split_arguments(task.functions[check.function()], args)
     try:
-        return call_reference(reference, check.call, positional, keywords)
+        return call_reference(reference, check.function(), positional, keywords)
     except Exception as exc:
         raise ReferenceFailed(f"the reference solution raised {type(exc).__name__}: "
                               f"{str(exc)[:300]} on {check.call}({_shown_args(args)}); "

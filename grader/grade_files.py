@@ -24,6 +24,7 @@ import csv
 import hashlib
 import os
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from .result import UNGRADABLE_CHECK
@@ -59,7 +60,7 @@ class Rows:
 
 
 def match(reports: list[tuple[str, dict]], roster: Roster | None,
-          failed: set[str] = frozenset()) -> Rows:
+          failed: AbstractSet[str] = frozenset()) -> Rows:
     """One row per roster student (in the roster's order), then one per unknown id;
     without a roster, one per report."""
     by_student = dict(reports)

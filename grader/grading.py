@@ -19,7 +19,7 @@ from .sandbox.launcher import Sandbox
 from .sandbox.process import FreshWorker
 from .sandbox.tiers import UNPRIVILEGED, choose_tier, downgrade_note, refuse_open_paths
 from .spec import CheckSpec, SpecError, Task
-from .submission_file import SubmissionFile, python_source, read_submission
+from .submission_file import PythonSource, SubmissionFile, python_source, read_submission
 from .student_text import clip, name as visible_name
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
@@ -53,7 +53,7 @@ class Context:
     task: Task
     sandbox: Sandbox
     reference: object
-    source: str
+    source: PythonSource
     runtime_imports: list[str]
     use_cache: bool
     script: ScriptRun = field(default_factory=ScriptRun)

@@ -30,7 +30,7 @@ class SpecError(Exception):
         self.problems = problems
 
 
-O = TypeVar("O")
+O = TypeVar("O", covariant=True)   # (read-only: a check of a narrower record fits)
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,12 @@ class CheckSpec(Generic[O]):
     hidden: bool = False
     call: str | None = None         # the student function it calls, for kinds that call one
     line: int = 0
+
+    def function(self) -> str:
+        """The student function it calls; only for a kind that calls one."""
+        if self.call is None:
+            raise TypeError(f"check '{self.name}' ({self.kind}) calls no function")
+        return self.call
 
     @property
     def reference_functions(self) -> tuple[str, ...]:
@@ -247,6 +253,7 @@ def load_task(folder: str) -> Task:
         if problems:
             raise SpecError(problems)
         _remember_valid(path)
+    assert isinstance(data, dict)   # (the schema wants a mapping at the top)
     task = _build(data, folder, path, lines)
     return task
 

@@ -75,6 +75,7 @@ def _from_folder(folder: str) -> SubmissionFile:
     except OSError as exc:
         raise SubmissionError(f"{folder}: cannot be read ({exc.strerror}).") from None
     names = sorted(entries)
+    chosen: str | None
     if len(names) == 1:
         chosen = names[0]
     else:

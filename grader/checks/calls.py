@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generator, Protocol, cast
 
 import numpy as np
 
@@ -17,8 +17,8 @@ from ..cases import CaseSet, ReferenceFailed, split_arguments
 from ..compare import Verdict, check_shape, check_type, check_values
 from ..result import ERROR, FAILED, PASSED, CheckResult
 from ..spec import DEFAULT_CASES, CheckSpec
-from ..statuses import (BUDGET, CRASHED, MALFORMED, MISMATCH, OK, RAISED, TIMEOUT, Reason,
-                        call_reason)
+from ..statuses import (BUDGET, CRASHED, MALFORMED, MISMATCH, OK, RAISED, TIMEOUT, CheckStatus,
+                        Reason, call_reason)
 from ..tolerance import Tolerance
 from . import fields
 from .kind import Options, Reading
@@ -66,9 +66,10 @@ class DrawnOptions(CallOptions):
         return self.edge_cases
 
 
-CALL_FIELDS = {"call": fields.CALL, "args": fields.ARGS}
-COMPARE_FIELDS = {"compare": fields.COMPARE, "select": fields.SELECT, "returns": fields.RETURNS}
-DRAWN_FIELDS = {**CALL_FIELDS, "draw": fields.DRAW, "cases": fields.CASE_COUNT,
+CALL_FIELDS: dict[str, fields.JSON] = {"call": fields.CALL, "args": fields.ARGS}
+COMPARE_FIELDS: dict[str, fields.JSON] = {"compare": fields.COMPARE, "select": fields.SELECT,
+                                          "returns": fields.RETURNS}
+DRAWN_FIELDS: dict[str, fields.JSON] = {**CALL_FIELDS, "draw": fields.DRAW, "cases": fields.CASE_COUNT,
                 "edge_cases": fields.EDGE_CASES, **COMPARE_FIELDS, "tolerance": fields.TOLERANCE}
 
 
@@ -114,9 +115,11 @@ UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
 
 def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: CaseSet) -> CheckResult:
     start = time.monotonic()
-    params = ctx.task.functions[check.call]
+    params = ctx.task.functions[check.function()]
     sent = [split_arguments(params, args) for args in cases.cases]
-    outcomes = ctx.sandbox.calls(check.call, sent, return_inputs=judge.needs_inputs_back)
+    # (a generator: closing it stops waiting for the answers of calls sent ahead)
+    outcomes = cast(Generator, ctx.sandbox.calls(check.function(), sent,
+                                                 return_inputs=judge.needs_inputs_back))
     try:
         for tried, (args, expected, (positional, keywords), outcome) in enumerate(
                 zip(cases.cases, cases.expected, sent, outcomes), start=1):
@@ -129,7 +132,7 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
         outcomes.close()  # calls sent ahead of a failure are not waited for
     if failure.reason in SHRINKABLE and tried > cases.literal_count:
         args, failure = _shrink(ctx, check, judge) or (args, failure)
-    return failed(check, ctx.task.functions[check.call], failure, args, tried,
+    return failed(check, ctx.task.functions[check.function()], failure, args, tried,
                   time.monotonic() - start)
 
 
@@ -167,8 +170,8 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
 
 def evaluate(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: dict,
              expected: Any) -> Failure | None:
-    positional, keywords = split_arguments(ctx.task.functions[check.call], args)
-    outcome = ctx.sandbox.call(check.call, positional, keywords,
+    positional, keywords = split_arguments(ctx.task.functions[check.function()], args)
+    outcome = ctx.sandbox.call(check.function(), positional, keywords,
                                return_inputs=judge.needs_inputs_back)
     return judged(check, judge, outcome, positional + list(keywords.values()), expected)
 
@@ -259,7 +262,7 @@ def passed(check: CheckSpec[Any], cases: int, seconds: float) -> CheckResult:
 
 def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, args: dict | None,
            cases: int, seconds: float) -> CheckResult:
-    status = ERROR if failure.reason in UNJUDGED else FAILED
+    status: CheckStatus = ERROR if failure.reason in UNJUDGED else FAILED
     function = check.call or ""
     return CheckResult(check.name, status, 0.0, check.points, message=failure.message,
                        description=check.description, function=check.call,

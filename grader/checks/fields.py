@@ -8,20 +8,21 @@ from typing import Any, Callable, Iterator
 from ..index_expr import parse_select
 from .kind import Reading
 
-CALL = {"$ref": "#/$defs/identifier", "description": "The student function this check calls."}
-ARGS = {"type": "object", "additionalProperties": {"$ref": "#/$defs/strategy"}}
-DRAW = {"type": "object", "additionalProperties": {"$ref": "#/$defs/strategy"},
+JSON = dict[str, Any]   # a piece of JSON Schema
+CALL: JSON = {"$ref": "#/$defs/identifier", "description": "The student function this check calls."}
+ARGS: JSON = {"type": "object", "additionalProperties": {"$ref": "#/$defs/strategy"}}
+DRAW: JSON = {"type": "object", "additionalProperties": {"$ref": "#/$defs/strategy"},
         "description": "Helper values drawn before args (not passed); args refer to them with {ref: name}."}
-CASE_COUNT = {"type": "integer", "minimum": 1, "maximum": 10000}
-LITERAL_CASES = {"type": "array", "items": {"type": "object"}, "minItems": 1}
-EDGE_CASES = {"type": "array", "items": {"type": "object"},
+CASE_COUNT: JSON = {"type": "integer", "minimum": 1, "maximum": 10000}
+LITERAL_CASES: JSON = {"type": "array", "items": {"type": "object"}, "minItems": 1}
+EDGE_CASES: JSON = {"type": "array", "items": {"type": "object"},
               "description": "Argument sets always tried first (literal values)."}
-COMPARE = {"enum": ["values", "shape", "type"]}
-SELECT = {"type": "string",
+COMPARE: JSON = {"enum": ["values", "shape", "type"]}
+SELECT: JSON = {"type": "string",
           "description": "A numpy index such as '[:, 0:2]' applied to both outputs before comparing."}
-RETURNS = {"type": "object", "additionalProperties": False,
+RETURNS: JSON = {"type": "object", "additionalProperties": False,
            "properties": {"class": {"enum": ["ndarray"]}, "dtype": {"type": "string"}}}
-TOLERANCE = {"$ref": "#/$defs/tolerance"}
+TOLERANCE: JSON = {"$ref": "#/$defs/tolerance"}
 
 Problem = Callable[[tuple, str], None]
 
@@ -30,7 +31,7 @@ def check_arguments(r: Reading) -> None:
     """Argument names (in args, literal cases and edge cases) are the called function's
     parameters; every {ref: name} names a value drawn before it; no range is empty."""
     raw = r.raw
-    literal = raw.get("cases") if isinstance(raw.get("cases"), list) else []
+    literal: list = raw["cases"] if isinstance(raw.get("cases"), list) else []
     for args in [raw.get("args", {})] + literal + raw.get("edge_cases", []):
         for arg in args:
             if r.call is not None and arg not in r.params:
@@ -57,11 +58,14 @@ def _check_intervals(spec: Any, at: tuple, problem: Problem) -> None:
     if not isinstance(spec, dict) or len(spec) != 1:
         return
     (form, opts), = spec.items()
-    if not isinstance(opts, dict):
+    opts = dict(opts) if isinstance(opts, dict) else None
+    if opts is None:
         return
     if form in ("integers", "floats"):
         _check_range(opts, at + (form,), problem)
-        low, high, parity = opts.get("min"), opts.get("max"), opts.get("parity")
+        low: Any = opts.get("min")
+        high: Any = opts.get("max")
+        parity = opts.get("parity")
         if parity and _is_number(low) and _is_number(high) and low <= high and not any(
                 (n % 2 == 1) == (parity == "odd") for n in range(int(low), int(high) + 1)[:2]):
             problem(at + (form, "parity"), f"no {parity} integer lies between {low} and {high}. "
@@ -75,7 +79,8 @@ def _check_intervals(spec: Any, at: tuple, problem: Problem) -> None:
 
 
 def _check_range(opts: dict, at: tuple, problem: Problem) -> None:
-    low, high = opts.get("min"), opts.get("max")
+    low: Any = opts.get("min")
+    high: Any = opts.get("max")
     if _is_number(low) and _is_number(high) and low > high:
         problem(at, f"min {low} is above max {high}: no value can be drawn. Swap them.")
 

@@ -97,7 +97,9 @@ def hidden_routes(source: str, task: Task | None = None) -> list[str]:
     tree = ast.parse(source)
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
-        name = why = None
+        name: str | None = None
+        why: str | None = None
+        line = getattr(node, "lineno", 0)   # (every node that can match below has a line)
         if isinstance(node, ast.Name) and node.id in DYNAMIC_CODE:
             found.append(f"{node.id} (line {node.lineno}: dynamic code)")
         elif isinstance(node, ast.Name) and node.id in ATTRIBUTE_CALLS and id(node) not in called:
@@ -117,15 +119,15 @@ def hidden_routes(source: str, task: Task | None = None) -> list[str]:
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 name = key.value
             else:
-                why = f"{node.func.id}() with a computed name"
+                why = f"{getattr(node.func, 'id')}() with a computed name"
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
                 and isinstance(node.slice.value, str) and _attribute_route(node.slice.value, task):
             found.append(f"[{node.slice.value!r}] (line {node.lineno}: "
                          f"{_attribute_route(node.slice.value, task)})")
         if why:
-            found.append(f"{why} (line {node.lineno}: the scan cannot tell what it reaches)")
+            found.append(f"{why} (line {line}: the scan cannot tell what it reaches)")
         elif name and _attribute_route(name, task):
-            found.append(f".{name} (line {node.lineno}: {_attribute_route(name, task)})")
+            found.append(f".{name} (line {line}: {_attribute_route(name, task)})")
     return sorted(set(found), key=found.index)
 
 

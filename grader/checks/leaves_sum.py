@@ -43,9 +43,9 @@ def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
                                      f"{inventory(arrays)}.")
     pairs = [(s, b, sums[s] - arr) for s in sums for b, (arr, _) in arrays.items()
              if b != s and arr.ndim >= 1 and _broadcasts(arr.shape, shape)]
-    close = dict(rtol=check.options.tolerance.rtol, atol=check.options.tolerance.atol)
+    rtol, atol = check.options.tolerance.rtol, check.options.tolerance.atol
     for s, b, added in pairs:
-        if np.allclose(added, rows, **close):
+        if np.allclose(added, rows, rtol=rtol, atol=atol):
             return judged(check, True, f"'{s}' = '{b}' + the rows asked for")
     if not pairs:
         return judged(check, False, f"'{next(iter(sums))}' has the sum's shape, but no other "
@@ -56,7 +56,7 @@ def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
     for s, b, added in pairs:
         for start in range(table.shape[0] - count + 1):
             window = table[start:start + count]
-            if np.shape(added)[-window.ndim:] == window.shape and np.allclose(added, window, **close):
+            if np.shape(added)[-window.ndim:] == window.shape and np.allclose(added, window, rtol=rtol, atol=atol):
                 return judged(check, False, f"'{s}' = '{b}' + rows {start} to {start + count - 1} "
                                              f"of the {table.shape} table; the exercise asks for "
                                              f"rows {check.options.select}.")
