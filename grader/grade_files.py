@@ -27,7 +27,7 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from .result import UNGRADABLE_CHECK
+from .result import SKIPPED, UNGRADABLE_CHECK
 from .roster import Enrolled, Roster
 from .student_text import for_csv
 
@@ -97,7 +97,7 @@ def _number(value) -> str:
 
 def _check_cells(report: dict | None, names: list[str]) -> list[str]:
     """The points of each check; empty where it never ran (skipped, or not in the report)."""
-    ran = {c["name"]: c["score"] for c in (report or {}).get("checks", []) if c["status"] != "skipped"}
+    ran = {c["name"]: c["score"] for c in (report or {}).get("checks", []) if c["status"] != SKIPPED}
     return [_number(ran.get(name)) for name in names]
 
 
