@@ -48,7 +48,7 @@ def test_what_the_kinds_say_about_cases():
     assert [n for n, k in KINDS.items() if k.reads_source] == ["imports"]
 
 
-def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path):
+def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
     """What the README promises: a Kind added to the registry brings its fields into the
     schema, its reading into task loading and its run into grading."""
     @dataclasses.dataclass(frozen=True)
@@ -86,20 +86,17 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path):
           - {name: d, kind: counts, at_least: 300}
         """))
     import grader.spec
-    saved = grader.spec._schema_in_force
-    try:
-        KINDS["counts"] = counts
-        grader.spec._schema_in_force = None
-        with pytest.raises(SpecError) as caught:
-            load_task(str(folder))
-        assert "checks[1].at_least: too many." in str(caught.value)
-        (folder / "task.yaml").write_text((folder / "task.yaml").read_text().replace("300", "30"))
-        task = load_task(str(folder))
-        assert task.checks[1].options == CountsOptions(at_least=30)
-        assert kind_of(task.checks[1]) is counts
-    finally:
-        del KINDS["counts"]
-        grader.spec._schema_in_force = saved
+    monkeypatch.setitem(KINDS, "counts", counts)
+    # (the schema in force and its validator are built once per process: built again here)
+    monkeypatch.setattr(grader.spec, "_schema_in_force", None)
+    monkeypatch.setattr(grader.spec, "_validator", None)
+    with pytest.raises(SpecError) as caught:
+        load_task(str(folder))
+    assert "checks[1].at_least: too many." in str(caught.value)
+    (folder / "task.yaml").write_text((folder / "task.yaml").read_text().replace("300", "30"))
+    task = load_task(str(folder))
+    assert task.checks[1].options == CountsOptions(at_least=30)
+    assert kind_of(task.checks[1]) is counts
 
 
 def test_each_check_of_the_sample_task_has_its_kinds_options():
