@@ -259,7 +259,8 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
     from .grading import prepare
     prepare(task, options)
     task_ref = task_files(task) if dask_address else task.folder
-    pending, failed = {}, []
+    pending: dict = {}
+    failed: list = []
     for s in todo:
         if s.problem:
             _store(book, task, s, _cannot_grade(task, s, s.problem), progress)

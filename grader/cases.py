@@ -56,9 +56,9 @@ def split_arguments(params: tuple[str, ...], args: dict) -> tuple[list, dict]:
 
 
 def expected_output(task: Task, reference, check: CheckSpec, args: dict):
-    positional, keywords = split_arguments(task.functions[check.call], args)
+    positional, keywords = split_arguments(task.functions[check.function()], args)
     try:
-        return call_reference(reference, check.call, positional, keywords)
+        return call_reference(reference, check.function(), positional, keywords)
     except Exception as exc:
         raise ReferenceFailed(f"the reference solution raised {type(exc).__name__}: "
                               f"{str(exc)[:300]} on {check.call}({_shown_args(args)}); "
@@ -92,9 +92,11 @@ def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True,
         return _memory[key]
     found = _read(key) if use_disk else None
     if found is None:
-        literal = [literal_case(c) for c in (check.fixed_cases if check.kind == "example" else check.edge_cases)]
+        from .checks import kind_of
+        kind = kind_of(check)
+        literal = [literal_case(c) for c in check.options.literal_cases]
         generated = []
-        if check.kind in ("property", "mutation"):
+        if kind.generated_cases:
             from .hypothesis_driver import collect
             try:
                 generated = collect(check)
@@ -102,7 +104,7 @@ def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True,
                 raise CasesFailed(f"its cases cannot be generated ({type(exc).__name__}: "
                                   f"{str(exc)[:500]}); check its draw: and args: ranges") from None
         cases = literal + generated
-        needs_expected = check.kind != "mutation" and not check.has_expect
+        needs_expected = kind.expected_values and not check.options.expected_given
         expected = [expected_output(task, reference, check, c) if needs_expected else None
                     for c in cases]
         found = CaseSet(cases, expected, len(literal))
@@ -118,9 +120,11 @@ def reference_value(task: Task, reference, check: CheckSpec):
     freeze = frozen.load(task)
     if freeze is not None:
         return frozen.value(freeze, check)
-    if check.answer:
-        return getattr(reference, check.answer)()
-    return getattr(reference, check.reference)(**check.args)
+    from .checks import kind_of
+    compute = kind_of(check).reference_value
+    if compute is None:
+        raise TypeError(f"a {check.kind} check compares with no reference value")
+    return compute(reference, check)
 
 
 @functools.lru_cache(maxsize=None)

@@ -11,9 +11,12 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .result import ERROR, FAILED, PASSED, CheckResult, Result
+from .statuses import TIMED_OUT
 from .student_text import clean_report, for_markdown
 
-TIMED_OUT = ("did not finish within", "time budget")
+# Reports stored before checks had a reason: a timeout is known by launcher.py's words.
+LEGACY_TIMED_OUT = ("did not finish within", "time budget")
 BUCKETS = 10
 
 
@@ -30,8 +33,14 @@ class ClassSummary:
     timed_out: list[str] = field(default_factory=list)
 
 
-def _percent(report: dict) -> float:
-    return 100.0 * report["score"] / report["max_score"] if report["max_score"] else 100.0
+def _percent(report: Result) -> float:
+    return 100.0 * report.score / report.max_score if report.max_score else 100.0
+
+
+def _timed_out(check: CheckResult, stored: dict) -> bool:
+    if "reason" in stored:
+        return check.reason in TIMED_OUT
+    return any(words in check.message for words in LEGACY_TIMED_OUT)
 
 
 def _shape_of(message: str) -> str:
@@ -39,7 +48,8 @@ def _shape_of(message: str) -> str:
     return re.sub(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", "#", message)[:160]
 
 
-def summarize(task: str, reports: list[tuple[str, dict]]) -> ClassSummary:
+def summarize(task: str, stored: list[tuple[str, dict]]) -> ClassSummary:
+    reports = [(student, Result.from_dict(report)) for student, report in stored]
     percents = [_percent(r) for _, r in reports] or [0.0]
     distribution = [0] * BUCKETS
     for p in percents if reports else []:
@@ -47,17 +57,17 @@ def summarize(task: str, reports: list[tuple[str, dict]]) -> ClassSummary:
     checks: dict[str, list[bool]] = {}
     failures: Counter = Counter()
     errored, timed_out = [], []
-    for student, report in reports:
-        if report["status"] == "error":
+    for (student, report), (_, raw) in zip(reports, stored):
+        if report.status == ERROR:
             errored.append(student)
-        if any(any(t in c["message"] for t in TIMED_OUT) for c in report["checks"]):
+        if any(_timed_out(c, r) for c, r in zip(report.checks, raw.get("checks", []))):
             timed_out.append(student)
-        for check in report["checks"]:
-            if not check["max_score"]:
+        for check in report.checks:
+            if not check.max_score:
                 continue
-            checks.setdefault(check["name"], []).append(check["status"] == "passed")
-            if check["status"] in ("failed", "error") and check["message"]:
-                failures[(check["name"], _shape_of(check["message"]))] += 1
+            checks.setdefault(check.name, []).append(check.status == PASSED)
+            if check.status in (FAILED, ERROR) and check.message:
+                failures[(check.name, _shape_of(check.message))] += 1
     return ClassSummary(
         task=task, students=len(reports), mean_percent=statistics.fmean(percents),
         median_percent=statistics.median(percents), distribution=distribution,

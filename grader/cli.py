@@ -195,7 +195,8 @@ def cmd_check(args) -> int:
         print(f"grader: note: {result.isolation_note}", file=sys.stderr)
     colour = _colour(args.color) and args.format == "text" and args.output is None
     _write(RENDERERS[args.format](result, colour=colour), args.output)
-    return EXIT_FULL if result.status == "passed" else EXIT_BELOW
+    from .statuses import PASSED
+    return EXIT_FULL if result.status == PASSED else EXIT_BELOW
 
 
 def cmd_batch(args) -> int:

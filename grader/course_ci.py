@@ -23,7 +23,7 @@ import sys
 from .grading import Options, grade
 from .submission_file import SubmissionError
 from .redact import for_students
-from .report.github import annotations, workspace_of
+from .report import github
 from .report.junit import render_many
 from .result import ERROR, FAILED, PASSED, Result, ungradable
 from .spec import SpecError, Task, load_task
@@ -102,12 +102,12 @@ def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: st
         print(visible(f"{mark}  {r.task:<{width}}  {r.score:g}/{r.max_score:g}  {r.status}  ({r.isolation})"))
     print(f"total {total:g}/{maximum:g} = {percent:.0f}% (required: {min_score:g}%)")
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in annotations(results, workspace_of(root)):
+        for line in github.annotations(results, github.workspace_of(root)):
             print(line)
     if junit_path:
         os.makedirs(os.path.dirname(os.path.abspath(junit_path)), exist_ok=True)
         with open(junit_path, "w", encoding="utf-8") as f:
-            f.write(render_many(results, workspace_of(root)))
+            f.write(render_many(results, github.workspace_of(root)))
     summary_path = summary_path or os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as f:  # GitHub expects appends

@@ -69,6 +69,7 @@ def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folde
     write them under ``out_folder`` (default: the task's own folder); returns the digest.
     A ``kit`` copies them from the task's own freeze instead, never generating anew."""
     from .cases import case_set, reference_value
+    from .checks import kind_of
     target = os.path.join(out_folder or task.folder, FOLDER)
     arrays: dict[str, bytes] = {}
     checks = {}
@@ -79,10 +80,8 @@ def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folde
             entry = {"cases": wire.encode(cases.cases, blobs),
                      "expected": wire.encode(cases.expected, blobs),
                      "literal_count": cases.literal_count}
-        elif check.answer or check.reference:
-            value = (reference_value(task, reference, check) if kit
-                     else getattr(reference, check.answer)() if check.answer
-                     else getattr(reference, check.reference)(**check.args))
+        elif (compute := kind_of(check).reference_value) is not None:
+            value = reference_value(task, reference, check) if kit else compute(reference, check)
             entry = {"value": wire.encode(value, blobs)}
         else:
             continue

@@ -24,9 +24,10 @@ import csv
 import hashlib
 import os
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from .result import UNGRADABLE_CHECK
+from .result import SKIPPED, UNGRADABLE_CHECK
 from .roster import Enrolled, Roster
 from .student_text import for_csv
 
@@ -59,7 +60,7 @@ class Rows:
 
 
 def match(reports: list[tuple[str, dict]], roster: Roster | None,
-          failed: set[str] = frozenset()) -> Rows:
+          failed: AbstractSet[str] = frozenset()) -> Rows:
     """One row per roster student (in the roster's order), then one per unknown id;
     without a roster, one per report."""
     by_student = dict(reports)
@@ -96,7 +97,7 @@ def _number(value) -> str:
 
 def _check_cells(report: dict | None, names: list[str]) -> list[str]:
     """The points of each check; empty where it never ran (skipped, or not in the report)."""
-    ran = {c["name"]: c["score"] for c in (report or {}).get("checks", []) if c["status"] != "skipped"}
+    ran = {c["name"]: c["score"] for c in (report or {}).get("checks", []) if c["status"] != SKIPPED}
     return [_number(ran.get(name)) for name in names]
 
 

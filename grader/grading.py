@@ -12,9 +12,11 @@ import numpy as np
 
 from . import __version__
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
+from .statuses import (CRASHED, ENVIRONMENT, JUDGE, OK, RAISED, TASK, TIMEOUT, UNDEFINED, UNREADABLE,
+                       Reason, call_reason)
 from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
 from .spec import CheckSpec, SpecError, Task
-from .submission_file import SubmissionFile, python_source, read_submission
+from .submission_file import PythonSource, SubmissionFile, python_source, read_submission
 from .student_text import clip, name as visible_name
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
@@ -48,7 +50,7 @@ class Context:
     task: Task
     sandbox: Sandbox
     reference: object
-    source: str
+    source: PythonSource
     runtime_imports: list[str]
     use_cache: bool
     script: ScriptRun = field(default_factory=ScriptRun)
@@ -137,9 +139,11 @@ def _in_running_order(checks) -> list[CheckSpec]:
     doing in every call before them."""
     needed = {name for c in checks for name in c.needs}
 
+    from .checks import kind_of
+
     def group(hidden: bool) -> list[CheckSpec]:
         members = [c for c in checks if c.hidden == hidden]
-        late = [c for c in members if c.kind == "imports" and c.name not in needed]
+        late = [c for c in members if kind_of(c).reads_source and c.name not in needed]
         return [c for c in members if c not in late] + late
     return group(False) + group(True)
 
@@ -162,10 +166,10 @@ def _environment_problem(task: Task, error: dict) -> str | None:
 def _failure_text(outcome, doing: str) -> str:
     from .checks.calls import describe_error
     return {
-        "raised": lambda: f"{doing} {describe_error(outcome.error)}",
-        "timeout": lambda: (f"{doing} {outcome.error['message']}: is there an endless loop or a "
+        RAISED: lambda: f"{doing} {describe_error(outcome.error)}",
+        TIMEOUT: lambda: (f"{doing} {outcome.error['message']}: is there an endless loop or a "
                             "long computation at the top level?"),
-        "crashed": lambda: (f"while {doing}, {outcome.error['message']} "
+        CRASHED: lambda: (f"while {doing}, {outcome.error['message']} "
                             "(sys.exit, os._exit or a crash?)"),
     }.get(outcome.status, lambda: outcome.error.get("message", "the file could not be run"))()
 
@@ -175,17 +179,19 @@ def _run_result(task: Task, outcome) -> CheckResult:
     stopped with an exception part-way (what it printed and left is still checked)."""
     description = "the script runs to its end"
     output = outcome.stdout + outcome.stderr
-    if outcome.status == "ok":
+    if outcome.status == OK:
         return CheckResult(RUN_CHECK, PASSED, 0.0, 0.0, description=description)
-    environment = _environment_problem(task, outcome.error) if outcome.status == "raised" else None
+    environment = _environment_problem(task, outcome.error) if outcome.status == RAISED else None
     if environment:
-        return CheckResult(RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description)
-    ran_part_way = outcome.status == "raised" and outcome.error.get("type") != "SyntaxError"
+        return CheckResult(RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description,
+                           reason=ENVIRONMENT)
+    ran_part_way = outcome.status == RAISED and outcome.error.get("type") != "SyntaxError"
     from .checks.calls import error_line
     return CheckResult(RUN_CHECK, FAILED if ran_part_way else ERROR, 0.0, 0.0,
                        message=_failure_text(outcome, "running your script"),
                        description=description, output=output,
-                       line=error_line(outcome.error) if outcome.status == "raised" else None)
+                       line=error_line(outcome.error) if outcome.status == RAISED else None,
+                       reason=call_reason(outcome.status))
 
 
 def prepare(task: Task, options: Options = Options()) -> None:
@@ -209,19 +215,21 @@ def prepare(task: Task, options: Options = Options()) -> None:
 
 def _unreadable(task: Task, problem: str) -> CheckResult:
     name = RUN_CHECK if task.kind == "script" else LOAD_CHECK
-    return CheckResult(name, ERROR, 0.0, 0.0, message=f"your file was not run: {problem}.")
+    return CheckResult(name, ERROR, 0.0, 0.0, message=f"your file was not run: {problem}.",
+                       reason=UNREADABLE)
 
 
 def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
     """The 'loads' line of the report, and which required functions the file defines."""
     description = f"the file imports and defines {', '.join(task.functions)}"
-    if outcome.status != "ok":
-        why = (outcome.status == "raised" and _environment_problem(task, outcome.error)
-               or _failure_text(outcome, "importing your file"))
+    if outcome.status != OK:
+        environment = outcome.status == RAISED and _environment_problem(task, outcome.error)
+        why = environment or _failure_text(outcome, "importing your file")
+        reason: Reason = ENVIRONMENT if environment else call_reason(outcome.status)
         from .checks.calls import error_line
-        line = error_line(outcome.error) if outcome.status == "raised" else None
+        line = error_line(outcome.error) if outcome.status == RAISED else None
         return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0, message=why, description=description,
-                           output=outcome.stdout + outcome.stderr, line=line), set()
+                           output=outcome.stdout + outcome.stderr, line=line, reason=reason), set()
     found = outcome.value.get("functions", {})
     defined = {name for name in task.functions if found.get(name, {}).get("callable") is True}
     notes = []
@@ -238,35 +246,36 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
     if missing:
         message += ". Define every function the statement asks for, with exactly that name."
     return CheckResult(LOAD_CHECK, FAILED if missing else PASSED, 0.0, 0.0, message=message,
-                       description=description), defined
+                       description=description, reason=UNDEFINED if missing else None), defined
 
 
 def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set[str],
                  done: list[CheckResult]) -> CheckResult:
-    reason = None
-    if load.status == ERROR and check.kind != "imports":  # static checks still run
-        reason = f"your file did not {'run' if load.name == RUN_CHECK else 'load'} (see '{load.name}' above)"
+    from .checks import kind_of
+    skipped = None
+    if load.status == ERROR and not kind_of(check).reads_source:  # static checks still run
+        skipped = f"your file did not {'run' if load.name == RUN_CHECK else 'load'} (see '{load.name}' above)"
     elif check.call is not None and check.call not in defined:
-        reason = f"{check.call} is not defined in your file"
+        skipped = f"{check.call} is not defined in your file"
     else:
         status = {r.name: r.status for r in done}
         unmet = [n for n in check.needs if status.get(n) != PASSED]
         if unmet:
-            reason = f"needs {', '.join(repr(n) for n in unmet)} to pass first"
-    if reason:
-        return CheckResult(check.name, SKIPPED, 0.0, check.points, message=f"skipped: {reason}",
+            skipped = f"needs {', '.join(repr(n) for n in unmet)} to pass first"
+    if skipped:
+        return CheckResult(check.name, SKIPPED, 0.0, check.points, message=f"skipped: {skipped}",
                            description=check.description, function=check.call, hidden=check.hidden)
     from .cases import ReferenceFailed
-    from .checks import KINDS
     try:
-        return KINDS[check.kind](ctx, check)
+        return kind_of(check).run(ctx, check)
     except ReferenceFailed as exc:
         return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
                            message=f"the task itself is broken, not your code: {exc}. "
-                                   "Tell your instructor.", description=check.description)
+                                   "Tell your instructor.", description=check.description,
+                           reason=TASK)
     except Exception as exc:  # whatever a submission made a check trip over: its error only
         return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
-                           function=check.call, description=check.description,
+                           function=check.call, description=check.description, reason=JUDGE,
                            message=f"this check could not judge what your code produced "
                                    f"({type(exc).__name__}: {str(exc)[:300]}); no points for it. "
                                    "If your code is right, tell your instructor.")
@@ -303,8 +312,9 @@ def answer_bytes(task: Task, reference, use_cache: bool = True) -> int:
     largest = 0
     if task.kind == "script":
         from .cases import reference_value
+        from .checks import kind_of
         for check in task.checks:
-            if getattr(check, "reference", None):
+            if kind_of(check).arrays_in_answer:
                 with contextlib.suppress(Exception):
                     largest += int(np.asarray(reference_value(task, reference, check), dtype=float).nbytes)
         cap = max(SCRIPT_FLOOR_BYTES, SCRIPT_MARGIN * largest)

@@ -11,7 +11,7 @@ def parse_select(text: str) -> tuple:
     text = text.strip()
     if not (text.startswith("[") and text.endswith("]")) or not text[1:-1].strip():
         raise ValueError(f"'{text}' is not an index in brackets")
-    items = []
+    items: list[object] = []   # ints, slices and Ellipsis
     for part in text[1:-1].split(","):
         part = part.strip()
         if part == "...":

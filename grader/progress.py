@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+from .statuses import ERROR, PASSED
+
 
 class Progress:
     def __init__(self, total: int, stream):
@@ -20,8 +22,8 @@ class Progress:
 
     def update(self, report: dict) -> None:
         self.done += 1
-        self.below += report["status"] != "passed"
-        self.errors += report["status"] == "error"
+        self.below += report["status"] != PASSED
+        self.errors += report["status"] == ERROR
         if self.live:
             width = 30
             filled = width * self.done // max(self.total, 1)

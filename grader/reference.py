@@ -20,6 +20,7 @@ def load_reference(task: Task):
     if key not in _loaded:
         name = f"grader_reference_{task.id.replace('-', '_')}_{task.digest}"
         spec = importlib.util.spec_from_file_location(name, task.reference_path)
+        assert spec is not None and spec.loader is not None   # (a .py path always has both)
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)

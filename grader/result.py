@@ -1,15 +1,27 @@
 """Result records: plain data, built by the checks, read by the renderers."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
-PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+from .statuses import ERROR, FAILED, MISMATCH, PASSED, SKIPPED, UNGRADABLE, CheckStatus, Reason
+
+# (the statuses are re-exported: checks and renderers import them from here)
+__all__ = ["PASSED", "FAILED", "ERROR", "SKIPPED", "CheckResult", "Result", "UNGRADABLE_CHECK",
+           "judged", "total", "ungradable"]
+
+
+def _known(cls, data: dict) -> dict:
+    """The fields of ``cls`` found in ``data``: a report written by a newer grader (more
+    fields) or an older one (fewer: their defaults) still reads."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 @dataclass
 class CheckResult:
     name: str
-    status: str
+    status: CheckStatus
     score: float
     max_score: float
     message: str = ""
@@ -21,6 +33,11 @@ class CheckResult:
     cases: int = 0                     # how many argument sets were tried
     hidden: bool = False
     seconds: float = 0.0
+    reason: Reason | None = None       # why it did not pass (statuses.Reason); None when it did
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
+        return cls(**_known(cls, data))
 
 
 @dataclass
@@ -29,7 +46,7 @@ class Result:
     submission: str
     score: float
     max_score: float
-    status: str
+    status: CheckStatus
     isolation: str
     checks: list[CheckResult] = field(default_factory=list)
     task_version: str = ""
@@ -40,8 +57,15 @@ class Result:
     cases_digest: str = ""     # the frozen cases it was graded on ("generated ..." without a freeze)
     kit: bool = False          # graded on a student kit: public checks only
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Result":
+        """The inverse of ``to_dict``, for reports read back (gradebook rows, JSON files)."""
+        known = _known(cls, data)
+        known["checks"] = [CheckResult.from_dict(c) for c in data.get("checks", [])]
+        return cls(**known)
 
 
 UNGRADABLE_CHECK = "submission"   # the one line of a result for a file that could not be graded
@@ -51,23 +75,24 @@ def ungradable(task_id: str, task_version: str, max_score: float, submission: st
                reason: str) -> Result:
     """A result for a submission that could not be graded at all (missing, ambiguous,
     unreadable): every point lost, with the reason."""
-    check = CheckResult(UNGRADABLE_CHECK, ERROR, 0.0, max_score, message=reason)
+    check = CheckResult(UNGRADABLE_CHECK, ERROR, 0.0, max_score, message=reason, reason=UNGRADABLE)
     return Result(task=task_id, submission=submission, score=0.0, max_score=max_score,
                   status=ERROR, isolation="none", checks=[check], task_version=task_version)
 
 
-def judged(check, ok: bool, message: str = "") -> CheckResult:
+def judged(check, ok: bool, message: str = "", reason: Reason = MISMATCH) -> CheckResult:
     """The result line of a check spec that passed or failed as a whole."""
     return CheckResult(check.name, PASSED if ok else FAILED, check.points if ok else 0.0,
                        check.points, message=message, description=check.description,
-                       hidden=check.hidden)
+                       hidden=check.hidden, reason=None if ok else reason)
 
 
 def total(task: str, submission: str, isolation: str, checks: list[CheckResult],
-          load_failed: bool, **extra) -> Result:
+          load_failed: bool, **extra: Any) -> Result:
     """Sum the checks; status is passed at full marks and error when nothing could be graded."""
     score = round(sum(c.score for c in checks), 6)
     max_score = round(sum(c.max_score for c in checks), 6)
+    status: CheckStatus
     if load_failed:
         status = ERROR
     elif score >= max_score:

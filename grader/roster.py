@@ -68,7 +68,9 @@ def load_roster(path: str) -> Roster:
     unknown = [h for h in header if h not in REQUIRED + OPTIONAL]
     problems = [f"{path}:1: unknown column {visible_line(h)!r} (known: {', '.join(REQUIRED + OPTIONAL)})"
                 for h in unknown]
-    students, seen_ids, seen_lms = [], {}, {}
+    students: list[Enrolled] = []
+    seen_ids: dict[str, int] = {}
+    seen_lms: dict[str, int] = {}
     for number, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue

@@ -75,8 +75,9 @@ def _metadata_files(dist: metadata.Distribution, info: str):
             shipped.add(name)
             yield f"{info}/{name}", file.read_binary()
     for name in ("METADATA", "entry_points.txt"):   # an install without a RECORD
-        if name not in shipped and dist.read_text(name) is not None:
-            yield f"{info}/{name}", dist.read_text(name).encode()
+        text = dist.read_text(name) if name not in shipped else None
+        if text is not None:
+            yield f"{info}/{name}", text.encode()
 
 
 def wheel_bytes(dist: metadata.Distribution) -> bytes:
@@ -105,7 +106,7 @@ def pinned_requirements(dist: metadata.Distribution) -> list[str]:
     it on the other side if that side needs it. Markers are kept so the other side judges
     them for itself."""
     pins: dict[str, str] = {}
-    pending = [(r, ()) for r in dist.requires or []]
+    pending: list[tuple[str, tuple[str, ...]]] = [(r, ()) for r in dist.requires or []]
     while pending:
         requirement, extras = pending.pop()
         match = _REQUIREMENT.match(requirement)

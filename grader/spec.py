@@ -9,11 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import yaml
 
-from .index_expr import parse_select
 from .sandbox import Limits
 from .tolerance import Tolerance
 
@@ -30,39 +30,34 @@ class SpecError(Exception):
         self.problems = problems
 
 
+O = TypeVar("O", covariant=True)   # (read-only: a check of a narrower record fits)
+
+
 @dataclass(frozen=True)
-class CheckSpec:
+class CheckSpec(Generic[O]):
+    """What every check has; ``options`` holds its kind's own fields (a record the kind's
+    module defines: grader/checks/)."""
+
     name: str
     kind: str
+    options: O
     points: float = 1.0
     description: str = ""
     needs: tuple[str, ...] = ()
     hidden: bool = False
-    call: str | None = None
-    args: dict = field(default_factory=dict)
-    draw: dict = field(default_factory=dict)
-    cases: int = DEFAULT_CASES
-    fixed_cases: tuple[dict, ...] = ()   # example checks: literal argument sets
-    edge_cases: tuple[dict, ...] = ()    # property checks: literal sets tried first
-    compare: str = "values"
-    select: str | None = None
-    returns: dict = field(default_factory=dict)
-    expect: object = None
-    has_expect: bool = False
-    tolerance: Tolerance = Tolerance()
-    answer: str | None = None       # prints: reference function giving the printed answer
-    format: str | None = None       # prints: shape | integer
-    reference: str | None = None    # leaves-*: reference function building the array
-    shape: tuple[int, ...] = ()     # leaves-sum: shape of the sum
+    call: str | None = None         # the student function it calls, for kinds that call one
     line: int = 0
+
+    def function(self) -> str:
+        """The student function it calls; only for a kind that calls one."""
+        if self.call is None:
+            raise TypeError(f"check '{self.name}' ({self.kind}) calls no function")
+        return self.call
 
     @property
     def reference_functions(self) -> tuple[str, ...]:
-        return tuple(f for f in (self.call, self.answer, self.reference) if f)
-
-
-FUNCTION_KINDS = ("example", "property", "mutation")
-SCRIPT_KINDS = ("prints", "leaves-array", "leaves-sum")
+        own = getattr(self.options, "reference_function", None)
+        return tuple(f for f in (self.call, own) if f)
 
 
 @dataclass(frozen=True)
@@ -154,9 +149,7 @@ def _schema_problems(data, lines: dict, path: str) -> list[str]:
     global _validator
     if _validator is None:
         import jsonschema  # only when a spec is read: its import is not free
-        with open(SCHEMA_PATH, encoding="utf-8") as f:
-            schema = json.load(f)
-        _validator = jsonschema.Draft202012Validator(schema)
+        _validator = jsonschema.Draft202012Validator(_schema())
     from jsonschema.exceptions import best_match, relevance
     problems = []
     for error in sorted(_validator.iter_errors(data), key=relevance):
@@ -171,7 +164,20 @@ def _schema_problems(data, lines: dict, path: str) -> list[str]:
         else:
             text = f"{error.message}.{_hint(error)}"
         problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {text}")
-    return problems[:10]
+    # (a check without a kind meets every kind's rules, some of them alike: each said once)
+    return list(dict.fromkeys(problems))[:10]
+
+
+_schema_in_force: dict[str, Any] | None = None
+
+
+def _schema() -> dict[str, Any]:
+    """The schema in force: the published one with its check part made from the kinds."""
+    global _schema_in_force
+    if _schema_in_force is None:
+        from .checks.schema import task_schema
+        _schema_in_force = task_schema()
+    return _schema_in_force
 
 
 def _unknown_keys(error) -> list[str]:
@@ -209,9 +215,9 @@ def _validity_marker(path: str) -> str:
     """A cache entry named by the hash of the spec and the schema: same bytes, same verdict."""
     from .cases import cache_dir
     h = hashlib.sha256()
-    for p in (path, SCHEMA_PATH):
-        with open(p, "rb") as f:
-            h.update(f.read())
+    with open(path, "rb") as f:
+        h.update(f.read())
+    h.update(json.dumps(_schema(), sort_keys=True).encode())
     return os.path.join(os.path.dirname(cache_dir()), "valid-specs", h.hexdigest()[:32])
 
 
@@ -247,42 +253,9 @@ def load_task(folder: str) -> Task:
         if problems:
             raise SpecError(problems)
         _remember_valid(path)
+    assert isinstance(data, dict)   # (the schema wants a mapping at the top)
     task = _build(data, folder, path, lines)
     return task
-
-
-def _check_intervals(spec, at: tuple, problem) -> None:
-    """Ranges no value can be drawn from (min above max, a parity no integer in range has),
-    found when the task loads rather than as a Hypothesis error while grading. Bounds
-    that name other values ({ref: ...}) are checked when cases are generated."""
-    if not isinstance(spec, dict) or len(spec) != 1:
-        return
-    (form, opts), = spec.items()
-    if not isinstance(opts, dict):
-        return
-    if form in ("integers", "floats"):
-        _check_range(opts, at + (form,), problem)
-        low, high, parity = opts.get("min"), opts.get("max"), opts.get("parity")
-        if parity and _is_number(low) and _is_number(high) and low <= high and not any(
-                (n % 2 == 1) == (parity == "odd") for n in range(int(low), int(high) + 1)[:2]):
-            problem(at + (form, "parity"), f"no {parity} integer lies between {low} and {high}. "
-                                           "Widen the range or drop parity.")
-    elif form == "array":
-        for i, dim in enumerate(opts.get("shape", []) if isinstance(opts.get("shape"), list) else []):
-            _check_intervals(dim, at + ("array", "shape", i), problem)
-        for part in ("elements", "leading_axes"):
-            if isinstance(opts.get(part), dict):
-                _check_range(opts[part], at + ("array", part), problem)
-
-
-def _check_range(opts: dict, at: tuple, problem) -> None:
-    low, high = opts.get("min"), opts.get("max")
-    if _is_number(low) and _is_number(high) and low > high:
-        problem(at, f"min {low} is above max {high}: no value can be drawn. Swap them.")
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _is_kit(folder: str) -> bool:
@@ -295,6 +268,8 @@ def _is_kit(folder: str) -> bool:
 
 
 def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
+    from .checks import KINDS
+    from .checks.kind import Reading
     problems: list[str] = []
 
     def problem(at: tuple, text: str) -> None:
@@ -308,68 +283,26 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
         if not os.path.isfile(files[key]) and not (key == "reference" and _is_kit(folder)):
             problem((key,), f"file {files[key]} does not exist. Create it or fix the name.")
     default_tolerance = Tolerance(**data.get("tolerance", {}))
-    default_cases = data.get("cases", DEFAULT_CASES)
-    checks: list[CheckSpec] = []
-    names: set[str] = set()
-    hidden_names: set[str] = set()
+    checks: list[CheckSpec[Any]] = []
     for i, raw in enumerate(data["checks"]):
         at = ("checks", i)
-        name = raw["name"]
-        if name in names:
-            problem(at + ("name",), f"check name '{name}' is used twice. Check names must be unique.")
-        for need in raw.get("needs", []):
-            if need not in names:
-                problem(at + ("needs",), f"'{need}' is not a check defined above this one. "
-                                         "A check can only need checks listed before it.")
-            elif need in hidden_names and not raw.get("hidden", False):
-                problem(at + ("needs",), f"'{need}' is hidden, and hidden checks run after every "
-                                         "visible one. Make this check hidden too, or drop the need.")
-        names.add(name)
-        if raw.get("hidden", False):
-            hidden_names.add(name)
-        wrong_family = FUNCTION_KINDS if kind == "script" else SCRIPT_KINDS
-        if raw["kind"] in wrong_family:
+        _check_names(raw, at, checks, problem)
+        if kind not in KINDS[raw["kind"]].families:
             article = "an" if raw["kind"][0] in "aeiou" else "a"
-            problem(at + ("kind",), f"{article} {raw['kind']} check does not fit a {kind} task. Use "
-                                    f"{', '.join(('imports',) + (SCRIPT_KINDS if kind == 'script' else FUNCTION_KINDS))}.")
+            fitting = [k.name for k in KINDS.values() if kind in k.families]
+            problem(at + ("kind",), f"{article} {raw['kind']} check does not fit a {kind} task. "
+                                    f"Use {', '.join(fitting)}.")
         call = raw.get("call")
         if call is not None and call not in functions:
             problem(at + ("call",), f"'{call}' is not among functions: ({', '.join(functions)}). "
                                     "Declare it under functions: or fix the name.")
-        params = functions.get(call, ())
-        drawn = list(raw.get("draw", {}))
-        arg_sets = [raw.get("args", {})]
-        fixed = raw.get("cases") if isinstance(raw.get("cases"), list) else []
-        arg_sets += fixed + raw.get("edge_cases", [])
-        for args in arg_sets:
-            for arg in args:
-                if call is not None and arg not in params:
-                    problem(at + ("args",), f"'{arg}' is not a parameter of {call}({', '.join(params)}).")
-        _check_refs(raw.get("draw", {}), [], at + ("draw",), problem)
-        for group in ("draw", "args"):
-            for arg, spec in raw.get(group, {}).items():
-                _check_intervals(spec, at + (group, arg), problem)
-        _check_refs(raw.get("args", {}), drawn, at + ("args",), problem)
-        if "select" in raw:
-            try:
-                parse_select(raw["select"])
-            except ValueError as exc:
-                problem(at + ("select",), f"{exc}. Write a numpy index such as '[:, 0:2]' or '[..., -1]'.")
-        if raw.get("kind") == "example" and "expect" in raw and len(fixed) > 1:
-            problem(at + ("expect",), "a literal expect: fits one argument set; split the cases into checks.")
-        tolerance = Tolerance(**{**default_tolerance.as_dict(), **raw.get("tolerance", {})})
+        reading = Reading(raw, at, call, functions.get(call, ()), default_tolerance,
+                          data.get("cases", DEFAULT_CASES), problem)
         checks.append(CheckSpec(
-            name=name, kind=raw["kind"], points=float(raw.get("points", 1)),
-            description=raw.get("description", ""), needs=tuple(raw.get("needs", ())),
-            hidden=bool(raw.get("hidden", False)), call=call, args=raw.get("args", {}),
-            draw=raw.get("draw", {}),
-            cases=raw["cases"] if isinstance(raw.get("cases"), int) else default_cases,
-            fixed_cases=tuple(fixed) or ((raw.get("args", {}),) if raw["kind"] == "example" else ()),
-            edge_cases=tuple(raw.get("edge_cases", ())), compare=raw.get("compare", "values"),
-            select=raw.get("select"), returns=raw.get("returns", {}), expect=raw.get("expect"),
-            has_expect="expect" in raw, tolerance=tolerance, answer=raw.get("answer"),
-            format=raw.get("format"), reference=raw.get("reference"),
-            shape=tuple(raw.get("shape", ())), line=_line(lines, at)))
+            name=raw["name"], kind=raw["kind"], options=KINDS[raw["kind"]].read(reading),
+            points=float(raw.get("points", 1)), description=raw.get("description", ""),
+            needs=tuple(raw.get("needs", ())), hidden=bool(raw.get("hidden", False)), call=call,
+            line=_line(lines, at)))
     imports = data.get("imports", {})
     if problems:
         raise SpecError(problems)
@@ -382,28 +315,19 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
                 digest=_digest(path, files["reference"]))
 
 
-def _check_refs(strategies: dict, known: list[str], at: tuple, problem) -> None:
-    """Every {ref: name} must name a value drawn before it."""
-    seen = list(known)
-    for name, strategy in strategies.items():
-        for ref in _refs_in(strategy):
-            if ref not in seen:
-                problem(at + (name,), f"{{ref: {ref}}} refers to nothing drawn before '{name}'. "
-                                      "Draw it first (under draw:, or as an earlier argument).")
-        seen.append(name)
-
-
-def _refs_in(value):
-    if isinstance(value, dict):
-        if set(value) == {"ref"}:
-            yield value["ref"]
-        if "with" in value and isinstance(value["with"], list):
-            yield from value["with"]
-        for v in value.values():
-            yield from _refs_in(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _refs_in(v)
+def _check_names(raw: dict, at: tuple, earlier: list[CheckSpec[Any]], problem) -> None:
+    """A check's name is new, and what it needs comes before it (and is visible if it is)."""
+    names = {c.name for c in earlier}
+    hidden = {c.name for c in earlier if c.hidden}
+    if raw["name"] in names:
+        problem(at + ("name",), f"check name '{raw['name']}' is used twice. Check names must be unique.")
+    for need in raw.get("needs", []):
+        if need not in names:
+            problem(at + ("needs",), f"'{need}' is not a check defined above this one. "
+                                     "A check can only need checks listed before it.")
+        elif need in hidden and not raw.get("hidden", False):
+            problem(at + ("needs",), f"'{need}' is hidden, and hidden checks run after every "
+                                     "visible one. Make this check hidden too, or drop the need.")
 
 
 def _digest(*paths: str) -> str:

@@ -56,17 +56,17 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
                 f"not frozen: grades depend on the installed Hypothesis; run: grader freeze {task.folder}"))
     reference = load_reference(task)
     for check in task.checks:
-        if check.kind not in ("example", "property", "mutation"):
+        if check.call is None:   # (only a check that calls a function has cases)
             continue
         try:
             case_set = cases.case_set(task, reference, check, options.use_cache)
         except (cases.ReferenceFailed, cases.CasesFailed) as exc:
             add(Finding(check.name, False, str(exc)))
             continue
-        if check.has_expect and reference is not None:   # (a kit has none to compare with)
-            literal_args = literal_case(check.fixed_cases[0])
+        if check.options.expected_given and reference is not None:   # (a kit has none to compare with)
+            literal_args = literal_case(check.options.literal_cases[0])
             computed = cases.expected_output(task, reference, check, literal_args)
-            verdict = check_values(computed, literal_expectation(check), check.tolerance)
+            verdict = check_values(computed, literal_expectation(check), check.options.tolerance)
             if not verdict.ok:
                 add(Finding(check.name, False, f"the literal expect: disagrees with the reference: "
                                                f"{verdict.message}"))

@@ -8,34 +8,118 @@ Hypothesis finds the smallest failing input, one ``evaluate`` at a time.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generator, Protocol, cast
 
 import numpy as np
 
 from ..cases import CaseSet, ReferenceFailed, split_arguments
 from ..compare import Verdict, check_shape, check_type, check_values
 from ..result import ERROR, FAILED, PASSED, CheckResult
-from ..spec import CheckSpec
+from ..spec import DEFAULT_CASES, CheckSpec
+from ..statuses import (BUDGET, CRASHED, MALFORMED, MISMATCH, OK, RAISED, TIMEOUT, CheckStatus,
+                        Reason, call_reason)
+from ..tolerance import Tolerance
+from . import fields
+from .kind import Options, Reading
+
+if TYPE_CHECKING:
+    from ..grading import Context
 
 ARRAY_ELEMENTS_SHOWN = 24
 
 
+# --------------------------------------------------------------------------- their fields
+
+@dataclass(frozen=True)
+class CallOptions(Options):
+    """The fields of a kind that calls a student function: its arguments and how its
+    output is compared."""
+
+    args: dict = field(default_factory=dict)
+    compare: str = "values"
+    select: str | None = None
+    returns: dict = field(default_factory=dict)
+    tolerance: Tolerance = Tolerance()
+
+    @property
+    def literal_cases(self) -> tuple[dict, ...]:
+        """Literal argument sets, tried first (never shrunk)."""
+        return ()
+
+    @property
+    def expected_given(self) -> bool:
+        """The task gives the expected value itself: the reference is not asked."""
+        return False
+
+
+@dataclass(frozen=True)
+class DrawnOptions(CallOptions):
+    """Property and mutation checks: cases drawn by Hypothesis after literal edge cases."""
+
+    draw: dict = field(default_factory=dict)
+    cases: int = DEFAULT_CASES
+    edge_cases: tuple[dict, ...] = ()
+
+    @property
+    def literal_cases(self) -> tuple[dict, ...]:
+        return self.edge_cases
+
+
+CALL_FIELDS: dict[str, fields.JSON] = {"call": fields.CALL, "args": fields.ARGS}
+COMPARE_FIELDS: dict[str, fields.JSON] = {"compare": fields.COMPARE, "select": fields.SELECT,
+                                          "returns": fields.RETURNS}
+DRAWN_FIELDS: dict[str, fields.JSON] = {**CALL_FIELDS, "draw": fields.DRAW, "cases": fields.CASE_COUNT,
+                "edge_cases": fields.EDGE_CASES, **COMPARE_FIELDS, "tolerance": fields.TOLERANCE}
+
+
+def call_options(r: Reading) -> dict[str, Any]:
+    """The CallOptions fields of a check, once its arguments and index are checked."""
+    fields.check_arguments(r)
+    fields.check_select(r)
+    raw = r.raw
+    return dict(args=raw.get("args", {}), compare=raw.get("compare", "values"),
+                select=raw.get("select"), returns=raw.get("returns", {}), tolerance=r.tolerance())
+
+
+def read_drawn(r: Reading) -> DrawnOptions:
+    cases = r.raw.get("cases")
+    return DrawnOptions(**call_options(r), draw=r.raw.get("draw", {}),
+                        cases=cases if isinstance(cases, int) else r.default_cases,
+                        edge_cases=tuple(r.raw.get("edge_cases", ())))
+
+
+# --------------------------------------------------------------------------- running them
+
+class Judge(Protocol):
+    """Decides one call's verdict from what came back (and the expected value, if any)."""
+
+    needs_expected: bool
+    needs_inputs_back: bool
+
+    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: list) -> Verdict: ...
+
+
 @dataclass
 class Failure:
-    kind: str          # wrong | raised | timeout | crashed | error
+    reason: Reason     # mismatch | raised | timeout | crashed | malformed | budget
     message: str
     output: str = ""
     line: int | None = None   # where in the student's file it raised, when it did
 
 
-SHRINKABLE = ("wrong", "raised")  # timeouts and crashes are reported as first found
+SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: reported as first found
+# A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
+UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
 
 
-def run_cases(ctx, check: CheckSpec, judge, cases: CaseSet) -> CheckResult:
+def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: CaseSet) -> CheckResult:
     start = time.monotonic()
-    params = ctx.task.functions[check.call]
+    params = ctx.task.functions[check.function()]
     sent = [split_arguments(params, args) for args in cases.cases]
-    outcomes = ctx.sandbox.calls(check.call, sent, return_inputs=judge.needs_inputs_back)
+    # (a generator: closing it stops waiting for the answers of calls sent ahead)
+    outcomes = cast(Generator, ctx.sandbox.calls(check.function(), sent,
+                                                 return_inputs=judge.needs_inputs_back))
     try:
         for tried, (args, expected, (positional, keywords), outcome) in enumerate(
                 zip(cases.cases, cases.expected, sent, outcomes), start=1):
@@ -46,9 +130,9 @@ def run_cases(ctx, check: CheckSpec, judge, cases: CaseSet) -> CheckResult:
             return passed(check, len(cases.cases), time.monotonic() - start)
     finally:
         outcomes.close()  # calls sent ahead of a failure are not waited for
-    if failure.kind in SHRINKABLE and tried > cases.literal_count:
+    if failure.reason in SHRINKABLE and tried > cases.literal_count:
         args, failure = _shrink(ctx, check, judge) or (args, failure)
-    return failed(check, ctx.task.functions[check.call], failure, args, tried,
+    return failed(check, ctx.task.functions[check.function()], failure, args, tried,
                   time.monotonic() - start)
 
 
@@ -58,7 +142,7 @@ class _Found(Exception):
         self.case, self.failure = args, failure
 
 
-def _shrink(ctx, check: CheckSpec, judge) -> tuple[dict, Failure] | None:
+def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[dict, Failure] | None:
     """Re-run the check under Hypothesis, which re-finds the failure and shrinks it (only
     where the reference is at hand to answer new inputs: not in a kit). It only changes the
     input shown: the verdict was decided on the task's cases."""
@@ -72,7 +156,7 @@ def _shrink(ctx, check: CheckSpec, judge) -> tuple[dict, Failure] | None:
         except ReferenceFailed:
             return  # not a case the task defines an answer for
         failure = evaluate(ctx, check, judge, args, expected)
-        if failure is not None and failure.kind in SHRINKABLE:
+        if failure is not None and failure.reason in SHRINKABLE:
             raise _Found(args, failure)
 
     try:
@@ -84,37 +168,45 @@ def _shrink(ctx, check: CheckSpec, judge) -> tuple[dict, Failure] | None:
     return None
 
 
-def evaluate(ctx, check: CheckSpec, judge, args: dict, expected) -> Failure | None:
-    positional, keywords = split_arguments(ctx.task.functions[check.call], args)
-    outcome = ctx.sandbox.call(check.call, positional, keywords,
+def evaluate(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: dict,
+             expected: Any) -> Failure | None:
+    positional, keywords = split_arguments(ctx.task.functions[check.function()], args)
+    outcome = ctx.sandbox.call(check.function(), positional, keywords,
                                return_inputs=judge.needs_inputs_back)
     return judged(check, judge, outcome, positional + list(keywords.values()), expected)
 
 
-def judged(check: CheckSpec, judge, outcome, sent: list, expected) -> Failure | None:
+def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: list,
+           expected: Any) -> Failure | None:
     """The failure one call's outcome shows, judged here; None when it passed."""
     output = _output(outcome.stdout, outcome.stderr)
-    if outcome.status == "raised":
-        return Failure("raised", describe_error(outcome.error), output, error_line(outcome.error))
-    if outcome.status in ("timeout", "crashed"):
-        return Failure(outcome.status, f"the call {outcome.error['message']}", output)
-    if outcome.status != "ok":
-        return Failure("error", outcome.error["message"], output)
+    if outcome.status == RAISED:
+        return Failure(RAISED, describe_error(outcome.error), output, error_line(outcome.error))
+    if outcome.status in (TIMEOUT, CRASHED):
+        return Failure(call_reason(outcome.status), f"the call {outcome.error['message']}", output)
+    if outcome.status != OK:
+        return Failure(call_reason(outcome.status), outcome.error["message"], output)
     verdict = judge(check, expected, outcome, sent)
-    return None if verdict.ok else Failure("wrong", verdict.message, output)
+    return None if verdict.ok else Failure(MISMATCH, verdict.message, output)
 
 
-def compare_output(check: CheckSpec, expected, outcome, sent: list) -> Verdict:
+class _CompareOutput:
     """The judge of example and property checks: the output against the reference's."""
-    if check.compare == "type":
-        return check_type(outcome.value, check.returns, expected)
-    if check.compare == "shape":
-        return check_shape(expected, outcome.value)
-    return check_values(expected, outcome.value, check.tolerance, check.select)
+
+    needs_expected = True
+    needs_inputs_back = False
+
+    def __call__(self, check: CheckSpec[CallOptions], expected: Any, outcome: Any,
+                 sent: list) -> Verdict:
+        options = check.options
+        if options.compare == "type":
+            return check_type(outcome.value, options.returns, expected)
+        if options.compare == "shape":
+            return check_shape(expected, outcome.value)
+        return check_values(expected, outcome.value, options.tolerance, options.select)
 
 
-compare_output.needs_expected = True
-compare_output.needs_inputs_back = False
+compare_output = _CompareOutput()
 
 
 def error_line(error: dict) -> int | None:
@@ -162,17 +254,18 @@ def format_value(value) -> str:
     return repr(value)
 
 
-def passed(check: CheckSpec, cases: int, seconds: float) -> CheckResult:
+def passed(check: CheckSpec[Any], cases: int, seconds: float) -> CheckResult:
     return CheckResult(check.name, PASSED, check.points, check.points,
                        description=check.description, function=check.call, cases=cases,
                        hidden=check.hidden, seconds=seconds)
 
 
-def failed(check: CheckSpec, params: tuple[str, ...], failure: Failure, args: dict | None,
+def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, args: dict | None,
            cases: int, seconds: float) -> CheckResult:
-    status = ERROR if failure.kind == "error" else FAILED
+    status: CheckStatus = ERROR if failure.reason in UNJUDGED else FAILED
+    function = check.call or ""
     return CheckResult(check.name, status, 0.0, check.points, message=failure.message,
                        description=check.description, function=check.call,
-                       failing_input=format_call(check.call, params, args) if args is not None else None,
+                       failing_input=format_call(function, params, args) if args is not None else None,
                        output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
-                       line=failure.line)
+                       line=failure.line, reason=failure.reason)

@@ -2,25 +2,67 @@
 value is the reference's output, or a literal ``expect:`` given in task.yaml."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..cases import CaseSet
+from ..result import CheckResult
 from ..spec import CheckSpec
 from ..strategies import literal_case
-from .calls import compare_output, run_cases
+from . import fields
+from .calls import CALL_FIELDS, COMPARE_FIELDS, CallOptions, call_options, compare_output, run_cases
+from .kind import FUNCTIONS, Kind, Reading
+
+if TYPE_CHECKING:
+    from ..grading import Context
 
 
-def literal_expectation(check: CheckSpec):
+@dataclass(frozen=True)
+class ExampleOptions(CallOptions):
+    fixed_cases: tuple[dict, ...] = ()   # literal argument sets (args: alone, or cases:)
+    expect: Any = None                   # a literal expected value...
+    has_expect: bool = False             # ...when one is given (None is a value too)
+
+    @property
+    def literal_cases(self) -> tuple[dict, ...]:
+        return self.fixed_cases
+
+    @property
+    def expected_given(self) -> bool:
+        return self.has_expect
+
+
+def read(r: Reading) -> ExampleOptions:
+    options = call_options(r)
+    fixed = r.raw["cases"] if isinstance(r.raw.get("cases"), list) else []
+    if "expect" in r.raw and len(fixed) > 1:
+        r.problem(r.at + ("expect",), "a literal expect: fits one argument set; split the cases into checks.")
+    return ExampleOptions(**options, fixed_cases=tuple(fixed) or (options["args"],),
+                          expect=r.raw.get("expect"), has_expect="expect" in r.raw)
+
+
+def literal_expectation(check: CheckSpec[ExampleOptions]) -> Any:
     try:
-        value = np.asarray(check.expect)
+        value = np.asarray(check.options.expect)
     except ValueError:
-        return check.expect
-    return value if value.dtype.kind in "biufc" else check.expect
+        return check.options.expect
+    return value if value.dtype.kind in "biufc" else check.options.expect
 
 
-def run(ctx, check: CheckSpec):
-    if check.has_expect:
-        cases = CaseSet([literal_case(check.fixed_cases[0])], [literal_expectation(check)], 1)
+def run(ctx: Context, check: CheckSpec[ExampleOptions]) -> CheckResult:
+    if check.options.has_expect:
+        cases = CaseSet([literal_case(check.options.fixed_cases[0])], [literal_expectation(check)], 1)
     else:
         cases = ctx.case_set(check)
     return run_cases(ctx, check, compare_output, cases)
+
+
+KIND = Kind(
+    "example", FUNCTIONS, run, read, required=("call",), expected_values=True,
+    fields={**CALL_FIELDS,
+            "cases": {"oneOf": [fields.CASE_COUNT, fields.LITERAL_CASES]},
+            **COMPARE_FIELDS,
+            "expect": {"description": "Literal expected value; by default the reference computes it."},
+            "tolerance": fields.TOLERANCE})

@@ -24,8 +24,15 @@ import ast
 import dataclasses
 import time
 
+from typing import TYPE_CHECKING, Any
+
 from ..result import SKIPPED, CheckResult, judged
 from ..spec import CheckSpec, Task
+from ..statuses import IMPORTS
+from .kind import ANY_TASK, Kind
+
+if TYPE_CHECKING:
+    from ..grading import Context
 
 DYNAMIC_IMPORTERS = {"__import__", "import_module"}
 # Names that run code the scan cannot see, or hand out a module's or a frame's namespace.
@@ -90,7 +97,9 @@ def hidden_routes(source: str, task: Task | None = None) -> list[str]:
     tree = ast.parse(source)
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
-        name = why = None
+        name: str | None = None
+        why: str | None = None
+        line = getattr(node, "lineno", 0)   # (every node that can match below has a line)
         if isinstance(node, ast.Name) and node.id in DYNAMIC_CODE:
             found.append(f"{node.id} (line {node.lineno}: dynamic code)")
         elif isinstance(node, ast.Name) and node.id in ATTRIBUTE_CALLS and id(node) not in called:
@@ -110,15 +119,15 @@ def hidden_routes(source: str, task: Task | None = None) -> list[str]:
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 name = key.value
             else:
-                why = f"{node.func.id}() with a computed name"
+                why = f"{getattr(node.func, 'id')}() with a computed name"
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
                 and isinstance(node.slice.value, str) and _attribute_route(node.slice.value, task):
             found.append(f"[{node.slice.value!r}] (line {node.lineno}: "
                          f"{_attribute_route(node.slice.value, task)})")
         if why:
-            found.append(f"{why} (line {node.lineno}: the scan cannot tell what it reaches)")
+            found.append(f"{why} (line {line}: the scan cannot tell what it reaches)")
         elif name and _attribute_route(name, task):
-            found.append(f".{name} (line {node.lineno}: {_attribute_route(name, task)})")
+            found.append(f".{name} (line {line}: {_attribute_route(name, task)})")
     return sorted(set(found), key=found.index)
 
 
@@ -130,7 +139,7 @@ def _runtime_problem(entry: str) -> str:
     return f"{entry} (imported while running)"
 
 
-def harness_reach(ctx) -> list[str]:
+def harness_reach(ctx: Context) -> list[str]:
     """What in the submission could reach the worker's harness around it: every hidden
     route of the scan, an import the task does not allow (any module can be a way in:
     mmap, threading, ...; for a task without an imports policy, those that open a route:
@@ -156,7 +165,7 @@ def harness_reach(ctx) -> list[str]:
     return found
 
 
-def run(ctx, check: CheckSpec) -> CheckResult:
+def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
     start = time.monotonic()
     task = ctx.task
     if ctx.source.text is None:
@@ -184,4 +193,8 @@ def run(ctx, check: CheckSpec) -> CheckResult:
     message = (f"imports that this task does not allow: {', '.join(problems)}. "
                f"Allowed: {allowed_text}; no dynamic code (exec, eval, compile, __import__) "
                f"and no introspection of other code.") if problems else ""
-    return dataclasses.replace(judged(check, not problems, message), seconds=seconds)
+    return dataclasses.replace(judged(check, not problems, message, IMPORTS), seconds=seconds)
+
+
+# It takes no fields of its own; it reads the source, so it runs even when the file did not load.
+KIND = Kind("imports", ANY_TASK, run, reads_source=True)

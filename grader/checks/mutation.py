@@ -14,27 +14,38 @@ reached as an attribute: imports.harness_reach) gets no credit here.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Any
 
 from ..compare import Verdict, check_inputs_unchanged
-from ..result import FAILED, PASSED
+from ..result import FAILED, PASSED, CheckResult
 from ..spec import CheckSpec
-from .calls import run_cases
+from ..statuses import UNVERIFIED
+from .calls import DRAWN_FIELDS, DrawnOptions, read_drawn, run_cases
 from .imports import harness_reach
+from .kind import FUNCTIONS, Kind
+
+if TYPE_CHECKING:
+    from ..grading import Context
 
 
-def inputs_untouched(check: CheckSpec, expected, outcome, sent: list) -> Verdict:
-    verdict = check_inputs_unchanged(sent, outcome.inputs_after)
-    if verdict.ok and outcome.aliases_input:
-        return Verdict(False, "returned the input array itself (or a view of it), as observed "
-                              "inside the sandbox; return a new array.")
-    return verdict
+class _InputsUntouched:
+    """The judge of mutation checks: the inputs as read back, against the inputs as sent."""
+
+    needs_expected = False
+    needs_inputs_back = True
+
+    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: list) -> Verdict:
+        verdict = check_inputs_unchanged(sent, outcome.inputs_after)
+        if verdict.ok and outcome.aliases_input:
+            return Verdict(False, "returned the input array itself (or a view of it), as observed "
+                                  "inside the sandbox; return a new array.")
+        return verdict
 
 
-inputs_untouched.needs_expected = False
-inputs_untouched.needs_inputs_back = True
+inputs_untouched = _InputsUntouched()
 
 
-def run(ctx, check: CheckSpec):
+def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
     result = run_cases(ctx, check, inputs_untouched, ctx.case_set(check))
     # The arguments reach the function through the worker's harness, which runs in the
     # submission's own process: code that can reach that harness could hand the function
@@ -43,7 +54,11 @@ def run(ctx, check: CheckSpec):
     reach = harness_reach(ctx) if result.status == PASSED else []
     if not reach:
         return result
-    return dataclasses.replace(result, status=FAILED, score=0.0, message=(
+    return dataclasses.replace(result, status=FAILED, score=0.0, reason=UNVERIFIED, message=(
         f"not verified: the file can reach the grader's code that hands the function its "
         f"arguments ({', '.join(reach[:5])}), so an unchanged input proves nothing; "
         f"remove that code."))
+
+
+KIND = Kind("mutation", FUNCTIONS, run, read_drawn, fields=DRAWN_FIELDS, required=("call", "args"),
+            generated_cases=True)

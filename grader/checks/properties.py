@@ -2,9 +2,20 @@
 compared with the reference's; a failure is reported with its shrunk, minimal input."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..result import CheckResult
 from ..spec import CheckSpec
-from .calls import compare_output, run_cases
+from .calls import DRAWN_FIELDS, DrawnOptions, compare_output, read_drawn, run_cases
+from .kind import FUNCTIONS, Kind
+
+if TYPE_CHECKING:
+    from ..grading import Context
 
 
-def run(ctx, check: CheckSpec):
+def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
     return run_cases(ctx, check, compare_output, ctx.case_set(check))
+
+
+KIND = Kind("property", FUNCTIONS, run, read_drawn, fields=DRAWN_FIELDS, required=("call", "args"),
+            generated_cases=True, expected_values=True)

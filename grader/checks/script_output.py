@@ -10,9 +10,15 @@ ignored. Its numbers are read in order after dropping framework annotations such
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..result import CheckResult, judged
 from ..spec import CheckSpec
+from .kind import SCRIPT, Kind, Options, Reading
+
+if TYPE_CHECKING:
+    from ..grading import Context
 
 ANNOTATIONS = re.compile(r",?\s*(?:shape=\([^)]*\)|dtype=[\w.]+|device=[\w:'\"]+)")
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -29,9 +35,27 @@ def read_answer(stdout: str) -> tuple[str, list[float]] | None:
     return line, [float(n) for n in NUMBER.findall(ANNOTATIONS.sub("", line))]
 
 
-def expected_answer(ctx, check: CheckSpec):
+@dataclass(frozen=True)
+class PrintsOptions(Options):
+    answer: str = ""    # the reference function that returns the answer
+    format: str = ""    # how the printed answer is read: shape | integer
+
+    @property
+    def reference_function(self) -> str | None:
+        return self.answer
+
+
+def read(r: Reading) -> PrintsOptions:
+    return PrintsOptions(answer=r.raw["answer"], format=r.raw["format"])
+
+
+def reference_value(reference: Any, check: CheckSpec[PrintsOptions]) -> Any:
+    return getattr(reference, check.options.answer)()
+
+
+def expected_answer(ctx: Context, check: CheckSpec[PrintsOptions]) -> Any:
     value = ctx.reference_value(check)
-    return tuple(int(d) for d in value) if check.format == "shape" else int(value)
+    return tuple(int(d) for d in value) if check.options.format == "shape" else int(value)
 
 
 def _shown(numbers: list[float]) -> str:
@@ -39,23 +63,32 @@ def _shown(numbers: list[float]) -> str:
     return text + (", ..." if len(numbers) > NUMBERS_SHOWN else "")
 
 
-def run(ctx, check: CheckSpec) -> CheckResult:
+def run(ctx: Context, check: CheckSpec[PrintsOptions]) -> CheckResult:
     want = expected_answer(ctx, check)
     found = read_answer(ctx.script.stdout)
-    what = "a shape" if check.format == "shape" else "a length"
+    shape = check.options.format == "shape"
+    what = "a shape" if shape else "a length"
 
     if found is None:
         return judged(check, False, f"your script printed nothing; print {what} as its last line.")
     line, numbers = found
-    wanted = list(want) if check.format == "shape" else [want]
+    wanted = list(want) if shape else [want]
     if numbers == wanted:
         return judged(check, True)
     if not numbers:
         return judged(check, False, f"the last line you printed, '{line}', holds no number; "
                              f"print {what} as the last line.")
-    if check.format == "shape" and sorted(numbers) == sorted(wanted):
+    if shape and sorted(numbers) == sorted(wanted):
         return judged(check, False, f"you printed ({_shown(numbers)}): the right sizes in the wrong "
                              "order. Rows are positions, columns are axes.")
-    expected_text = f"({', '.join(map(str, wanted))})" if check.format == "shape" else str(want)
+    expected_text = f"({', '.join(map(str, wanted))})" if shape else str(want)
     return judged(check, False, f"the last line you printed reads as ({_shown(numbers)}); the answer "
                          f"is {expected_text}.")
+
+
+KIND = Kind(
+    "prints", SCRIPT, run, read, required=("answer", "format"), reference_value=reference_value,
+    fields={"answer": {"$ref": "#/$defs/identifier",
+                       "description": "Reference function that returns the answer the script must print."},
+            "format": {"enum": ["shape", "integer"],
+                       "description": "How the printed answer is read (see README: script tasks)."}})

@@ -12,7 +12,7 @@ Three rules of the runner shape this module:
   without a word, so at most ``LIMIT`` of each kind are printed, then one notice saying how
   many more there are and that the step summary lists them all.
 """
-from __future__ import annotations
+# (no `from __future__ import annotations`: this module defines a function of that name)
 
 import ast
 import os

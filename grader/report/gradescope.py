@@ -15,7 +15,7 @@ TEXT_FORMATS = {"output_format": "text", "test_output_format": "text", "test_nam
 
 
 def render(result: Result, **_options) -> str:
-    tests = []
+    tests: list[dict] = []
     for check in result.checks:
         if not check.max_score and check.status == PASSED:
             continue  # the 0-point 'loads'/'runs' line matters only when it fails

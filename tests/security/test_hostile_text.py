@@ -21,8 +21,6 @@ from test_adversarial import (BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZE
 
 from conftest import PE_TASK, ROOT, run_cli, course_with_full_tasks, tiers
 from grader.result import CheckResult, Result
-from grader.sandbox.launcher import CallOutcome
-from grader.sandbox import Opaque
 
 COURSE = os.path.join(ROOT, "examples", "course")
 

@@ -29,7 +29,7 @@ def _problems(tmp_path, yaml_text):
 
 def test_good_spec_loads(tmp_path):
     task = load_task(make_task(tmp_path / "task", GOOD_YAML))
-    assert task.id == "square" and task.checks[0].cases == 5
+    assert task.id == "square" and task.checks[0].options.cases == 5
 
 
 def test_unknown_field_is_named_with_its_line(tmp_path):

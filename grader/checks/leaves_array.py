@@ -1,0 +1,46 @@
+"""leaves-array checks: a variable the script left holds the reference's array (see
+script_work.py for what the leaves kinds share)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..compare import check_values
+from ..result import CheckResult, judged
+from ..spec import CheckSpec
+from . import fields
+from .kind import SCRIPT, Kind, Reading
+from .script_work import (REFERENCE_FIELD, LeavesOptions, close, inventory, leaves_options,
+                          reference_array, reference_value)
+
+if TYPE_CHECKING:
+    from ..grading import Context
+
+
+def read(r: Reading) -> LeavesOptions:
+    return LeavesOptions(**leaves_options(r))
+
+
+def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
+    want = reference_array(ctx, check)
+    arrays = ctx.script.arrays
+    for name, (arr, _) in arrays.items():
+        if close(arr, want, check):
+            return judged(check, True, f"found in variable '{name}'")
+    for name, (arr, _) in arrays.items():
+        if want.ndim == 2 and close(arr, want.T, check):
+            return judged(check, False, f"'{name}' holds the table transposed, shape "
+                                         f"{arr.shape}; it must have shape {want.shape} "
+                                         "(a row per position, a column per axis).")
+    for name, (arr, _) in arrays.items():
+        if arr.shape == want.shape:
+            verdict = check_values(want, arr, check.options.tolerance)
+            return judged(check, False, f"'{name}' has the table's shape {want.shape} but "
+                                         f"not its values: {verdict.message}")
+    return judged(check, False, f"no variable holds the {want.shape} table: build the "
+                                 "table and keep it in a variable (printing a shape you "
+                                 f"typed in does not count). {inventory(arrays)}.")
+
+
+KIND = Kind("leaves-array", SCRIPT, run, read, required=("reference",),
+            fields={**REFERENCE_FIELD, "args": fields.ARGS, "tolerance": fields.TOLERANCE},
+            reference_value=reference_value, arrays_in_answer=True)

@@ -1,0 +1,134 @@
+"""Check kinds: one module each, one registry line, the schema assembled from them."""
+import dataclasses
+import json
+import os
+import textwrap
+
+import jsonschema
+import pytest
+
+from grader.checks import KINDS, kind_of
+from grader.checks.kind import ANY_TASK, COMMON_FIELDS, FUNCTIONS, SCRIPT, Kind, Options, Reading
+from grader.checks.schema import SCHEMA_PATH, check_schema, task_schema, text
+from grader.spec import SpecError, load_task
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_the_published_schema_is_the_one_assembled_from_the_kinds():
+    with open(SCHEMA_PATH, encoding="utf-8") as f:
+        published = f.read()
+    assert published == text(task_schema()), \
+        "grader/schema/task.schema.json is out of date: run python -m grader.checks.schema"
+
+
+def test_registry_order_and_families():
+    assert list(KINDS) == ["imports", "example", "property", "mutation", "prints",
+                           "leaves-array", "leaves-sum"]
+    assert KINDS["imports"].families == ANY_TASK
+    assert {n for n, k in KINDS.items() if k.families == FUNCTIONS} == {"example", "property", "mutation"}
+    assert {n for n, k in KINDS.items() if k.families == SCRIPT} == {"prints", "leaves-array", "leaves-sum"}
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_each_kind_declares_what_it_requires(name):
+    kind = KINDS[name]
+    assert kind.name == name
+    assert set(kind.required) <= set(kind.fields)
+    assert not set(kind.fields) & set(COMMON_FIELDS)
+    assert kind.schema()["then"]["propertyNames"]["enum"][:len(COMMON_FIELDS)] == list(COMMON_FIELDS)
+
+
+def test_what_the_kinds_say_about_cases():
+    generated = {n for n, k in KINDS.items() if k.generated_cases}
+    expected = {n for n, k in KINDS.items() if k.expected_values}
+    assert generated == {"property", "mutation"}
+    assert expected == {"example", "property"}
+    assert {n for n, k in KINDS.items() if k.reference_value} == {"prints", "leaves-array", "leaves-sum"}
+    assert [n for n, k in KINDS.items() if k.reads_source] == ["imports"]
+
+
+def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
+    """What the README promises: a Kind added to the registry brings its fields into the
+    schema, its reading into task loading and its run into grading."""
+    @dataclasses.dataclass(frozen=True)
+    class CountsOptions(Options):
+        at_least: int = 0
+
+    def read(r: Reading) -> CountsOptions:
+        if r.raw["at_least"] > 100:
+            r.problem(r.at + ("at_least",), "too many.")
+        return CountsOptions(at_least=r.raw["at_least"])
+
+    counts = Kind("counts", SCRIPT, run=lambda ctx, check: None, read=read, required=("at_least",),
+                  fields={"at_least": {"type": "integer", "minimum": 0}})
+    registry = {**KINDS, "counts": counts}
+    schema = json.loads(text(task_schema()))
+    schema["$defs"]["check"] = check_schema(registry)
+    validator = jsonschema.Draft202012Validator(schema)
+    good = {"id": "t", "title": "t", "version": 1, "kind": "script",
+            "checks": [{"name": "c", "kind": "counts", "at_least": 3}]}
+    assert not list(validator.iter_errors(good))
+    bad = {**good, "checks": [{"name": "c", "kind": "counts", "at_least": 3, "call": "f"}]}
+    assert list(validator.iter_errors(bad))   # a field of another kind is refused
+
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "statement.md").write_text("s")
+    (folder / "reference.py").write_text("")
+    (folder / "task.yaml").write_text(textwrap.dedent("""\
+        id: t
+        title: t
+        version: 1
+        kind: script
+        checks:
+          - {name: c, kind: counts, at_least: 3}
+          - {name: d, kind: counts, at_least: 300}
+        """))
+    import grader.spec
+    monkeypatch.setitem(KINDS, "counts", counts)
+    # (the schema in force and its validator are built once per process: built again here)
+    monkeypatch.setattr(grader.spec, "_schema_in_force", None)
+    monkeypatch.setattr(grader.spec, "_validator", None)
+    with pytest.raises(SpecError) as caught:
+        load_task(str(folder))
+    assert "checks[1].at_least: too many." in str(caught.value)
+    (folder / "task.yaml").write_text((folder / "task.yaml").read_text().replace("300", "30"))
+    task = load_task(str(folder))
+    assert task.checks[1].options == CountsOptions(at_least=30)
+    assert kind_of(task.checks[1]) is counts
+
+
+def test_each_check_of_the_sample_task_has_its_kinds_options():
+    task = load_task(os.path.join(ROOT, "tasks", "positional-encoding"))
+    by_name = {c.name: c for c in task.checks}
+    example = by_name["example-table-3x4"]
+    assert example.options.literal_cases == ({"max_len": 3, "d_model": 4},)
+    assert example.options.expected_given and example.options.tolerance.atol == 1.0e-8
+    prop = by_name["table-shape"]
+    assert prop.options.cases == 40 and len(prop.options.edge_cases) == 3
+    assert prop.options.literal_cases == prop.options.edge_cases
+    assert prop.reference_functions == ("sinusoidal_pe",)
+    script = load_task(os.path.join(ROOT, "tasks", "pe-batch-sum"))
+    leaves_sum = next(c for c in script.checks if c.kind == "leaves-sum")
+    assert leaves_sum.options.shape and leaves_sum.options.select
+    assert leaves_sum.reference_functions == (leaves_sum.options.reference,)
+
+
+def test_a_kind_that_does_not_fit_the_task_names_those_that_do(tmp_path):
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "statement.md").write_text("s")
+    (folder / "reference.py").write_text("")
+    (folder / "task.yaml").write_text(textwrap.dedent("""\
+        id: t
+        title: t
+        version: 1
+        kind: script
+        checks:
+          - {name: c, kind: example, call: f}
+        """))
+    with pytest.raises(SpecError) as caught:
+        load_task(str(folder))
+    assert ("an example check does not fit a script task. Use imports, prints, leaves-array, "
+            "leaves-sum.") in str(caught.value)
