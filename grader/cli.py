@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("task", help="task folder (holds task.yaml)")
     check.add_argument("submission", help="the student's .py file, a folder holding one, or - "
                                           "to read it from standard input")
-    check.add_argument("--format", choices=["text", "json", "junit", "gradescope"], default="text")
+    from .report import RENDERERS
+    check.add_argument("--format", choices=list(RENDERERS), default="text")
     check.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     check.add_argument("--staff", action="store_true",
