@@ -65,6 +65,8 @@ def _json_object(data: bytes):
         raise NotebookProblem(f"is not a notebook: it is not UTF-8 text (byte {exc.start}), "
                               "and Jupyter saves notebooks as UTF-8 JSON") from None
     text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise NotebookProblem("is empty: a notebook is the JSON file Jupyter saves")
     try:
         raw = json.loads(text)
     except RecursionError:
@@ -78,6 +80,22 @@ def _json_object(data: bytes):
     if not isinstance(raw, dict):
         raise NotebookProblem("is not a notebook: its JSON is not an object with cells")
     return text, raw
+
+
+def _check_cells(raw: dict) -> None:
+    """What the library would trip over before its validator says where: cells that are
+    not a list, a cell's source that is not text (format 4; format 3 is converted)."""
+    if raw.get("nbformat") != 4:
+        return
+    cells = raw.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookProblem("is not a valid notebook: it has no list of cells")
+    for number, cell in enumerate(cells, start=1):
+        source = cell.get("source", "") if isinstance(cell, dict) else None
+        if not (isinstance(source, str) or
+                (isinstance(source, list) and all(isinstance(s, str) for s in source))):
+            raise NotebookProblem(f"is not a valid notebook: cell {number} is not a cell whose "
+                                  "source is text; open it in Jupyter and save it again")
 
 
 def _path(path) -> str:
@@ -101,6 +119,7 @@ def read_notebook(data: bytes):
         raise NotebookProblem(f"is a notebook of format version {_shown(version, 40)}, and the "
                               "notebook library reads versions 3 and 4 (what Jupyter saves); "
                               "save it from Jupyter again")
+    _check_cells(raw)
     import nbformat
     try:
         with warnings.catch_warnings():
