@@ -34,7 +34,7 @@ from .student_text import student_id
 @dataclass(frozen=True)
 class Submission:
     student: str
-    path: str               # the .py file graded (or the folder, when none could be chosen)
+    path: str               # the .py or .ipynb file graded (or the folder, when none could be chosen)
     content: bytes
     content_hash: str
     problem: str | None = None   # why it cannot be graded at all (e.g. a folder of 3 files)
