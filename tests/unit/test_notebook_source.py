@@ -2,7 +2,7 @@
 cells as one module with a source map, IPython syntax left out with a note, hostile
 notebooks refused with a clear verdict, locations shown as "cell N, line M", discovery of
 .py/.ipynb in any case naming what it skips, and source read as Python reads it. (The
-commands that grade notebooks: tests/integration/test_notebooks.py.)"""
+commands that grade notebooks: tests/integration/test_notebook_hand_ins.py.)"""
 import json
 import os
 import xml.etree.ElementTree as ET
