@@ -58,9 +58,9 @@ def solution_for(root: str, task: Task) -> str | None:
     return os.path.join(folder, found[0]) if found else None
 
 
-def _missing(task: Task, root: str, reason: str) -> Result:
+def _missing(task: Task, root: str, reason: str, path: str | None = None) -> Result:
     return ungradable(task.id, task.version, task.max_score,
-                      os.path.join(root, "solutions", f"{task.id}.py"), reason)
+                      path or os.path.join(root, "solutions", f"{task.id}.py"), reason)
 
 
 def grade_course(root: str, options: Options) -> list[Result]:
@@ -82,7 +82,7 @@ def grade_course(root: str, options: Options) -> list[Result]:
         try:
             results.append(for_students(grade(task, path, task_options)))
         except SubmissionError as exc:
-            results.append(_missing(task, root, str(exc)))
+            results.append(_missing(task, root, str(exc), path))   # (the file it refused)
     return results
 
 

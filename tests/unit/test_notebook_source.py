@@ -268,6 +268,15 @@ def test_discovery_takes_py_and_ipynb_in_any_case_and_names_everything_it_skips(
         "__pycache__": "Python's bytecode cache, not a submission"}
 
 
+def test_a_skipped_name_is_shown_never_sent(tmp_path):
+    from grader.batch import discover, skipped_markdown
+    (tmp_path / "evil\x1b[2J|*x*.txt").write_text("")
+    [skipped] = discover(str(tmp_path)).skipped
+    assert skipped.name == "evil\\x1b[2J|*x*.txt"
+    assert skipped_markdown([skipped]).splitlines()[-1] == \
+        r"- skipped: evil\\x1b\[2J\|\*x\*\.txt (not a \.py or \.ipynb file)"
+
+
 def test_a_student_with_a_py_and_an_ipynb_is_one_error_naming_both(tmp_path):
     from grader.batch import discover
     klass = tmp_path / "class"
