@@ -1,7 +1,9 @@
 """``grader batch``: grade a class, in parallel, into a gradebook that survives any crash.
 
-SUBMISSIONS_DIR holds one file per student (student id = the file's stem) or one folder per
-student (id = the folder's name; the solution is its only .py file, or its solution.py).
+SUBMISSIONS_DIR holds one .py or .ipynb file per student (student id = the file's stem; the
+suffix in any case) or one folder per student (id = the folder's name; the solution is its
+only .py or .ipynb file, or its solution.py). Every other entry is named, with the reason it
+is not graded, on stderr and in the summary.
 Each job carries the submission's bytes, so what is graded is exactly what was hashed, and
 a remote Dask worker needs no shared filesystem. Results are stored one transaction each
 as they finish; a re-run skips submissions whose content and task are unchanged.
@@ -23,8 +25,8 @@ from .grading import Options, grade
 from .progress import Progress
 from .result import ungradable
 from .spec import Task, load_task
-from .submission_file import SubmissionError, SubmissionFile, read_submission
-from .student_text import clean_report, line
+from .submission_file import SubmissionError, SubmissionFile, read_submission, source_stem
+from .student_text import clean_report, for_markdown, line, visible
 from .student_text import name as visible_name
 from .student_text import student_id
 
@@ -32,39 +34,74 @@ from .student_text import student_id
 @dataclass(frozen=True)
 class Submission:
     student: str
-    path: str               # the .py file graded (or the folder, when none could be chosen)
+    path: str               # the .py or .ipynb file graded (or the folder, when none could be chosen)
     content: bytes
     content_hash: str
     problem: str | None = None   # why it cannot be graded at all (e.g. a folder of 3 files)
 
 
-def discover(folder: str) -> list[Submission]:
-    """One submission per .py file or folder of ``folder``, each read once, safely (see
-    submission_file.py: a link, a FIFO, a device or an oversized file is recorded as that
-    student's problem, never followed, opened or read)."""
+@dataclass(frozen=True)
+class Skipped:
+    """An entry of the class folder that is not graded, and why (said, never dropped)."""
+
+    name: str      # as shown: visible and one-to-one (student_text.student_id)
+    reason: str
+
+
+@dataclass(frozen=True)
+class Discovery:
+    submissions: list[Submission]
+    skipped: list[Skipped]
+
+
+def _skip_reason(entry: os.DirEntry) -> str | None:
+    """Why an entry of the class folder is no one's submission; None when it is one: a
+    .py or .ipynb file (the suffix in any case: Python runs ``dave.PY``) or a folder, where
+    a link or a special file is that student's hand-in, refused with its reason (a link
+    named like a folder, ``frank -> /somewhere``, too)."""
+    name = entry.name
+    is_folder = entry.is_dir(follow_symlinks=False)
+    if name.startswith("."):
+        return f"a hidden {'folder' if is_folder else 'file'}"
+    if source_stem(name) is not None:
+        return None
+    if is_folder and name == "__pycache__":
+        return "Python's bytecode cache, not a submission"
+    if is_folder or (entry.is_symlink() and "." not in name):
+        return None
+    if name.lower().endswith((".pyc", ".pyo")):
+        return "compiled Python, not source: hand in the .py file"
+    return "not a .py or .ipynb file"
+
+
+def discover(folder: str) -> Discovery:
+    """One submission per .py or .ipynb file or folder of ``folder``, each read once, safely
+    (see submission_file.py: a link, a FIFO, a device or an oversized file is recorded as
+    that student's problem, never followed, opened or read); every other entry is named
+    with the reason it was skipped."""
     if not os.path.isdir(folder):
         raise SubmissionError(f"{folder}: not a folder of submissions.")
     found: dict[str, Submission] = {}
-    entry_names: dict[str, str] = {}
+    entry_names: dict[str, list[str]] = {}
+    skipped = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         name, path = entry.name, entry.path
-        if name.startswith("."):
+        why = _skip_reason(entry)
+        if why is not None:
+            skipped.append(Skipped(student_id(name), why))
             continue
-        if name.endswith(".py"):
-            stem = name[:-3]
-        elif entry.is_dir(follow_symlinks=False) or entry.is_symlink():
-            stem = name  # a folder per student; a link in its place is refused below
-        else:
-            continue
+        stem = source_stem(name) or name   # (a folder per student: its name)
         # A student id is a file name, hostile text bound for the CSV, summary.md and the
         # terminal: shown visibly, and one-to-one, so no two students share a gradebook row.
         student = student_id(stem)
-        if student in found:      # alice.py beside alice/: which one is the hand-in?
+        entry_names.setdefault(student, []).append(name)
+        if student in found:      # alice.py beside alice.ipynb or alice/: which is the hand-in?
+            shown = [visible_name(n) for n in entry_names[student]]
+            both = ", ".join(shown[:-1]) + " and " + shown[-1]
             found[student] = Submission(student, path, b"", "-", (
-                f"two submissions for {student}: {visible_name(entry_names[student])} and "
-                f"{visible_name(name)}; keep one of them and run the batch again."))
+                f"two submissions for {student}: {both}; keep one of them and run the batch "
+                "again."))
             continue
-        entry_names[student] = name
         try:
             submission = read_submission(path)
         except SubmissionError as exc:
@@ -72,7 +109,17 @@ def discover(folder: str) -> list[Submission]:
             continue
         found[student] = Submission(student, submission.path, submission.data,
                                     hashlib.sha256(submission.data).hexdigest())
-    return list(found.values())
+    return Discovery(list(found.values()), skipped)
+
+
+def skipped_markdown(skipped: list[Skipped]) -> str:
+    """The summary's section on what in the folder was not graded (names escaped)."""
+    if not skipped:
+        return ""
+    lines = ["", f"## Not graded: {len(skipped)} other entr{'y' if len(skipped) == 1 else 'ies'} "
+                 "of the folder", ""]
+    lines += [f"- skipped: {for_markdown(s.name)} ({for_markdown(s.reason)})" for s in skipped]
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------- jobs
@@ -175,6 +222,7 @@ class BatchOutcome:
     summary_markdown: str
     grader_failed: list[str] = field(default_factory=list)  # stored as errors, regraded next run
     written: list[str] = field(default_factory=list)        # the files written in OUT
+    skipped_entries: list[Skipped] = field(default_factory=list)  # in the folder, no one's submission
 
 
 def _choose_sandbox(options: Options, folder: str, out_dir: str, stream) -> None:
@@ -211,7 +259,10 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
     os.makedirs(out_dir, exist_ok=True)
     book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
     try:
-        submissions = discover(folder)
+        discovery = discover(folder)
+        submissions = discovery.submissions
+        for entry in discovery.skipped:   # never dropped without a word
+            print(visible(f"skipped: {entry.name} ({entry.reason})"), file=stream)
         stored = book.stored(task.id)
         todo = [s for s in submissions if force or s.student not in stored
                 or stored[s.student].content_hash != s.content_hash
@@ -225,12 +276,12 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         progress.finish()
         reports = book.reports(task.id)
         written = _write_detailed(book, task.id, out_dir, None, excel=False)
-        text = render_markdown(summarize(task.id, reports))
+        text = render_markdown(summarize(task.id, reports)) + skipped_markdown(discovery.skipped)
         summary = grade_files.task_file(out_dir, "summary", task.id, "md")
         with open(summary, "w", encoding="utf-8") as f:
             f.write(text)
         return BatchOutcome(len(todo), len(submissions) - len(todo), text, failed,
-                            written.paths + [summary])
+                            written.paths + [summary], discovery.skipped)
     finally:
         book.close()
 

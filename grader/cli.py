@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="grade one submission file")
     check.add_argument("task", help="task folder (holds task.yaml)")
-    check.add_argument("submission", help="the student's .py file, a folder holding one, or - "
+    check.add_argument("submission", help="the student's .py or .ipynb file, a folder holding one, or - "
                                           "to read it from standard input")
     from .report import RENDERERS
     check.add_argument("--format", choices=list(RENDERERS), default="text")
@@ -60,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
 
     batch = commands.add_parser("batch", help="grade a class into a gradebook")
     batch.add_argument("task", help="task folder (holds task.yaml)")
-    batch.add_argument("submissions", help="a folder: one .py per student, or one folder per student")
+    batch.add_argument("submissions", help="a folder: one .py or .ipynb per student, or one folder "
+                                           "per student")
     batch.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="submissions graded at once (default: all cores)")
     batch.add_argument("--out", default="out", help="where gradebook.sqlite, grades-<task>.csv, "

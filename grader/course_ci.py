@@ -3,7 +3,8 @@
 Layout (see examples/course/):
 
     tasks/<task id>/          task.yaml, reference.py, statement.md
-    solutions/<task id>.py    the student's solution (or solutions/<task id>/ holding one .py)
+    solutions/<task id>.py    the student's solution: a .py or .ipynb file (the suffix in any
+                              case), or solutions/<task id>/ holding one
 
 Every task is graded against its solution; a missing solution scores 0. The command prints
 a summary, writes JUnit XML (--junit) and a Markdown summary (--summary, or GitHub's
@@ -21,7 +22,7 @@ import os
 import sys
 
 from .grading import Options, grade
-from .submission_file import SubmissionError
+from .submission_file import SubmissionError, source_stem
 from .redact import for_students
 from .report import github
 from .report.junit import render_many
@@ -42,24 +43,37 @@ def find_tasks(root: str) -> list[Task]:
 
 
 def solution_for(root: str, task: Task) -> str | None:
-    for candidate in (os.path.join(root, "solutions", f"{task.id}.py"),
-                      os.path.join(root, "solutions", task.id)):
-        if os.path.exists(candidate):
-            return candidate
-    return None
+    """solutions/<task id>.py or .ipynb (the suffix in any case), or solutions/<task id>/;
+    listed, never followed (a link is refused when it is read). SubmissionError when
+    there are two."""
+    folder = os.path.join(root, "solutions")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    found = [n for n in names if (source_stem(n) or n) == task.id]
+    if len(found) > 1:
+        raise SubmissionError(f"two solutions for {task.id}: {' and '.join(found)} in "
+                              f"{folder}; keep one of them.")
+    return os.path.join(folder, found[0]) if found else None
 
 
-def _missing(task: Task, root: str, reason: str) -> Result:
+def _missing(task: Task, root: str, reason: str, path: str | None = None) -> Result:
     return ungradable(task.id, task.version, task.max_score,
-                      os.path.join(root, "solutions", f"{task.id}.py"), reason)
+                      path or os.path.join(root, "solutions", f"{task.id}.py"), reason)
 
 
 def grade_course(root: str, options: Options) -> list[Result]:
     results = []
     for task in find_tasks(root):
-        path = solution_for(root, task)
+        try:
+            path = solution_for(root, task)
+        except SubmissionError as exc:
+            results.append(_missing(task, root, str(exc)))
+            continue
         if path is None:
-            results.append(_missing(task, root, f"no solution: add solutions/{task.id}.py"))
+            results.append(_missing(task, root, f"no solution: add solutions/{task.id}.py "
+                                                f"(or solutions/{task.id}.ipynb)"))
             continue
         # A task with hidden checks holds what the student must not see: grading it is
         # grading someone else's work, never in the rlimits tier.
@@ -68,7 +82,7 @@ def grade_course(root: str, options: Options) -> list[Result]:
         try:
             results.append(for_students(grade(task, path, task_options)))
         except SubmissionError as exc:
-            results.append(_missing(task, root, str(exc)))
+            results.append(_missing(task, root, str(exc), path))   # (the file it refused)
     return results
 
 

@@ -16,7 +16,7 @@ from .statuses import (CRASHED, ENVIRONMENT, JUDGE, OK, RAISED, TASK, TIMEOUT, U
                        Reason, call_reason)
 from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
 from .spec import CheckSpec, SpecError, Task
-from .submission_file import PythonSource, SubmissionFile, python_source, read_submission
+from .submission_file import PythonSource, SubmissionFile, read_submission, submission_source
 from .student_text import clip, name as visible_name
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
@@ -73,14 +73,15 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     start = time.monotonic()
     if not isinstance(submission, SubmissionFile):
         submission = read_submission(submission)
-    source = python_source(submission.data)
+    source = submission_source(submission)  # a .py file's bytes, or a notebook's code cells
     tier = choose_tier(options.isolation, options.others_work)
     if sandbox_tier(tier).file_permissions_are_walls:
         from .cases import cache_dir
         refuse_open_paths([task.folder, cache_dir()])
     limits = dataclasses.replace(task.limits, **options.limits)
     with workers(limits, tier, options.warm_workers) as spawn, \
-            Sandbox(submission.data, list(task.functions), limits, tier, spawn) as sandbox:
+            Sandbox(source.code, list(task.functions), limits, tier, spawn,
+                    source_map=source.source_map) as sandbox:
         sandbox.start()  # the worker imports numpy while this process does the same
         from .reference import load_reference
         reference = load_reference(task)
@@ -100,6 +101,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         else:
             outcome = sandbox.load()
             load, defined = _load_result(task, outcome)
+        if source.notes:  # what of a notebook was left out: said on the first line of the report
+            load = dataclasses.replace(load, message="; ".join(filter(None, [load.message, *source.notes])))
         ctx.runtime_imports = sandbox.evidence  # grows while checks run; read by imports checks
         done, renewed = [load], False
         for check in _in_running_order(task.checks):
@@ -186,11 +189,12 @@ def _run_result(task: Task, outcome) -> CheckResult:
         return CheckResult(RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description,
                            reason=ENVIRONMENT)
     ran_part_way = outcome.status == RAISED and outcome.error.get("type") != "SyntaxError"
-    from .checks.calls import error_line
+    from .checks.calls import error_cell, error_line
     return CheckResult(RUN_CHECK, FAILED if ran_part_way else ERROR, 0.0, 0.0,
                        message=_failure_text(outcome, "running your script"),
                        description=description, output=output,
                        line=error_line(outcome.error) if outcome.status == RAISED else None,
+                       cell=error_cell(outcome.error) if outcome.status == RAISED else None,
                        reason=call_reason(outcome.status))
 
 
@@ -226,10 +230,11 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
         environment = outcome.status == RAISED and _environment_problem(task, outcome.error)
         why = environment or _failure_text(outcome, "importing your file")
         reason: Reason = ENVIRONMENT if environment else call_reason(outcome.status)
-        from .checks.calls import error_line
+        from .checks.calls import error_cell, error_line
         line = error_line(outcome.error) if outcome.status == RAISED else None
         return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0, message=why, description=description,
-                           output=outcome.stdout + outcome.stderr, line=line, reason=reason), set()
+                           output=outcome.stdout + outcome.stderr, line=line, reason=reason,
+                           cell=error_cell(outcome.error) if line else None), set()
     found = outcome.value.get("functions", {})
     defined = {name for name in task.functions if found.get(name, {}).get("callable") is True}
     notes = []

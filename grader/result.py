@@ -30,6 +30,7 @@ class CheckResult:
     failing_input: str | None = None   # the (shrunk) call that failed, as Python source
     output: str = ""                   # what the student's code printed during that call
     line: int | None = None            # the line of the student's file a failure points at
+    cell: int | None = None            # in a notebook, the cell that line is in (source_map.py)
     cases: int = 0                     # how many argument sets were tried
     hidden: bool = False
     seconds: float = 0.0

@@ -6,7 +6,8 @@
 
 ``fails`` lists checks that must not pass (the file may lose points elsewhere too);
 ``error`` means nothing can be graded (e.g. the file does not import). The declaration is
-read as text; the sample is only ever run in the sandbox.
+read as text; the sample is only ever run in the sandbox. A notebook sample declares it in
+its first code or markdown cell (a markdown heading ``# expect: full marks`` reads the same).
 """
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ import os
 import re
 from dataclasses import dataclass
 
+from .notebook import NotebookProblem, is_notebook, read_notebook
 from .result import ERROR, PASSED, Result
+from .source_map import location_text
+from .submission_file import python_source, source_stem
 
 _DECLARATION = re.compile(r"^\s*#\s*expect:\s*(.+?)\s*$")
 HEAD_LINES = 30
@@ -27,24 +31,41 @@ class Expectation:
     line: int = 0
 
 
+def _head(path: str) -> tuple[int | None, list[str]]:
+    """Where a declaration may be: a file's first lines, or a notebook's first code or
+    markdown cell (its number, and its first lines)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not is_notebook(path):
+        text = python_source(data).text or data.decode("utf-8", "replace")
+        return None, text.splitlines()[:HEAD_LINES]
+    try:
+        cells = read_notebook(data).cells
+    except NotebookProblem as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    for number, cell in enumerate(cells, start=1):
+        if cell.cell_type in ("code", "markdown"):
+            return number, cell.source.splitlines()[:HEAD_LINES]
+    return None, []
+
+
 def read_expectation(path: str) -> Expectation | None:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            if number > HEAD_LINES:
-                break
-            match = _DECLARATION.match(line)
-            if not match:
-                continue
-            text = match.group(1)
-            if text == "full marks":
-                return Expectation("full marks", line=number)
-            if text == "error":
-                return Expectation("error", line=number)
-            if text.startswith("fails "):
-                names = tuple(n.strip() for n in text[len("fails "):].split(",") if n.strip())
-                return Expectation("fails", names, number)
-            raise ValueError(f"{path}:{number}: '# expect: {text}' is not understood. Write "
-                             "'full marks', 'error' or 'fails CHECK[, CHECK...]'.")
+    cell, lines = _head(path)
+    for number, line in enumerate(lines, start=1):
+        match = _DECLARATION.match(line)
+        if not match:
+            continue
+        text = match.group(1)
+        if text == "full marks":
+            return Expectation("full marks", line=number)
+        if text == "error":
+            return Expectation("error", line=number)
+        if text.startswith("fails "):
+            names = tuple(n.strip() for n in text[len("fails "):].split(",") if n.strip())
+            return Expectation("fails", names, number)
+        where = f"{path}:{number}" if cell is None else f"{path}: {location_text(cell, number)}"
+        raise ValueError(f"{where}: '# expect: {text}' is not understood. Write "
+                         "'full marks', 'error' or 'fails CHECK[, CHECK...]'.")
     return None
 
 
@@ -73,4 +94,4 @@ def sample_files(folder: str) -> list[str]:
     if not os.path.isdir(folder):
         return []
     return sorted(os.path.join(folder, name) for name in os.listdir(folder)
-                  if name.endswith(".py") and not name.startswith("."))
+                  if source_stem(name) is not None)

@@ -7,15 +7,23 @@ following links (``O_NOFOLLOW``, and without blocking), must be a regular file b
 ``fstat`` of what was opened, and is read up to a size cap; inside a folder, links and
 special files are refused by name before anything is opened. What comes out is bytes in
 memory: the sandbox is sent those bytes, never a path to the original.
+
+A submission is a Python file (``.py``) or a Jupyter notebook (``.ipynb``), the suffix in
+any case (``A.PY`` runs in Python as ``a.py`` does); ``submission_source`` turns either
+into the code that runs, decoded as Python decodes it.
 """
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 
+from .source_map import SourceMap
+
 MAX_SOURCE_BYTES = 1 << 20
-PREFERRED_NAMES = ("solution.py", "submission.py", "main.py")
+SUFFIXES = (".py", ".ipynb")                       # compared in lower case
+PREFERRED_STEMS = ("solution", "submission", "main")   # in a folder of several
 
 
 class SubmissionError(Exception):
@@ -35,6 +43,16 @@ class SubmissionFile:
         return os.path.basename(self.path)
 
 
+def source_stem(name: str) -> str | None:
+    """The name without its .py or .ipynb suffix (in any case), or None when it has
+    neither, is hidden (a dot first) or is nothing but the suffix."""
+    lower = name.lower()
+    for suffix in SUFFIXES:
+        if lower.endswith(suffix) and len(name) > len(suffix) and not name.startswith("."):
+            return name[:-len(suffix)]
+    return None
+
+
 def _kind(mode: int) -> str:
     for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
                        (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
@@ -45,22 +63,25 @@ def _kind(mode: int) -> str:
 
 
 def _refuse(path: str, what: str) -> SubmissionError:
-    return SubmissionError(f"{path}: is {what}, not a regular file. Hand in the .py file "
-                           "itself (a copy, not a link).")
+    return SubmissionError(f"{path}: is {what}, not a regular file. Hand in the .py or .ipynb "
+                           "file itself (a copy, not a link).")
 
 
 def _too_large(path: str) -> SubmissionError:
+    hint = (" Clear the notebook's outputs (Kernel > Restart & Clear Output) and save it again."
+            if path.lower().endswith(".ipynb") else "")
     return SubmissionError(f"{path}: is larger than {MAX_SOURCE_BYTES // 1024} KiB; a solution "
-                           "to this task is far smaller.")
+                           f"to this task is far smaller.{hint}")
 
 
 def read_submission(path: str) -> SubmissionFile:
-    """The submission at ``path``: a .py file, or a folder holding one (or a solution.py
-    among several), as Gradescope and course repositories hand them over."""
+    """The submission at ``path``: a .py or .ipynb file, or a folder holding one (or a
+    solution.py among several), as Gradescope and course repositories hand them over."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        raise SubmissionError(f"{path}: no such file. Give the path of a .py submission.") from None
+        raise SubmissionError(f"{path}: no such file. Give the path of a .py or .ipynb "
+                              "submission.") from None
     except OSError as exc:
         raise SubmissionError(f"{path}: cannot be read ({exc.strerror}).") from None
     if stat.S_ISDIR(info.st_mode):
@@ -69,21 +90,27 @@ def read_submission(path: str) -> SubmissionFile:
 
 
 def _from_folder(folder: str) -> SubmissionFile:
+    """The folder's only .py or .ipynb file; among several, the one named solution (then
+    submission, main), when exactly one has that name."""
     try:
-        entries = {e.name: e for e in os.scandir(folder)
-                   if e.name.endswith(".py") and not e.name.startswith(".")}
+        entries = {e.name: e for e in os.scandir(folder) if source_stem(e.name) is not None}
     except OSError as exc:
         raise SubmissionError(f"{folder}: cannot be read ({exc.strerror}).") from None
     names = sorted(entries)
-    chosen: str | None
-    if len(names) == 1:
-        chosen = names[0]
-    else:
-        chosen = next((n for n in PREFERRED_NAMES if n in entries), None)
-        if chosen is None:
-            raise SubmissionError(
-                f"{folder}: holds {len(names)} .py files ({', '.join(names[:5]) or 'none'}); "
-                f"submit exactly one .py file, or name the solution {PREFERRED_NAMES[0]}.")
+    chosen: str | None = names[0] if len(names) == 1 else None
+    if chosen is None:
+        for stem in PREFERRED_STEMS:
+            named = [n for n in names if (source_stem(n) or "").lower() == stem]
+            if len(named) > 1:
+                raise SubmissionError(f"{folder}: holds {' and '.join(named)}; keep one of them.")
+            if named:
+                chosen = named[0]
+                break
+    if chosen is None:
+        raise SubmissionError(
+            f"{folder}: holds {len(names)} .py or .ipynb files ({', '.join(names[:5]) or 'none'}); "
+            f"submit exactly one, or name the solution {PREFERRED_STEMS[0]}.py "
+            f"(or {PREFERRED_STEMS[0]}.ipynb).")
     entry = entries[chosen]
     path = os.path.join(folder, chosen)
     if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
@@ -124,10 +151,58 @@ def _read_file(path: str) -> SubmissionFile:
 
 @dataclass(frozen=True)
 class PythonSource:
-    """A submission's text as Python reads it, or why Python would refuse it."""
+    """A submission's code as Python reads it, or why it is refused. ``code`` is what the
+    sandbox runs and ``text`` what the import scan reads, the same code decoded as Python
+    decodes it: the file's own bytes for a .py file, the module made of a notebook's code
+    cells for a .ipynb (notebook.py), whose lines ``source_map`` traces back to cells."""
 
     text: str | None
     problem: str = ""
+    code: bytes = b""
+    source_map: SourceMap = SourceMap()
+    notes: tuple[str, ...] = ()   # what of the submission was not run, and why (for the report)
+
+    def where(self, line: int) -> str:
+        """A line of ``text``, as its author finds it: "line 7", "cell 4, line 2"."""
+        return self.source_map.where(line)
+
+
+def submission_source(submission: SubmissionFile) -> PythonSource:
+    """The code of a submission: a notebook's code cells (by its name, .ipynb in any case),
+    else the file as Python reads a .py file."""
+    from .notebook import NotebookProblem, holds_notebook, is_notebook, left_out_note, notebook_code
+    from .student_text import name as visible_name
+    shown = visible_name(submission.name)
+    if is_notebook(submission.name):
+        try:
+            notebook = notebook_code(submission.data)
+        except NotebookProblem as exc:
+            return PythonSource(None, f"{shown} {exc}")
+        source = python_source(notebook.text.encode("utf-8"))
+        notes = (left_out_note(notebook.left_out),) if notebook.left_out else ()
+        return PythonSource(source.text, source.problem, source.code, notebook.source_map, notes)
+    if holds_notebook(submission.data):
+        return PythonSource(None, f"{shown} holds a Jupyter notebook (its JSON), not Python "
+                                  "source: hand it in as a .ipynb file")
+    return python_source(submission.data)
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    """The line (1-based) of a byte, counting line ends as Python does."""
+    return len(re.findall(rb"\r\n|\r|\n", data[:offset])) + 1
+
+
+def _not_utf8(data: bytes) -> str:
+    """Python's reason for a file that is not UTF-8 and declares nothing else."""
+    try:
+        data.decode("utf-8")
+        return ("Python refuses its first lines (invalid or missing encoding declaration); "
+                "save the file as UTF-8")
+    except UnicodeDecodeError as exc:
+        line, byte = _line_at(data, exc.start), data[exc.start]
+        return (f"line {line} is not valid UTF-8 and the file declares no other encoding, so "
+                f"Python refuses it (SyntaxError: Non-UTF-8 code starting with '\\x{byte:02x}' "
+                f"on line {line}, but no encoding declared); save the file as UTF-8")
 
 
 def python_source(data: bytes) -> PythonSource:
@@ -144,18 +219,20 @@ def python_source(data: bytes) -> PythonSource:
     except SyntaxError as exc:
         reason = getattr(exc, "msg", None) or str(exc)
         if "invalid or missing encoding declaration" in reason:
-            return PythonSource(None, "it is not valid UTF-8 and declares no other encoding, so "
-                                      "Python refuses it; save the file as UTF-8")
+            return PythonSource(None, _not_utf8(data))
         return PythonSource(None, f"Python refuses its encoding declaration ({reason}); save "
                                   "the file as UTF-8 and remove the coding line")
     if not _reads_ascii_as_ascii(encoding):
         return PythonSource(None, f"it declares the encoding '{encoding}', which hides what the "
                                   "code says; save the file as UTF-8 and remove the coding line")
     try:
-        return PythonSource(data.decode(encoding))
+        return PythonSource(data.decode(encoding), code=data)
     except UnicodeDecodeError as exc:
-        return PythonSource(None, f"it is not valid {encoding} (byte {exc.start}: {exc.reason}); "
-                                  "save the file as UTF-8")
+        if encoding in ("utf-8", "utf-8-sig"):
+            return PythonSource(None, _not_utf8(data))
+        return PythonSource(None, f"line {_line_at(data, exc.start)} is not valid {encoding} (the "
+                                  f"encoding its coding line declares: byte 0x{data[exc.start]:02x}, "
+                                  f"{exc.reason}), so Python refuses it; save the file as UTF-8")
     except Exception as exc:   # whatever a codec raises: the file is refused, never the grader
         return PythonSource(None, f"it cannot be read as {encoding} ({type(exc).__name__}); "
                                   "save the file as UTF-8")

@@ -16,6 +16,7 @@ import numpy as np
 from ..cases import CaseSet, ReferenceFailed, split_arguments
 from ..compare import Verdict, check_shape, check_type, check_values
 from ..result import ERROR, FAILED, PASSED, CheckResult
+from ..source_map import location_text
 from ..spec import DEFAULT_CASES, CheckSpec
 from ..statuses import (BUDGET, CRASHED, MALFORMED, MISMATCH, OK, RAISED, TIMEOUT, CheckStatus,
                         Reason, call_reason)
@@ -106,6 +107,7 @@ class Failure:
     message: str
     output: str = ""
     line: int | None = None   # where in the student's file it raised, when it did
+    cell: int | None = None   # (in a notebook: the cell of that line)
 
 
 SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: reported as first found
@@ -181,7 +183,8 @@ def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: list
     """The failure one call's outcome shows, judged here; None when it passed."""
     output = _output(outcome.stdout, outcome.stderr)
     if outcome.status == RAISED:
-        return Failure(RAISED, describe_error(outcome.error), output, error_line(outcome.error))
+        return Failure(RAISED, describe_error(outcome.error), output, error_line(outcome.error),
+                       error_cell(outcome.error))
     if outcome.status in (TIMEOUT, CRASHED):
         return Failure(call_reason(outcome.status), f"the call {outcome.error['message']}", output)
     if outcome.status != OK:
@@ -217,6 +220,13 @@ def error_line(error: dict) -> int | None:
     return line if type(line) is int and line > 0 else None
 
 
+def error_cell(error: dict) -> int | None:
+    """In a notebook, the cell of ``error_line`` (the Sandbox located it: source_map.py)."""
+    frames = error.get("frames") or []
+    cell = frames[-1].get("cell") if frames else error.get("cell")
+    return cell if type(cell) is int and cell > 0 else None
+
+
 def describe_error(error: dict) -> str:
     text = f"raised {error.get('type', 'an exception')}"
     if error.get("message"):
@@ -224,9 +234,9 @@ def describe_error(error: dict) -> str:
     frames = error.get("frames") or []
     if frames:
         last = frames[-1]
-        text += f" (line {last['line']} in {last['function']}: {last['code']})"
+        text += f" ({location_text(last.get('cell'), last['line'])} in {last['function']}: {last['code']})"
     elif error.get("line"):
-        text += f" (line {error['line']})"
+        text += f" ({location_text(error.get('cell'), error['line'])})"
     return text
 
 
@@ -268,4 +278,4 @@ def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, arg
                        description=check.description, function=check.call,
                        failing_input=format_call(function, params, args) if args is not None else None,
                        output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
-                       line=failure.line, reason=failure.reason)
+                       line=failure.line, cell=failure.cell, reason=failure.reason)

@@ -24,9 +24,10 @@ import ast
 import dataclasses
 import time
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..result import SKIPPED, CheckResult, judged
+from ..source_map import location_text
 from ..spec import CheckSpec, Task
 from ..statuses import IMPORTS
 from .kind import ANY_TASK, Kind
@@ -88,11 +89,17 @@ def static_imports(source: str) -> list[tuple[str, int]]:
     return found
 
 
-def hidden_routes(source: str, task: Task | None = None) -> list[str]:
+def _line(number: int) -> str:
+    return location_text(None, number)
+
+
+def hidden_routes(source: str, task: Task | None = None,
+                  where: Callable[[int], str] = _line) -> list[str]:
     """What in the source would hide an import from the scan, or reach the worker that
-    runs it, each with its line: a name for dynamic code, an attribute (or an attribute
-    named by a string) that leads to a module, a C library or another frame, and an
-    attribute looked up by a name the scan cannot read."""
+    runs it, each with its line (as ``where`` shows it: a notebook's cell and line): a
+    name for dynamic code, an attribute (or an attribute named by a string) that leads to
+    a module, a C library or another frame, and an attribute looked up by a name the scan
+    cannot read."""
     found = []
     tree = ast.parse(source)
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
@@ -101,7 +108,7 @@ def hidden_routes(source: str, task: Task | None = None) -> list[str]:
         why: str | None = None
         line = getattr(node, "lineno", 0)   # (every node that can match below has a line)
         if isinstance(node, ast.Name) and node.id in DYNAMIC_CODE:
-            found.append(f"{node.id} (line {node.lineno}: dynamic code)")
+            found.append(f"{node.id} ({where(node.lineno)}: dynamic code)")
         elif isinstance(node, ast.Name) and node.id in ATTRIBUTE_CALLS and id(node) not in called:
             # getattr passed around (to an alias, to functools) hides the names it looks up
             why = f"{node.id} used as a value"
@@ -122,12 +129,12 @@ def hidden_routes(source: str, task: Task | None = None) -> list[str]:
                 why = f"{getattr(node.func, 'id')}() with a computed name"
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
                 and isinstance(node.slice.value, str) and _attribute_route(node.slice.value, task):
-            found.append(f"[{node.slice.value!r}] (line {node.lineno}: "
+            found.append(f"[{node.slice.value!r}] ({where(node.lineno)}: "
                          f"{_attribute_route(node.slice.value, task)})")
         if why:
-            found.append(f"{why} (line {line}: the scan cannot tell what it reaches)")
+            found.append(f"{why} ({where(line)}: the scan cannot tell what it reaches)")
         elif name and _attribute_route(name, task):
-            found.append(f".{name} (line {line}: {_attribute_route(name, task)})")
+            found.append(f".{name} ({where(line)}: {_attribute_route(name, task)})")
     return sorted(set(found), key=found.index)
 
 
@@ -155,8 +162,8 @@ def harness_reach(ctx: Context) -> list[str]:
 
     if ctx.source.text is not None:
         try:
-            found += hidden_routes(ctx.source.text, ctx.task)
-            found += [f"{module} (line {line})" for module, line in static_imports(ctx.source.text)
+            found += hidden_routes(ctx.source.text, ctx.task, ctx.source.where)
+            found += [f"{module} ({ctx.source.where(line)})" for module, line in static_imports(ctx.source.text)
                       if opens_a_route(module)]
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
@@ -174,12 +181,12 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
                            description=check.description)
     try:
         found = static_imports(ctx.source.text)
-        routes = hidden_routes(ctx.source.text, task)
+        routes = hidden_routes(ctx.source.text, task, ctx.source.where)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return CheckResult(check.name, SKIPPED, 0.0, check.points, hidden=check.hidden,
                            message=f"skipped: the file does not parse ({type(exc).__name__})",
                            description=check.description)
-    problems = [f"{module} (line {line})" for module, line in found if not allowed(task, module)]
+    problems = [f"{module} ({ctx.source.where(line)})" for module, line in found if not allowed(task, module)]
     problems += routes
     static_names = {module for module, _ in found}
     for entry in ctx.runtime_imports:

@@ -17,6 +17,7 @@ Three rules of the runner shape this module:
 import ast
 import os
 
+from ..notebook import is_notebook
 from ..result import ERROR, FAILED, Result
 from ..student_text import for_workflow_data, for_workflow_property
 
@@ -70,9 +71,12 @@ def definition_line(path: str, function: str | None) -> int:
     return 1
 
 
-def failure_line(result: Result, check) -> int:
+def failure_line(result: Result, check) -> int | None:
     """The line a failure points at: where the student's code raised, else where the
-    function it calls is defined."""
+    function it calls is defined. None in a notebook: a line of its JSON is no place in
+    its code, so the file is named without a line (the message says the cell and line)."""
+    if check.cell is not None or is_notebook(result.submission):
+        return None
     return check.line or definition_line(result.submission, check.function)
 
 

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from ..result import ERROR, FAILED, SKIPPED, Result
 from ..student_text import visible
+from ..submission_file import source_stem
 from .github import failure_line, relative_path
 from .text import check_details
 
@@ -41,8 +42,9 @@ def suite(result: Result, workspace: str | None = None) -> ET.Element:
         tag = {FAILED: "failure", ERROR: "error", SKIPPED: "skipped"}.get(check.status)
         if tag:
             ET.SubElement(case, tag, message=_clean(check.message[:500])).text = details
-        if file and check.status in (FAILED, ERROR):
-            case.set("line", str(failure_line(result, check)))
+        line = failure_line(result, check) if file and check.status in (FAILED, ERROR) else None
+        if line is not None:
+            case.set("line", str(line))
         if check.output:
             ET.SubElement(case, "system-out").text = _clean(check.output)
     if result.output:
@@ -51,7 +53,8 @@ def suite(result: Result, workspace: str | None = None) -> ET.Element:
 
 
 def _stem(path: str) -> str:
-    return re.sub(r"\W", "_", path.rsplit("/", 1)[-1].removesuffix(".py"))
+    name = path.rsplit("/", 1)[-1]
+    return re.sub(r"\W", "_", source_stem(name) or name)
 
 
 def render_many(results: list[Result], workspace: str | None = None) -> str:

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
 
+from ..source_map import SourceMap
 from ..student_text import line, sanitised
 from .inside import shared, wire
 from .inside.limits import Limits
@@ -57,7 +58,7 @@ class Sandbox:
 
     def __init__(self, source: bytes | str, functions: list[str], limits: Limits = Limits(),
                  tier: str = NAMES[-1], spawn: Spawner = FreshWorker,
-                 answer_bytes: int | None = None):
+                 answer_bytes: int | None = None, source_map: SourceMap | None = None):
         if isinstance(source, str):  # a path: read it as any submission is read
             from ..submission_file import read_submission
             source = read_submission(source).data
@@ -75,6 +76,9 @@ class Sandbox:
         # None: only the wire's own caps. Set it before the first request.
         self.answer_bytes = answer_bytes
         self._last_id = 0  # every request (and every call in one) has an id its answer echoes
+        # Where the lines of the code that runs came from (a notebook's cells): every error
+        # a worker reports speaks of the submission's own lines from here on.
+        self.source_map = source_map
 
     def _new_id(self) -> int:
         self._last_id += 1
@@ -238,6 +242,8 @@ class Sandbox:
                 f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")})
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
+        if self.source_map is not None and outcome.error:
+            outcome.error = self.source_map.located(outcome.error)
         if outcome.status in ("timeout", "crashed", "malformed"):
             # Whatever state the worker is in now is unknown: replace it for the next call.
             process.kill()

@@ -54,7 +54,7 @@ def test_submission_may_be_a_folder_with_one_file(tmp_path):
     assert json.loads(done.stdout)["score"] == score_without(*IGNORES_BASE_LOSES)
     shutil.copy(BAD, folder / "other.py")
     done = run_cli("check", PE_TASK, str(folder))
-    assert done.returncode == 2 and "holds 2 .py files" in done.stderr
+    assert done.returncode == 2 and "holds 2 .py or .ipynb files" in done.stderr
 
 
 def _workflow_grade_command():

@@ -1,0 +1,95 @@
+"""Hostile notebooks through ``grader check`` as Gradescope runs it: each gets a clear
+verdict (the file named, no points, no traceback, never the grader's crash), and IPython
+syntax cannot hide code from the import scan nor run code the scan did not see. (What each
+refusal says: tests/unit/test_notebook_source.py.)"""
+import json
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from conftest import PE_SAMPLES, PE_TASK, run_cli, score_without
+
+CORRECT = open(f"{PE_SAMPLES}/correct_vectorized.py").read()
+
+
+def notebook(*sources, **metadata) -> bytes:
+    nb = new_notebook(cells=[new_code_cell(s) for s in sources])
+    nb.metadata.update(metadata)
+    return nbformat.writes(nb).encode()
+
+
+def with_source(value) -> bytes:
+    raw = json.loads(notebook("x = 1"))
+    raw["cells"][0]["source"] = value
+    return json.dumps(raw).encode()
+
+
+def check(tmp_path, name: str, data: bytes) -> dict:
+    path = tmp_path / name
+    path.write_bytes(data)
+    done = run_cli("check", PE_TASK, str(path), "--format", "json", "--others-work", timeout=120)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    return json.loads(done.stdout)
+
+
+REFUSED = {
+    "huge JSON nesting": b'{"nbformat": 4, "cells": [' + b"[" * 200_000 + b"]" * 200_000 + b"]}",
+    "a source that is not text": with_source({"$ref": "#"}),
+    "a null byte in a cell": with_source(CORRECT + "\x00"),
+    "an R kernel": notebook(CORRECT, kernelspec={"name": "ir", "language": "R", "display_name": "R"}),
+    "format 5": json.dumps({"nbformat": 5, "nbformat_minor": 1, "metadata": {}, "cells": [
+        {"cell_type": "code", "source": CORRECT}]}).encode(),
+    "Python under a notebook's name": CORRECT.encode(),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(REFUSED))
+def test_a_hostile_notebook_gets_a_clear_verdict(tmp_path, attack):
+    report = check(tmp_path, "mallory.ipynb", REFUSED[attack])
+    assert report["score"] == 0 and report["status"] == "error"
+    assert report["checks"][0]["message"].startswith("your file was not run: mallory.ipynb ")
+
+
+def test_a_py_file_holding_a_notebook_is_not_run(tmp_path):
+    report = check(tmp_path, "mallory.py", notebook(CORRECT))
+    assert report["score"] == 0
+    assert "holds a Jupyter notebook" in report["checks"][0]["message"]
+
+
+def test_a_cell_magic_cannot_hide_code_that_runs(tmp_path):
+    """%%capture would swallow what its cell prints: the whole cell is left out, so neither
+    its import nor its side effect happens (and the note says so)."""
+    report = check(tmp_path, "mallory.ipynb", notebook(
+        CORRECT, "%%capture\nimport os\nprint('CAPTURED-CELL-RAN')\nos.getpid()"))
+    assert report["score"] == score_without()
+    assert "CAPTURED-CELL-RAN" not in report["output"]
+    assert "cell 2, the whole cell (it opens with the cell magic %%capture)" in report["checks"][0]["message"]
+
+
+def test_code_that_only_looks_like_a_magic_is_python_and_is_scanned(tmp_path):
+    """A '%' that continues an expression is Python: kept, run and seen by the scan."""
+    report = check(tmp_path, "mallory.ipynb", notebook(
+        CORRECT, "flag = (3\n% 2)\nimport os"))
+    imports = next(c for c in report["checks"] if c["name"] == "numpy-only")
+    assert imports["status"] == "failed" and "os (cell 2, line 3)" in imports["message"]
+
+
+def test_a_utf7_coding_line_in_a_cell_cannot_hide_an_import(tmp_path):
+    """In a .py file this declaration is refused (tests/security/test_hostile_submissions.py);
+    in a notebook a cell is text, and the line is a comment: what ran is what was scanned."""
+    report = check(tmp_path, "mallory.ipynb", notebook(
+        "# coding: utf-7\n" + CORRECT + "\nx = 1 # +AAo-import os\n"))
+    assert report["score"] == score_without()   # no import of os ran, none was hidden
+
+
+def test_stored_outputs_are_not_an_answer(tmp_path):
+    cell = new_code_cell("import numpy as np\nprint('not finished')", execution_count=1)
+    cell.outputs = [new_output("stream", name="stdout", text="(5, 8)\n")]
+    path = tmp_path / "mallory.ipynb"
+    nbformat.write(new_notebook(cells=[cell]), str(path))
+    done = run_cli("check", f"{PE_TASK}/../pe-table-shape", str(path), "--format", "json")
+    report = json.loads(done.stdout)
+    prints = next(c for c in report["checks"] if c["name"] == "prints-the-shape")
+    assert prints["status"] == "failed" and report["output"].strip() == "not finished"
