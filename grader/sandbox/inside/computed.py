@@ -1,0 +1,255 @@
+"""What a script computed, recorded while it runs: the values of its calls, the operands and
+results of its arithmetic, and the locals of its functions when they end.
+
+The worker compiles the submission from a rewritten syntax tree (``instrument``):
+
+- a call ``f(x)`` becomes ``<call>(site, f(x))``: the call itself is unchanged, its result
+  is handed to the recorder on the way out;
+- arithmetic ``a + b`` becomes ``<arith>(site, a, b)``: the recorder does the operation
+  (``operator.add``: the same as ``+``) and keeps both operands and the result; so does
+  ``x += y`` for a plain name, with the old value of an array copied first (the operation
+  may change it in place);
+- the body of every function becomes ``try: BODY finally: <exit>(site, <locals>())``: its
+  locals (the builtin ``locals``, called in its own frame) when it returns or raises.
+
+Why the source and not a profile hook: a hook (``sys.setprofile``) pays on every Python
+call in the process, numpy's own included, costs several times the run of a call-heavy
+script, and a script can replace it; rewritten code pays only at the script's own calls
+and operators, and stays rewritten. The recorder's names (``<call>``, ``<arith>``, ...)
+are not identifiers: the submission's source cannot define, call or shadow them. Line
+numbers are kept, so tracebacks point where they did. Annotations and ``match`` patterns
+are left alone (they are not run, or must stay literal).
+
+The recorder keeps the last value of each site (a loop costs no memory per pass) and never
+an array larger than what one answer may carry; what is sent back, and in which order, is
+decided after the run (``collect``), within the answer's caps. Whatever a submission makes
+the recorder hold, it had: the checks then judge those values as they judge its globals.
+"""
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass
+from types import BuiltinFunctionType, FunctionType, ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+CALL, ARITH, AUG, EXIT, LOCALS = "<call>", "<arith>", "<aug>", "<exit>", "<locals>"
+CODE_CHARS = 200          # characters of an expression's source kept to name it
+
+OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.MatMult: operator.matmul, ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    ast.BitAnd: operator.and_}
+IN_PLACE: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.iadd, ast.Sub: operator.isub, ast.Mult: operator.imul,
+    ast.MatMult: operator.imatmul, ast.Div: operator.itruediv, ast.FloorDiv: operator.ifloordiv,
+    ast.Mod: operator.imod, ast.Pow: operator.ipow, ast.LShift: operator.ilshift,
+    ast.RShift: operator.irshift, ast.BitOr: operator.ior, ast.BitXor: operator.ixor,
+    ast.BitAnd: operator.iand}
+
+# Values that are never arrays: not kept (checked by exact type: no student code runs).
+NOT_ARRAYS = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray, range,
+                        slice, dict, set, frozenset, FunctionType, BuiltinFunctionType,
+                        ModuleType, type, type(Ellipsis), type(NotImplemented)})
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place in the source whose values are recorded."""
+
+    kind: str              # call | arith | aug | exit
+    line: int
+    column: int
+    codes: tuple[str, ...]  # call: (call,); arith: (whole, left, right); aug: (whole, name);
+                            # exit: (function name,)
+    operation: Callable[[Any, Any], Any] | None = None
+
+
+# --------------------------------------------------------------------------- rewriting
+
+def instrument(source: str, path: str) -> tuple[Any, list[Site]]:
+    """The submission compiled from its rewritten tree, and the sites it records. Raises
+    SyntaxError as ``compile`` would on the original."""
+    tree = ast.parse(source, path)
+    rewriter = _Rewriter(source)
+    tree = ast.fix_missing_locations(rewriter.visit(tree))
+    return compile(tree, path, "exec", dont_inherit=True), rewriter.sites
+
+
+def _name(identifier: str) -> ast.Name:
+    return ast.Name(id=identifier, ctx=ast.Load())
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, source: str):
+        self.lines = source.encode("utf-8").splitlines(keepends=True)
+        self.sites: list[Site] = []
+
+    def _site(self, node: ast.AST, kind: str, codes: tuple[str, ...], operation=None) -> ast.Constant:
+        self.sites.append(Site(kind, getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
+                               codes, operation))
+        return ast.Constant(len(self.sites) - 1)
+
+    def _code(self, node: ast.AST) -> str:
+        """The node's source text (columns are UTF-8 offsets), on one line, clipped."""
+        try:
+            first, last = node.lineno - 1, node.end_lineno - 1          # type: ignore[attr-defined]
+            start, end = node.col_offset, node.end_col_offset           # type: ignore[attr-defined]
+            if first == last:
+                data = self.lines[first][start:end]
+            else:
+                data = b"".join([self.lines[first][start:], *self.lines[first + 1:last],
+                                 self.lines[last][:end]])
+            text = " ".join(data.decode("utf-8", "replace").split())
+        except (AttributeError, IndexError, TypeError):
+            text = "?"
+        return text[:CODE_CHARS]
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        code = self._code(node)
+        self.generic_visit(node)
+        site = self._site(node, "call", (code,))
+        return ast.copy_location(ast.Call(_name(CALL), [site, node], []), node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        codes = (self._code(node), self._code(node.left), self._code(node.right))
+        self.generic_visit(node)
+        site = self._site(node, "arith", codes, OPERATORS[type(node.op)])
+        return ast.copy_location(ast.Call(_name(ARITH), [site, node.left, node.right], []), node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        codes = (self._code(node), self._code(node.target))
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):   # an item or attribute: left as it is
+            return node
+        site = self._site(node, "aug", codes, IN_PLACE[type(node.op)])
+        value = ast.Call(_name(AUG), [site, _name(node.target.id), node.value], [])
+        return ast.copy_location(ast.Assign([ast.Name(id=node.target.id, ctx=ast.Store())], value), node)
+
+    def visit_FunctionDef(self, node):   # (and AsyncFunctionDef)
+        returns, node.returns = node.returns, None      # annotations are not rewritten
+        self.generic_visit(node)
+        node.returns = returns
+        site = self._site(node, "exit", (node.name[:CODE_CHARS],))
+        record = ast.Expr(ast.Call(_name(EXIT), [site, ast.Call(_name(LOCALS), [], [])], []))
+        body = node.body
+        docstring = body[:1] if (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                                 and isinstance(body[0].value.value, str)) else []
+        rest = body[len(docstring):] or [ast.Pass()]
+        node.body = docstring + [ast.Try(body=rest, handlers=[], orelse=[], finalbody=[record])]
+        return node   # (the new nodes take the def's line: ast.fix_missing_locations)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        return node                                     # its annotation is not rewritten
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        node.target = self.visit(node.target)
+        if node.value is not None:
+            node.value = self.visit(node.value)
+        return node
+
+    def visit_match_case(self, node: ast.match_case) -> ast.AST:
+        if node.guard is not None:                      # the pattern must stay literal
+            node.guard = self.visit(node.guard)
+        node.body = [self.visit(statement) for statement in node.body]
+        return node
+
+
+# --------------------------------------------------------------------------- recording
+
+class Recorder:
+    """Receives what the rewritten code hands over; keeps the last values of each site."""
+
+    def __init__(self, sites: list[Site], largest_bytes: int):
+        self.sites = sites
+        self.largest_bytes = largest_bytes   # an array larger than this is never sent: not kept
+        self.values: dict[int, tuple] = {}   # site -> its last values (see Site.codes)
+        self.locals: dict[int, dict] = {}    # exit site -> the function's last locals
+
+    def names(self) -> dict[str, Any]:
+        """What the rewritten code calls, bound in the namespace it runs in."""
+        return {CALL: self.call, ARITH: self.arith, AUG: self.augmented, EXIT: self.exit,
+                LOCALS: locals}
+
+    def _kept(self, value):
+        kind = type(value)
+        if type(kind) is type and kind in NOT_ARRAYS:   # (a metaclass's __hash__ is not called)
+            return None
+        if issubclass(kind, np.ndarray) and np.ndarray.nbytes.__get__(value) > self.largest_bytes:
+            return None
+        return value
+
+    def call(self, site: int, value):
+        kept = self._kept(value)
+        if kept is not None:
+            self.values[site] = (kept,)
+        else:
+            self.values.pop(site, None)
+        return value
+
+    def arith(self, site: int, left, right):
+        result = self.sites[site].operation(left, right)   # type: ignore[misc]
+        self.values[site] = (self._kept(result), self._kept(left), self._kept(right))
+        return result
+
+    def augmented(self, site: int, target, value):
+        before = self._kept(target)
+        if before is not None and issubclass(type(before), np.ndarray):
+            before = np.ndarray.copy(before)   # x += y may change x in place
+        result = self.sites[site].operation(target, value)  # type: ignore[misc]
+        self.values[site] = (self._kept(result), before)
+        return result
+
+    def exit(self, site: int, names: dict) -> None:
+        kept = {}
+        for name, value in list(names.items()):
+            value = self._kept(value)
+            if value is not None and type(name) is str:
+                kept[name] = value
+        self.locals[site] = kept
+
+
+# What each value of a site is, in the order of Site.codes' values.
+ROLES = {"call": ("call",), "arith": ("result", "left", "right"), "aug": ("result", "before")}
+PRIORITY = {"call": 0, "result": 0, "left": 1, "right": 1, "before": 1, "local": 2}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    role: str      # call | result | left | right | before | local
+    site: Site
+    name: str      # the local's name (role local), else ""
+    value: Any
+
+
+def candidates(recorder: Recorder) -> list[Candidate]:
+    """Everything recorded, most telling first: values of calls and results of arithmetic,
+    then operands, then functions' locals; each group in source order."""
+    found: list[Candidate] = []
+    for index, values in recorder.values.items():
+        site = recorder.sites[index]
+        for role, value in zip(ROLES[site.kind], values):
+            if value is not None:
+                found.append(Candidate(role, site, "", value))
+    for index, names in recorder.locals.items():
+        for name, value in names.items():
+            found.append(Candidate("local", recorder.sites[index], name, value))
+    found.sort(key=lambda c: (PRIORITY[c.role], c.site.line, c.site.column))
+    return found
+
+
+def describe(candidate: Candidate) -> dict:
+    """The plain data that names a candidate on the wire (the grader words it)."""
+    site = candidate.site
+    codes = site.codes
+    code = {"call": codes[0], "result": codes[0], "left": codes[1] if len(codes) > 1 else "",
+            "right": codes[2] if len(codes) > 2 else "", "before": codes[1] if len(codes) > 1 else "",
+            "local": codes[0]}[candidate.role]
+    return {"what": candidate.role, "line": int(site.line), "code": code[:CODE_CHARS],
+            "name": candidate.name[:100]}
