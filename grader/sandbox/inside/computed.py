@@ -66,6 +66,7 @@ class Site:
     column: int
     codes: tuple[str, ...]  # call: (call,); arith: (whole, left, right); aug: (whole, name);
                             # exit: (function name,)
+    nested: bool = False    # inside a function (or lambda) of the script
     operation: Callable[[Any, Any], Any] | None = None
 
 
@@ -88,10 +89,11 @@ class _Rewriter(ast.NodeTransformer):
     def __init__(self, source: str):
         self.lines = source.encode("utf-8").splitlines(keepends=True)
         self.sites: list[Site] = []
+        self.depth = 0          # functions and lambdas around the node visited
 
     def _site(self, node: ast.AST, kind: str, codes: tuple[str, ...], operation=None) -> ast.Constant:
         self.sites.append(Site(kind, getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
-                               codes, operation))
+                               codes, self.depth > 0, operation))
         return ast.Constant(len(self.sites) - 1)
 
     def _code(self, node: ast.AST) -> str:
@@ -132,7 +134,9 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node):   # (and AsyncFunctionDef)
         returns, node.returns = node.returns, None      # annotations are not rewritten
+        self.depth += 1
         self.generic_visit(node)
+        self.depth -= 1
         node.returns = returns
         site = self._site(node, "exit", (node.name[:CODE_CHARS],))
         record = ast.Expr(ast.Call(_name(EXIT), [site, ast.Call(_name(LOCALS), [], [])], []))
@@ -144,6 +148,12 @@ class _Rewriter(ast.NodeTransformer):
         return node   # (the new nodes take the def's line: ast.fix_missing_locations)
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+        return node
 
     def visit_arg(self, node: ast.arg) -> ast.AST:
         return node                                     # its annotation is not rewritten
@@ -230,7 +240,9 @@ class Candidate:
 
 def candidates(recorder: Recorder) -> list[Candidate]:
     """Everything recorded, most telling first: values of calls and results of arithmetic,
-    then operands, then functions' locals; each group in source order."""
+    then operands, then functions' locals; in each group, the script's top level before its
+    functions (a helper's result is named where it is called: ``table(4, 6)``, not by the
+    ``return`` inside), then source order."""
     found: list[Candidate] = []
     for index, values in recorder.values.items():
         site = recorder.sites[index]
@@ -240,7 +252,7 @@ def candidates(recorder: Recorder) -> list[Candidate]:
     for index, names in recorder.locals.items():
         for name, value in names.items():
             found.append(Candidate("local", recorder.sites[index], name, value))
-    found.sort(key=lambda c: (PRIORITY[c.role], c.site.line, c.site.column))
+    found.sort(key=lambda c: (PRIORITY[c.role], c.site.nested, c.site.line, c.site.column))
     return found
 
 
