@@ -244,14 +244,18 @@ def candidates(recorder: Recorder) -> list[Candidate]:
     functions (a helper's result is named where it is called: ``table(4, 6)``, not by the
     ``return`` inside), then source order."""
     found: list[Candidate] = []
-    for index, values in recorder.values.items():
-        site = recorder.sites[index]
-        for role, value in zip(ROLES[site.kind], values):
-            if value is not None:
-                found.append(Candidate(role, site, "", value))
-    for index, names in recorder.locals.items():
-        for name, value in names.items():
-            found.append(Candidate("local", recorder.sites[index], name, value))
+    sites = recorder.sites
+    # (The script can reach the recorder, say through globals(): what it handed over is
+    # taken only where it fits a site, as the rewritten code hands it.)
+    for index, values in list(recorder.values.items()):
+        site = sites[index] if type(index) is int and 0 <= index < len(sites) else None
+        if site is not None and site.kind in ROLES and type(values) is tuple:
+            found += [Candidate(role, site, "", value) for role, value in zip(ROLES[site.kind], values)
+                      if value is not None]
+    for index, names in list(recorder.locals.items()):
+        site = sites[index] if type(index) is int and 0 <= index < len(sites) else None
+        if site is not None and site.kind == "exit" and type(names) is dict:
+            found += [Candidate("local", site, name, value) for name, value in names.items()]
     found.sort(key=lambda c: (PRIORITY[c.role], c.site.nested, c.site.line, c.site.column))
     return found
 

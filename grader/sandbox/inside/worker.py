@@ -411,8 +411,12 @@ class Worker:
         out: list[bytes] = []
         seen: set[int] = set()
         left, used = _numbers_left(namespace, out, seen)
-        reply = {"ok": error is None, "globals": left,
-                 "computed": _numbers_computed(recorder, out, seen, used)}
+        try:
+            made = _numbers_computed(recorder, out, seen, used)
+        except BaseException:   # a recorder the script tampered with: it loses these arrays
+            made = []
+            del out[len(left):]
+        reply = {"ok": error is None, "globals": left, "computed": made}
         if error is not None:
             reply["error"] = error
         return reply, out
