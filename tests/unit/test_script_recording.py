@@ -196,3 +196,30 @@ def test_student_objects_hand_over_without_running_their_code():
         thing = make()
     """)
     assert [role for role, *_ in found(recorder)] == ["call", "call", "local"]
+
+
+def test_a_helpers_result_is_named_where_it_is_called():
+    _, recorder = run("""
+        import numpy as np
+
+        def table(n, d):
+            return np.zeros((n, d))
+
+        marked = np.ones((1, 3, 6)) + table(4, 6)[:3]
+    """)
+    first = next((role, line, text) for role, line, text, shape in arrays(recorder) if shape == (4, 6))
+    assert first == ("call", 7, "table(4, 6)")
+
+
+def test_what_the_script_hands_over_outside_any_site_is_dropped():
+    _, recorder = run("""
+        import numpy as np
+        table = np.zeros((5, 8)) + 1
+    """)
+    names = recorder.names()
+    for site in [-1, 10 ** 9, "x", None, 2.0]:
+        names[computed.CALL](site, [[0.5] * 8] * 5)
+        names[computed.EXIT](site, {"fake": [1.0, 2.0]})
+    names[computed.EXIT](0, {"fake": [1.0, 2.0]})        # a call site, not a function's
+    texts = [text for _, _, text, _ in found(recorder)]
+    assert texts == ["np.zeros((5, 8))", "np.zeros((5, 8)) + 1", "np.zeros((5, 8))"]

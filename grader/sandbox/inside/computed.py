@@ -12,18 +12,23 @@ The worker compiles the submission from a rewritten syntax tree (``instrument``)
 - the body of every function becomes ``try: BODY finally: <exit>(site, <locals>())``: its
   locals (the builtin ``locals``, called in its own frame) when it returns or raises.
 
-Why the source and not a profile hook: a hook (``sys.setprofile``) pays on every Python
-call in the process, numpy's own included, costs several times the run of a call-heavy
-script, and a script can replace it; rewritten code pays only at the script's own calls
-and operators, and stays rewritten. The recorder's names (``<call>``, ``<arith>``, ...)
-are not identifiers: the submission's source cannot define, call or shadow them. Line
-numbers are kept, so tracebacks point where they did. Annotations and ``match`` patterns
-are left alone (they are not run, or must stay literal).
+Why the source and not a profile hook (``sys.setprofile``; this Python has no
+``sys.monitoring``): the source must be rewritten anyway to see inline arithmetic, a hook
+pays on every Python call in the process (numpy's own included) on top of that, and a
+script can replace it; rewritten code pays only at the script's own calls, operators and
+functions (a Python loop of the script's runs a few times slower; numpy's work is
+untouched), and stays rewritten whatever hook the script installs. The worker installs no
+hook, so none is there to be taken for the script's. The recorder's names (``<call>``,
+``<arith>``, ...) are not identifiers: the submission's source cannot define, call or
+shadow them. Line numbers are kept, so tracebacks point where they did. Annotations and
+``match`` patterns are left alone (they are not run, or must stay literal).
 
-The recorder keeps the last value of each site (a loop costs no memory per pass) and never
-an array larger than what one answer may carry; what is sent back, and in which order, is
-decided after the run (``collect``), within the answer's caps. Whatever a submission makes
-the recorder hold, it had: the checks then judge those values as they judge its globals.
+The recorder keeps the last array-like value of each site (a loop costs no memory per
+pass), never a Python number, string or None, and never an array larger than what one
+answer may carry; what is sent back, and in which order (``candidates``), is decided after
+the run by the worker, within the answer's caps. Whatever a submission makes the recorder
+hold, it had: the checks judge those values as they judge its globals, so reaching the
+recorder (through ``globals()``, itself refused by the imports check) earns nothing.
 """
 from __future__ import annotations
 
@@ -174,55 +179,78 @@ class _Rewriter(ast.NodeTransformer):
 # --------------------------------------------------------------------------- recording
 
 class Recorder:
-    """Receives what the rewritten code hands over; keeps the last values of each site."""
+    """Receives what the rewritten code hands over; keeps the last array-like values of each
+    site (a Python number, string or None is never kept: no array is among them)."""
 
     def __init__(self, sites: list[Site], largest_bytes: int):
         self.sites = sites
         self.largest_bytes = largest_bytes   # an array larger than this is never sent: not kept
-        self.values: dict[int, tuple] = {}   # site -> its last values (see Site.codes)
+        self.values: dict[int, tuple] = {}   # site -> its last values (see ROLES)
         self.locals: dict[int, dict] = {}    # exit site -> the function's last locals
 
     def names(self) -> dict[str, Any]:
-        """What the rewritten code calls, bound in the namespace it runs in."""
-        return {CALL: self.call, ARITH: self.arith, AUG: self.augmented, EXIT: self.exit,
-                LOCALS: locals}
+        """What the rewritten code calls, bound in the namespace it runs in: closures over
+        this recorder's sites (bound once here: a call of the script's costs little)."""
+        values, locals_at_exit, largest = self.values, self.locals, self.largest_bytes
+        operations = [site.operation for site in self.sites]
+        ndarray, nbytes, copy = np.ndarray, np.ndarray.nbytes.__get__, np.ndarray.copy
 
-    def _kept(self, value):
-        kind = type(value)
-        if type(kind) is type and kind in NOT_ARRAYS:   # (a metaclass's __hash__ is not called)
-            return None
-        if issubclass(kind, np.ndarray) and np.ndarray.nbytes.__get__(value) > self.largest_bytes:
-            return None
-        return value
+        def kept(value):
+            kind = type(value)
+            if kind is float or kind is int or kind is bool or kind is str or value is None:
+                return None
+            if type(kind) is type and kind in NOT_ARRAYS:   # (a metaclass's __hash__ is not called)
+                return None
+            if issubclass(kind, ndarray) and nbytes(value) > largest:
+                return None
+            return value
 
-    def call(self, site: int, value):
-        kept = self._kept(value)
-        if kept is not None:
-            self.values[site] = (kept,)
-        else:
-            self.values.pop(site, None)
-        return value
+        def call(site, value):
+            kind = type(value)
+            if not (kind is float or kind is int or kind is bool or kind is str or value is None):
+                value_kept = kept(value)
+                if value_kept is not None:
+                    values[site] = (value_kept,)
+            return value
 
-    def arith(self, site: int, left, right):
-        result = self.sites[site].operation(left, right)   # type: ignore[misc]
-        self.values[site] = (self._kept(result), self._kept(left), self._kept(right))
-        return result
+        def arith(site, left, right):
+            result = operations[site](left, right)
+            kind = type(result)
+            if not (kind is float or kind is int or kind is bool or kind is str):
+                values[site] = (kept(result), kept(left), kept(right))
+            return result
 
-    def augmented(self, site: int, target, value):
-        before = self._kept(target)
-        if before is not None and issubclass(type(before), np.ndarray):
-            before = np.ndarray.copy(before)   # x += y may change x in place
-        result = self.sites[site].operation(target, value)  # type: ignore[misc]
-        self.values[site] = (self._kept(result), before)
-        return result
+        def augmented(site, target, value):
+            before = kept(target)
+            if before is not None and issubclass(type(before), ndarray):
+                before = copy(before)   # x += y may change x in place
+            result = operations[site](target, value)
+            if before is not None or kept(result) is not None:
+                values[site] = (kept(result), before)
+            return result
 
-    def exit(self, site: int, names: dict) -> None:
-        kept = {}
-        for name, value in list(names.items()):
-            value = self._kept(value)
-            if value is not None and type(name) is str:
-                kept[name] = value
-        self.locals[site] = kept
+        def exit(site, names):
+            found = {}
+            for name, value in names.items():
+                kind = type(value)
+                if kind is float or kind is int or kind is bool or kind is str or value is None:
+                    continue
+                value = kept(value)
+                if value is not None and type(name) is str:
+                    found[name] = value
+            locals_at_exit[site] = found
+
+        return {CALL: call, ARITH: arith, AUG: augmented, EXIT: exit, LOCALS: locals}
+
+
+def _operator_codes() -> frozenset:
+    names = Recorder([], 0).names()
+    return frozenset({names[ARITH].__code__, names[AUG].__code__})
+
+
+# The code of the recorder's functions that do the script's arithmetic (its operators run
+# in their frames: worker.RuntimeEvidence sees through them).
+OPERATOR_CODES = _operator_codes()
 
 
 # What each value of a site is, in the order of Site.codes' values.

@@ -77,7 +77,7 @@ OVERFLOW = "evidence-overflow()"   # more records than the cap: itself evidence
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
 # The recorder's frames that do the submission's arithmetic (computed.py): what happens in
 # there is the submission's doing, as it was before its code was rewritten.
-_PASS_THROUGH = frozenset({computed.Recorder.arith.__code__, computed.Recorder.augmented.__code__})
+_PASS_THROUGH = computed.OPERATOR_CODES
 
 
 class RuntimeEvidence:
