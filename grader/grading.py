@@ -40,7 +40,7 @@ class ScriptRun:
     """What a script task's submission produced: its output and the arrays it computed."""
 
     stdout: str = ""
-    arrays: dict = field(default_factory=dict)   # what it is -> (ndarray, type name)
+    arrays: dict = field(default_factory=dict)   # what it is -> (ndarray, type name, role)
 
 
 @dataclass

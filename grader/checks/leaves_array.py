@@ -23,15 +23,15 @@ def read(r: Reading) -> LeavesOptions:
 def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
     want = reference_array(ctx, check)
     arrays = ctx.script.arrays
-    for name, (arr, _) in arrays.items():
+    for name, (arr, *_) in arrays.items():
         if close(arr, want, check):
             return judged(check, True, f"found in {name}")
-    for name, (arr, _) in arrays.items():
+    for name, (arr, *_) in arrays.items():
         if want.ndim == 2 and close(arr, want.T, check):
             return judged(check, False, f"{name} holds the table transposed, shape "
                                          f"{arr.shape}; it must have shape {want.shape} "
                                          "(a row per position, a column per axis).")
-    for name, (arr, _) in arrays.items():
+    for name, (arr, *_) in arrays.items():
         if arr.shape == want.shape:
             verdict = check_values(want, arr, check.options.tolerance)
             return judged(check, False, f"{name} has the table's shape {want.shape} but "

@@ -13,7 +13,7 @@ from ..result import CheckResult, judged
 from ..spec import CheckSpec
 from . import fields
 from .kind import SCRIPT, Kind, Reading
-from .script_work import (REFERENCE_FIELD, LeavesOptions, inventory, leaves_options,
+from .script_work import (OPERANDS, REFERENCE_FIELD, LeavesOptions, inventory, leaves_options,
                           reference_array, reference_value)
 
 if TYPE_CHECKING:
@@ -37,12 +37,12 @@ def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
     rows = table[parse_select(check.options.select)]
     arrays = ctx.script.arrays
     shape = check.options.shape
-    arrays = {n: (_numbers(a), t) for n, (a, t) in arrays.items()}
-    sums = {n: a for n, (a, _) in arrays.items() if a.shape == shape}
+    arrays = {n: (_numbers(a), t, role) for n, (a, t, role) in arrays.items()}
+    sums = {n: a for n, (a, _, role) in arrays.items() if a.shape == shape and role not in OPERANDS}
     if not sums:
         return judged(check, False, f"your script never computed a sum of shape {shape}. "
                                      f"{inventory(arrays)}.")
-    pairs = [(s, b, sums[s] - arr) for s in sums for b, (arr, _) in arrays.items()
+    pairs = [(s, b, sums[s] - arr) for s in sums for b, (arr, *_) in arrays.items()
              if b != s and arr.ndim >= 1 and _broadcasts(arr.shape, shape)]
     rtol, atol = check.options.tolerance.rtol, check.options.tolerance.atol
     for s, b, added in pairs:

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ..grading import Context
 
 SHOWN = 8
+# Roles of arrays that were only an operand of the script's arithmetic (see
+# sandbox/inside/computed.py): a batch may be one, a sum must have been made.
+OPERANDS = frozenset({"left", "right", "before"})
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ def close(a: np.ndarray, b: np.ndarray, check: CheckSpec[LeavesOptions]) -> bool
 def inventory(arrays: dict) -> str:
     if not arrays:
         return "Your script computed no arrays"
-    items = [f"{name} {arr.shape}" for name, (arr, _) in list(arrays.items())[:SHOWN]]
+    items = [f"{name} {arr.shape}" for name, (arr, *_) in list(arrays.items())[:SHOWN]]
     more = f" and {len(arrays) - SHOWN} more" if len(arrays) > SHOWN else ""
     return f"Arrays your script computed: {', '.join(items)}{more}"
 

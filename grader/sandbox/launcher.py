@@ -417,21 +417,25 @@ CODE_SHOWN = 60                       # characters of an expression quoted in a 
 
 
 def _script_info(reply: dict, blobs: Sequence[bytes | bytearray]) -> dict:
-    """A script's answer: {"arrays": {name: (array, type name)}}, its globals first (named
-    ``variable 'x'``), then the arrays it computed elsewhere, named by where (``_label``)."""
+    """A script's answer: {"arrays": {name: (array, type name, role)}}, its globals first
+    (named ``variable 'x'``, role "variable"), then the arrays it computed elsewhere, named
+    by where (``_label``; role as inside/computed.py says: call, result, left, right,
+    before, local)."""
     left, made = reply.get("globals"), reply.get("computed")
     if (not isinstance(left, dict) or len(left) > GLOBALS_CAP
             or not isinstance(made, list) or len(made) > COMPUTED_CAP):
         raise wire.WireError("malformed script answer")
     arrays: dict[str, tuple] = {}
     entries = [(f"variable '{name[:100]}'", entry) for name, entry in left.items()]
+    roles = ["variable"] * len(entries)
     for entry in made:
         if (not isinstance(entry, dict) or entry.get("what") not in _ROLES
                 or type(entry.get("line")) is not int or not isinstance(entry.get("code"), str)
                 or not isinstance(entry.get("name"), str)):
             raise wire.WireError("malformed script answer (a computed array)")
         entries.append((_label(entry), entry))
-    for label, entry in entries:
+        roles.append(entry["what"])
+    for (label, entry), role in zip(entries, roles):
         if (not isinstance(entry, dict) or type(entry.get("$nd")) is not int
                 or not isinstance(entry.get("type", "?"), str)):
             raise wire.WireError("malformed script answer")
@@ -439,7 +443,7 @@ def _script_info(reply: dict, blobs: Sequence[bytes | bytearray]) -> dict:
         while unique in arrays:
             n += 1
             unique = f"{label} #{n}"
-        arrays[unique] = (wire.decode({"$nd": entry["$nd"]}, blobs), entry.get("type", "?")[:100])
+        arrays[unique] = (wire.decode({"$nd": entry["$nd"]}, blobs), entry.get("type", "?")[:100], role)
     return {"arrays": arrays}
 
 
