@@ -37,10 +37,10 @@ class Options:
 
 @dataclass
 class ScriptRun:
-    """What a script task's submission produced: its output and the arrays it left."""
+    """What a script task's submission produced: its output and the arrays it computed."""
 
     stdout: str = ""
-    arrays: dict = field(default_factory=dict)   # name -> (ndarray, type name)
+    arrays: dict = field(default_factory=dict)   # what it is -> (ndarray, type name, role)
 
 
 @dataclass
@@ -97,7 +97,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             load = _run_result(task, outcome)
             defined = set() if load.status == ERROR else {"script"}
             if isinstance(outcome.value, dict):
-                ctx.script = ScriptRun(outcome.stdout, outcome.value.get("globals", {}))
+                ctx.script = ScriptRun(outcome.stdout, outcome.value.get("arrays", {}))
         else:
             outcome = sandbox.load()
             load, defined = _load_result(task, outcome)

@@ -1,5 +1,5 @@
-"""leaves-array checks: a variable the script left holds the reference's array (see
-script_work.py for what the leaves kinds share)."""
+"""leaves-array checks: an array the script computed is the reference's array (see
+script_work.py for what the leaves kinds share and which arrays count)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -23,22 +23,22 @@ def read(r: Reading) -> LeavesOptions:
 def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
     want = reference_array(ctx, check)
     arrays = ctx.script.arrays
-    for name, (arr, _) in arrays.items():
+    for name, (arr, *_) in arrays.items():
         if close(arr, want, check):
-            return judged(check, True, f"found in variable '{name}'")
-    for name, (arr, _) in arrays.items():
+            return judged(check, True, f"found in {name}")
+    for name, (arr, *_) in arrays.items():
         if want.ndim == 2 and close(arr, want.T, check):
-            return judged(check, False, f"'{name}' holds the table transposed, shape "
+            return judged(check, False, f"{name} holds the table transposed, shape "
                                          f"{arr.shape}; it must have shape {want.shape} "
                                          "(a row per position, a column per axis).")
-    for name, (arr, _) in arrays.items():
+    for name, (arr, *_) in arrays.items():
         if arr.shape == want.shape:
             verdict = check_values(want, arr, check.options.tolerance)
-            return judged(check, False, f"'{name}' has the table's shape {want.shape} but "
+            return judged(check, False, f"{name} has the table's shape {want.shape} but "
                                          f"not its values: {verdict.message}")
-    return judged(check, False, f"no variable holds the {want.shape} table: build the "
-                                 "table and keep it in a variable (printing a shape you "
-                                 f"typed in does not count). {inventory(arrays)}.")
+    return judged(check, False, f"your script never computed the {want.shape} table: build "
+                                 "it (printing a shape you typed in does not count). "
+                                 f"{inventory(arrays)}.")
 
 
 KIND = Kind("leaves-array", SCRIPT, run, read, required=("reference",),

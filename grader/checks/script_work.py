@@ -1,11 +1,16 @@
 """What leaves-array and leaves-sum checks share: the script must have done the work, not
 just printed.
 
-After the script runs, the worker sends back the numeric arrays it left in its globals
-(framework tensors converted to numpy there). On the trusted side one of them must be the
-reference's array (leaves_array.py), or a sum of a batch the script also kept and rows of
-that array (leaves_sum.py). Near misses are named: a transposed table, other rows than
-asked for, nothing added.
+After the script runs, the worker sends back the arrays it computed (framework tensors
+converted to numpy there): those left in its globals, then those it computed elsewhere,
+in any style (sandbox/inside/computed.py): the values of its calls (``table(4, 6)``, a
+helper's result), the operands and results of its arithmetic (``batch + table(4, 6)[:3]``
+with no variable at all), and the locals of its functions when they end (a ``main()``).
+Each is named by where it was: variable 'x', `table(4, 6)` (line 7). On the
+trusted side one of them must be the reference's array (leaves_array.py), or a sum of
+another of them (the batch) and rows of that array (leaves_sum.py). Near misses are named:
+a transposed table, other rows than asked for, nothing added. Printing a shape typed in
+computes nothing, so it earns none of these.
 """
 from __future__ import annotations
 
@@ -24,6 +29,9 @@ if TYPE_CHECKING:
     from ..grading import Context
 
 SHOWN = 8
+# Roles of arrays that were only an operand of the script's arithmetic (see
+# sandbox/inside/computed.py): a batch may be one, a sum must have been made.
+OPERANDS = frozenset({"left", "right", "before"})
 
 
 @dataclass(frozen=True)
@@ -39,7 +47,7 @@ class LeavesOptions(Options):
 
 REFERENCE_FIELD = {"reference": {
     "$ref": "#/$defs/identifier",
-    "description": "Reference function that builds the array the script must leave in a variable."}}
+    "description": "Reference function that builds the array the script must compute."}}
 
 
 def leaves_options(r: Reading) -> dict[str, Any]:
@@ -57,10 +65,10 @@ def close(a: np.ndarray, b: np.ndarray, check: CheckSpec[LeavesOptions]) -> bool
 
 def inventory(arrays: dict) -> str:
     if not arrays:
-        return "Your script left no arrays in variables"
-    items = [f"{name} {arr.shape}" for name, (arr, _) in list(arrays.items())[:SHOWN]]
+        return "Your script computed no arrays"
+    items = [f"{name} {arr.shape}" for name, (arr, *_) in list(arrays.items())[:SHOWN]]
     more = f" and {len(arrays) - SHOWN} more" if len(arrays) > SHOWN else ""
-    return f"Arrays left in variables: {', '.join(items)}{more}"
+    return f"Arrays your script computed: {', '.join(items)}{more}"
 
 
 def reference_array(ctx: Context, check: CheckSpec[LeavesOptions]) -> np.ndarray:

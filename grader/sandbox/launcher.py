@@ -418,18 +418,53 @@ def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dic
     return {"functions": described}
 
 
+GLOBALS_CAP, COMPUTED_CAP = 64, 128   # as worker.py sends at most (wire.Caps.blob_count holds both)
+CODE_SHOWN = 60                       # characters of an expression quoted in a name
+
+
 def _script_info(reply: dict, blobs: Sequence[bytes | bytearray]) -> dict:
-    left = reply.get("globals")
-    if not isinstance(left, dict) or len(left) > 64:
+    """A script's answer: {"arrays": {name: (array, type name, role)}}, its globals first
+    (named ``variable 'x'``, role "variable"), then the arrays it computed elsewhere, named
+    by where (``_label``; role as inside/computed.py says: call, result, left, right,
+    before, local)."""
+    left, made = reply.get("globals"), reply.get("computed")
+    if (not isinstance(left, dict) or len(left) > GLOBALS_CAP
+            or not isinstance(made, list) or len(made) > COMPUTED_CAP):
         raise wire.WireError("malformed script answer")
-    arrays = {}
-    for name, entry in left.items():
+    arrays: dict[str, tuple] = {}
+    entries = [(f"variable '{name[:100]}'", entry) for name, entry in left.items()]
+    roles = ["variable"] * len(entries)
+    for entry in made:
+        if (not isinstance(entry, dict) or entry.get("what") not in _ROLES
+                or type(entry.get("line")) is not int or not isinstance(entry.get("code"), str)
+                or not isinstance(entry.get("name"), str)):
+            raise wire.WireError("malformed script answer (a computed array)")
+        entries.append((_label(entry), entry))
+        roles.append(entry["what"])
+    for (label, entry), role in zip(entries, roles):
         if (not isinstance(entry, dict) or type(entry.get("$nd")) is not int
                 or not isinstance(entry.get("type", "?"), str)):
             raise wire.WireError("malformed script answer")
-        arrays[name[:100]] = (wire.decode({"$nd": entry["$nd"]}, blobs),
-                              entry.get("type", "?")[:100])
-    return {"globals": arrays}
+        unique, n = label, 1
+        while unique in arrays:
+            n += 1
+            unique = f"{label} #{n}"
+        arrays[unique] = (wire.decode({"$nd": entry["$nd"]}, blobs), entry.get("type", "?")[:100], role)
+    return {"arrays": arrays}
+
+
+# How a computed array is named, by its role (see inside/computed.py).
+_ROLES = {"call": "`{code}` (line {line})", "result": "`{code}` (line {line})",
+          "left": "`{code}` (line {line})", "right": "`{code}` (line {line})",
+          "before": "`{code}` as it was before line {line}",
+          "local": "'{name}' in {code}() (line {line})"}
+
+
+def _label(entry: dict) -> str:
+    code = " ".join(entry["code"].split())
+    if len(code) > CODE_SHOWN:
+        code = code[:CODE_SHOWN - 3] + "..."
+    return _ROLES[entry["what"]].format(code=code, line=entry["line"], name=entry["name"][:100])
 
 
 def _clean_error(error: dict) -> dict:

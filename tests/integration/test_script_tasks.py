@@ -117,3 +117,82 @@ def test_function_task_also_reports_a_missing_allowed_package(tmp_path):
     result = grade(load_task(folder), path)
     assert result.status == "error"
     assert "does not have 'torch'" in result.checks[0].message
+
+
+def sample(task_name, file_name):
+    return os.path.join(ROOT, "submissions", task_name, file_name)
+
+
+def checks_of(task_name, path):
+    return {c.name: c for c in grade(task(task_name), path).checks}
+
+
+@pytest.mark.parametrize("task_name, file_name", [
+    ("pe-table-shape", "correct_fstring_equals.py"),        # table.shape=(5, 8)
+    ("pe-table-shape", "correct_helper_inline_prose.py"),   # Shape of table is (5, 8); no variable
+    ("pe-table-shape", "correct_main_function.py"),         # shape: (5, 8); all inside main()
+    ("pe-batch-sum", "correct_helper_inline.py"),           # batch + table(4, 6)[:3]
+    ("pe-batch-sum", "correct_inline_expression.py"),       # one expression, no variable
+    ("pe-batch-sum", "correct_main_in_place.py"),           # main(), batch += rows
+    ("pe-row-length", "correct_fstring_len.py"),            # len(encoding[2]) = 4
+    ("pe-row-length", "correct_main_with_label.py"),        # row length: 4, inside main()
+])
+def test_any_correct_style_and_printing_form_gets_full_marks(task_name, file_name):
+    result = grade(task(task_name), sample(task_name, file_name))
+    assert result.status == "passed", [(c.name, c.message) for c in result.checks]
+
+
+def test_arrays_computed_outside_variables_are_named_where_they_were():
+    inline = checks_of("pe-batch-sum", sample("pe-batch-sum", "correct_inline_expression.py"))
+    assert inline["builds-the-table"].message == "found in `pe(4, 6)` (line 13)"
+    assert inline["adds-the-first-three-rows"].message == (
+        "`np.zeros((1, 3, 6)) + pe(4, 6)[:3]` (line 13) = `np.zeros((1, 3, 6))` (line 13) "
+        "+ the rows asked for")
+    in_main = checks_of("pe-table-shape", sample("pe-table-shape", "correct_main_function.py"))
+    assert in_main["builds-the-table"].message == "found in `np.zeros((5, 8))` (line 9)"
+
+
+@pytest.mark.parametrize("task_name, file_name, check, said", [
+    ("pe-table-shape", "mistake_prints_both_orders.py", "prints-the-shape",
+     "your last line, '(5, 8) (8, 5)', holds several possible answers: (5, 8), (8, 5); "
+     "print only the answer."),
+    ("pe-batch-sum", "mistake_several_answers.py", "prints-the-shape",
+     "holds several possible answers: (1, 3, 6), (3, 6); print only the answer."),
+    ("pe-row-length", "mistake_row_number_and_length.py", "prints-the-length",
+     "your last line, 'row 2 has length 4', holds several possible answers: (2), (4); "
+     "print only the answer."),
+])
+def test_a_last_line_with_several_answers_is_an_explained_failure(task_name, file_name, check, said):
+    by_name = checks_of(task_name, sample(task_name, file_name))
+    assert by_name[check].status == "failed" and said in by_name[check].message
+    assert all(c.status == "passed" for name, c in by_name.items() if name != check)
+
+
+def test_near_misses_are_named_for_computed_arrays_too(tmp_path):
+    """A transposed table built in a helper and used inline; other rows added inline."""
+    transposed = _script(tmp_path, """
+        import numpy as np
+
+        def pe(length, depth):
+            p = np.arange(length)[None, :]
+            j = np.arange(depth)[:, None]
+            angles = p / np.power(10000.0, (2 * (j // 2)) / depth)
+            return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+
+        print(pe(5, 8).T.shape)
+    """)
+    message = checks_of("pe-table-shape", transposed)["builds-the-table"].message
+    assert message.startswith("`pe(5, 8)` (line 10) holds the table transposed, shape (8, 5)")
+    other_rows = _script(tmp_path, """
+        import numpy as np
+
+        def pe(length, depth):
+            p = np.arange(length)[:, None]
+            j = np.arange(depth)[None, :]
+            angles = p / np.power(10000.0, (2 * (j // 2)) / depth)
+            return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+
+        print((np.zeros((1, 3, 6)) + pe(4, 6)[1:]).shape)
+    """)
+    message = checks_of("pe-batch-sum", other_rows)["adds-the-first-three-rows"].message
+    assert "rows 1 to 3 of the (4, 6) table; the exercise asks for rows [:3]" in message

@@ -38,7 +38,7 @@ class Caps:
     """Upper bounds on what one frame may carry."""
 
     json_bytes: int = 1 << 20
-    blob_count: int = 64
+    blob_count: int = 256      # a script's answer: 64 globals and 128 computed arrays
     blob_bytes: int = 512 << 20
     total_bytes: int = 1 << 30
     ndim: int = 32

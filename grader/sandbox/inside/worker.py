@@ -17,6 +17,7 @@ from types import FrameType, ModuleType
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import computed  # noqa: E402
 import numpy as np  # noqa: E402  (imported before any submission, so it is warm)
 import shared  # noqa: E402
 import wire  # noqa: E402
@@ -74,6 +75,9 @@ INTROSPECTION = frozenset({"sys._getframe", "sys._current_frames", "sys._current
 EVIDENCE_CAP = 100
 OVERFLOW = "evidence-overflow()"   # more records than the cap: itself evidence
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
+# The recorder's frames that do the submission's arithmetic (computed.py): what happens in
+# there is the submission's doing, as it was before its code was rewritten.
+_PASS_THROUGH = computed.OPERATOR_CODES
 
 
 class RuntimeEvidence:
@@ -121,6 +125,9 @@ class RuntimeEvidence:
             name = frame.f_code.co_filename
             if name == self.submission:
                 return True
+            if frame.f_code in _PASS_THROUGH:
+                frame = frame.f_back
+                continue
             if name.startswith("<frozen importlib"):
                 return False  # happens while a module is imported
             if name.startswith(_HERE):
@@ -187,8 +194,9 @@ def _describe(value, blobs: list[bytes], depth: int = 0):
     return {"$obj": type(value).__qualname__[:100], "repr": _safe_repr(value)}
 
 
-GLOBALS_CAP = 64                # arrays a script may leave behind that are sent back
-GLOBALS_BYTES_CAP = 128 << 20
+GLOBALS_CAP = 64                # arrays a script left in its globals that are sent back
+COMPUTED_CAP = 128              # arrays it computed elsewhere (computed.py) that are sent back
+ARRAYS_BYTES_CAP = 128 << 20    # the bytes of all of them together
 
 
 def _as_numbers(value):
@@ -207,25 +215,55 @@ def _as_numbers(value):
     return None
 
 
-def _numbers_left(namespace: dict, out: list[bytes]) -> dict:
+def _plain_numbers(value, room: int):
+    """The value as a numeric array of at most ``room`` bytes, or None. Converting runs
+    the submission's code (a tensor's .numpy()): whatever it raises, the value is skipped."""
+    try:
+        arr = _as_numbers(value)
+    except BaseException:
+        return None
+    if arr is None or arr.dtype.kind not in wire.ALLOWED_DTYPE_KINDS or arr.dtype.fields:
+        return None
+    return arr if arr.size * arr.dtype.itemsize <= room else None
+
+
+def _numbers_left(namespace: dict, out: list[bytes], seen: set[int]) -> tuple[dict, int]:
+    """The numbers in the script's globals: {name: wire record}, and the bytes they take.
+    ``seen`` gets the identity of every value sent (a computed value is not sent twice)."""
     left: dict[str, dict] = {}
     total = 0
     for name, value in list(namespace.items()):
-        if name.startswith("__") or len(left) >= GLOBALS_CAP:
+        if type(name) is not str or name.startswith("__") or len(left) >= GLOBALS_CAP:
             continue
-        try:
-            arr = _as_numbers(value)
-        except Exception:
+        arr = _plain_numbers(value, ARRAYS_BYTES_CAP - total)
+        if arr is None:
             continue
-        if arr is None or arr.dtype.kind not in wire.ALLOWED_DTYPE_KINDS or arr.dtype.fields:
-            continue
-        size = arr.size * arr.dtype.itemsize
-        if total + size > GLOBALS_BYTES_CAP:
-            continue
-        total += size
+        total += arr.size * arr.dtype.itemsize
+        seen.add(id(value))
         out.append(wire.array_to_npy(np.array(arr, copy=True)))
-        left[str(name)[:100]] = {"$nd": len(out) - 1, "type": type(value).__name__[:100]}
-    return left
+        left[name[:100]] = {"$nd": len(out) - 1, "type": type(value).__name__[:100]}
+    return left, total
+
+
+def _numbers_computed(recorder: computed.Recorder, out: list[bytes], seen: set[int],
+                      total: int) -> list[dict]:
+    """The arrays (one axis or more) the script computed besides its globals, most telling
+    first (computed.candidates), within the caps left: [wire record naming it]."""
+    sent: list[dict] = []
+    for candidate in computed.candidates(recorder):
+        if len(sent) >= COMPUTED_CAP:
+            break
+        if id(candidate.value) in seen:
+            continue
+        arr = _plain_numbers(candidate.value, ARRAYS_BYTES_CAP - total)
+        if arr is None or arr.ndim == 0:
+            continue
+        total += arr.size * arr.dtype.itemsize
+        seen.add(id(candidate.value))
+        out.append(wire.array_to_npy(np.array(arr, copy=True)))
+        sent.append(dict(computed.describe(candidate), **{
+            "$nd": len(out) - 1, "type": type(candidate.value).__name__[:100]}))
+    return sent
 
 
 def _safe_repr(value) -> str:
@@ -238,9 +276,22 @@ def _safe_repr(value) -> str:
 def _limit_outputs(answer_bytes: int) -> None:
     """The grader's cap on the arrays of one answer (derived from the task): larger outputs
     are refused here with a clear description. A courtesy only: the grader enforces it."""
-    global OUTPUT_BYTES_CAP, GLOBALS_BYTES_CAP
+    global OUTPUT_BYTES_CAP, ARRAYS_BYTES_CAP
     OUTPUT_BYTES_CAP = min(OUTPUT_BYTES_CAP, max(0, answer_bytes))
-    GLOBALS_BYTES_CAP = min(GLOBALS_BYTES_CAP, max(0, answer_bytes))
+    ARRAYS_BYTES_CAP = min(ARRAYS_BYTES_CAP, max(0, answer_bytes))
+
+
+def _compiled(source: bytes, path: str):
+    """The script's code, rewritten to record what it computes, and the sites it records.
+    A file Python refuses raises SyntaxError as it would unrewritten; one the rewriting
+    cannot handle (a tree too deep for it) runs as it is, unrecorded."""
+    text = importlib.util.decode_source(source)
+    try:
+        return computed.instrument(text, path)
+    except SyntaxError:
+        raise
+    except Exception:
+        return compile(source, path, "exec", dont_inherit=True), []
 
 
 def _write_source(path: str, source: bytes) -> None:
@@ -340,13 +391,17 @@ class Worker:
         return {"ok": True, "functions": found}, []
 
     def run(self, path: str) -> tuple[dict, list[bytes]]:
-        """Run a script as __main__ in a namespace kept afterwards, then send back the
-        numbers it left in its globals (frameworks' tensors converted here)."""
+        """Run a script as __main__ in a namespace kept afterwards, compiled so that what it
+        computes is recorded (computed.py), then send back the numbers it left in its
+        globals and the arrays it computed (frameworks' tensors converted here)."""
         namespace = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
+        recorder = computed.Recorder([], ARRAYS_BYTES_CAP)
         error = None
         try:
             with open(path, "rb") as f:  # bytes: decoded as Python decodes a file (BOM, coding cookie)
-                code = compile(f.read(), path, "exec")
+                source = f.read()
+            code, recorder.sites = _compiled(source, path)
+            namespace.update(recorder.names())
             self._watch(path)
             exec(code, namespace)
         except BaseException as exc:  # the script's own failure, reported, not fatal here
@@ -354,8 +409,14 @@ class Worker:
             if isinstance(exc, SyntaxError):
                 error.update(line=exc.lineno, message=exc.msg)
         out: list[bytes] = []
-        left = _numbers_left(namespace, out)
-        reply = {"ok": error is None, "globals": left}
+        seen: set[int] = set()
+        left, used = _numbers_left(namespace, out, seen)
+        try:
+            made = _numbers_computed(recorder, out, seen, used)
+        except BaseException:   # a recorder the script tampered with: it loses these arrays
+            made = []
+            del out[len(left):]
+        reply = {"ok": error is None, "globals": left, "computed": made}
         if error is not None:
             reply["error"] = error
         return reply, out
