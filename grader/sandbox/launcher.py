@@ -230,7 +230,8 @@ class Sandbox:
             if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
                 raise wire.WireError(f"it answers request {_shown_id(reply.get('id'))}, "
                                      f"not request {request_id}")
-            outcome = _outcome_from_reply(reply, reply_blobs, op, self.functions)
+            outcome = _outcome_from_reply(reply, reply_blobs, op, self.functions,
+                                          (self.source_map or SourceMap()).where)
         except wire.WireTimeout:
             outcome = CallOutcome("timeout", error={"message": f"did not finish within {deadline - since:.3g} s"})
         except wire.WireClosed:
@@ -361,16 +362,18 @@ def _shown_id(value) -> str:
 
 
 def _outcome_from_reply(reply: dict, blobs: Sequence[bytes | bytearray], op: str,
-                        functions: Sequence[str] = ()) -> CallOutcome:
+                        functions: Sequence[str] = (),
+                        where: Callable[[int], str] = SourceMap().where) -> CallOutcome:
     """The outcome an answer to an ``op`` request (load, run or call) describes. Strict:
-    every field used is checked here, and anything else is a ``WireError``."""
+    every field used is checked here, and anything else is a ``WireError``. ``where``
+    writes a line of the submission as its author finds it (a notebook's cell and line)."""
     ok = reply.get("ok")
     if type(ok) is not bool:
         raise wire.WireError("answer has neither a result nor an error")
     if not ok and not isinstance(reply.get("error"), dict):
         raise wire.WireError("a failed answer without its error")
     if op == "run":
-        value = _script_info(reply, blobs)
+        value = _script_info(reply, blobs, where)
         if ok:
             return CallOutcome("ok", value=value)
         return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
@@ -422,7 +425,8 @@ GLOBALS_CAP, COMPUTED_CAP = 64, 128   # as worker.py sends at most (wire.Caps.bl
 CODE_SHOWN = 60                       # characters of an expression quoted in a name
 
 
-def _script_info(reply: dict, blobs: Sequence[bytes | bytearray]) -> dict:
+def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
+                 where: Callable[[int], str] = SourceMap().where) -> dict:
     """A script's answer: {"arrays": {name: (array, type name, role)}}, its globals first
     (named ``variable 'x'``, role "variable"), then the arrays it computed elsewhere, named
     by where (``_label``; role as inside/computed.py says: call, result, left, right,
@@ -439,7 +443,7 @@ def _script_info(reply: dict, blobs: Sequence[bytes | bytearray]) -> dict:
                 or type(entry.get("line")) is not int or not isinstance(entry.get("code"), str)
                 or not isinstance(entry.get("name"), str)):
             raise wire.WireError("malformed script answer (a computed array)")
-        entries.append((_label(entry), entry))
+        entries.append((_label(entry, where), entry))
         roles.append(entry["what"])
     for (label, entry), role in zip(entries, roles):
         if (not isinstance(entry, dict) or type(entry.get("$nd")) is not int
@@ -454,17 +458,17 @@ def _script_info(reply: dict, blobs: Sequence[bytes | bytearray]) -> dict:
 
 
 # How a computed array is named, by its role (see inside/computed.py).
-_ROLES = {"call": "`{code}` (line {line})", "result": "`{code}` (line {line})",
-          "left": "`{code}` (line {line})", "right": "`{code}` (line {line})",
-          "before": "`{code}` as it was before line {line}",
-          "local": "'{name}' in {code}() (line {line})"}
+_ROLES = {"call": "`{code}` ({where})", "result": "`{code}` ({where})",
+          "left": "`{code}` ({where})", "right": "`{code}` ({where})",
+          "before": "`{code}` as it was before {where}",
+          "local": "'{name}' in {code}() ({where})"}
 
 
-def _label(entry: dict) -> str:
+def _label(entry: dict, where: Callable[[int], str]) -> str:
     code = " ".join(entry["code"].split())
     if len(code) > CODE_SHOWN:
         code = code[:CODE_SHOWN - 3] + "..."
-    return _ROLES[entry["what"]].format(code=code, line=entry["line"], name=entry["name"][:100])
+    return _ROLES[entry["what"]].format(code=code, where=where(entry["line"]), name=entry["name"][:100])
 
 
 def _clean_error(error: dict) -> dict:

@@ -185,3 +185,17 @@ def test_an_undeclared_cp1251_file_is_refused_with_pythons_reason(tmp_path):
     assert report["score"] == 0 and report["status"] == "error"
     assert "Non-UTF-8 code starting with '\\xcf' on line 13, but no encoding declared" \
         in report["checks"][0]["message"]
+
+
+def test_arrays_a_notebook_script_computed_are_named_by_cell_and_line(tmp_path):
+    table = ("def table(n, d):\n    p = np.arange(n)[:, None]\n    i = np.arange(d)[None, :]\n"
+             "    angle = p / 10000 ** ((i // 2 * 2) / d)\n"
+             "    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))")
+    path = write_notebook(tmp_path / "batch.ipynb", new_markdown_cell("# Batch"),
+                          new_code_cell("import numpy as np"), new_code_cell(table),
+                          new_code_cell("batch = np.zeros((1, 3, 6))\n"
+                                        "marked = batch + table(4, 6)[1:4]\nprint(marked.shape)"))
+    checks = by_name(graded(os.path.join(ROOT, "tasks", "pe-batch-sum"), path))
+    assert checks["builds-the-table"]["status"] == "passed"
+    assert "`table(4, 6)` (cell 4, line 2)" in checks["builds-the-table"]["message"]
+    assert checks["adds-the-first-three-rows"]["status"] == "failed"
