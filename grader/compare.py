@@ -49,6 +49,19 @@ def fmt(x) -> str:
     return str(x)
 
 
+def fmt_apart(a, b) -> tuple[str, str]:
+    """Two numbers that differ, each with as many significant digits as it takes to tell
+    them apart: 8 at least, then more, then the shortest form that reads back as the same
+    float (distinct floats never share it)."""
+    if not (isinstance(a, (float, np.floating)) and isinstance(b, (float, np.floating))):
+        return fmt(a), fmt(b)
+    for digits in range(8, 17):
+        shown = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if shown[0] != shown[1]:
+            return shown
+    return repr(float(a)), repr(float(b))
+
+
 def numbers_of(value) -> np.ndarray | None:
     """The numeric array inside a returned value, or None if it holds no numbers."""
     if isinstance(value, ForeignArray):
@@ -127,7 +140,8 @@ def _close(want: np.ndarray, got: np.ndarray, tol: Tolerance, where: str) -> Ver
     finite_error = np.where(bad & np.isfinite(error), error, -1.0)
     worst = np.unravel_index(int(np.argmax(finite_error)), bad.shape) if bad.ndim else ()
     pos = _position(first)
-    text = (f"values differ{where}: at {pos} expected {fmt(want[first])}, got {fmt(got_f[first])}; "
+    expected, returned = fmt_apart(want[first], got_f[first])
+    text = (f"values differ{where}: at {pos} expected {expected}, got {returned}; "
             f"{count} of {want.size} values are off")
     if finite_error.max(initial=-1.0) >= 0:
         text += f", largest error {fmt(float(error[worst]))} at {_position(worst)}"
@@ -156,8 +170,8 @@ def check_inputs_unchanged(before: list, after) -> Verdict:
             changed = ~((old == new) | (np.isnan(old) & np.isnan(new)))
             if changed.any():
                 at = tuple(int(i) for i in np.argwhere(changed)[0])
+                was, now = fmt_apart(old[at], new[at])
                 return Verdict(False, f"argument {position + 1} was modified in place: at "
-                                      f"{_position(at)} it was {fmt(old[at])} before the call and "
-                                      f"{fmt(new[at])} after. Return a new array instead "
-                                      "(e.g. x + pe rather than x += pe).")
+                                      f"{_position(at)} it was {was} before the call and "
+                                      f"{now} after. Return a new array instead.")
     return PASS

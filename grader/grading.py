@@ -13,8 +13,9 @@ import numpy as np
 from . import __version__
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from .statuses import (CRASHED, ENVIRONMENT, JUDGE, OK, RAISED, TASK, TIMEOUT, UNDEFINED, UNREADABLE,
-                       Reason, call_reason)
+                       UNVERIFIED, Reason, call_reason)
 from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
+from .policy import counted
 from .spec import CheckSpec, SpecError, Task
 from .submission_file import PythonSource, SubmissionFile, read_submission, submission_source
 from .student_text import clip, name as visible_name
@@ -113,7 +114,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
                 renewed = True
             done.append(_run_or_skip(ctx, check, load, defined, done))
         printed = outcome.stdout + outcome.stderr if outcome is not None else ""
-    by_name = {r.name: r for r in done[1:]}
+    by_name = {r.name: r for r in counted(task.checks, done[1:])}
     results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order
     return total(task.id, visible_name(submission.path), tier, results, load_failed=not defined,
                  task_version=task.version, output=printed, seconds=time.monotonic() - start,
@@ -272,7 +273,7 @@ def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set
                            description=check.description, function=check.call, hidden=check.hidden)
     from .cases import ReferenceFailed
     try:
-        return kind_of(check).run(ctx, check)
+        return with_hint(check, kind_of(check).run(ctx, check))
     except ReferenceFailed as exc:
         return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
                            message=f"the task itself is broken, not your code: {exc}. "
@@ -284,6 +285,17 @@ def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set
                            message=f"this check could not judge what your code produced "
                                    f"({type(exc).__name__}: {str(exc)[:300]}); no points for it. "
                                    "If your code is right, tell your instructor.")
+
+
+def with_hint(check: CheckSpec, result: CheckResult) -> CheckResult:
+    """The task's hint for a check, after the message of a failure that the code caused (not
+    a broken task's, nor an unverified pass's, which the hint would not be about). A hidden
+    check's message, hint included, is withheld from students (redact.py)."""
+    if not check.hint or result.status not in (FAILED, ERROR) or result.reason in (TASK, UNVERIFIED):
+        return result
+    message = result.message.rstrip()
+    return dataclasses.replace(result, message=f"{message} Hint: {check.hint}" if message
+                               else f"Hint: {check.hint}")
 
 
 # What one answer may carry, derived from the task: its largest expected output (with the

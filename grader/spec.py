@@ -47,6 +47,7 @@ class CheckSpec(Generic[O]):
     hidden: bool = False
     call: str | None = None         # the student function it calls, for kinds that call one
     line: int = 0
+    hint: str = ""                  # advice shown after its message when it fails
 
     def function(self) -> str:
         """The student function it calls; only for a kind that calls one."""
@@ -302,7 +303,7 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
             name=raw["name"], kind=raw["kind"], options=KINDS[raw["kind"]].read(reading),
             points=float(raw.get("points", 1)), description=raw.get("description", ""),
             needs=tuple(raw.get("needs", ())), hidden=bool(raw.get("hidden", False)), call=call,
-            line=_line(lines, at)))
+            line=_line(lines, at), hint=raw.get("hint", "")))
     imports = data.get("imports", {})
     if problems:
         raise SpecError(problems)

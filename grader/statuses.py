@@ -39,6 +39,8 @@ Reason = Literal[
     "task",          # the task itself is broken (its reference raised)
     "judge",         # the check tripped over what the code produced
     "ungradable",    # the submission could not be graded at all
+    "idle",          # a policy check (how, not what) that counts only when the file does
+                     # some of the work, and no check of what it computes passed (policy.py)
 ]
 MISMATCH: Final = "mismatch"
 UNVERIFIED: Final = "unverified"
@@ -49,6 +51,7 @@ ENVIRONMENT: Final = "environment"
 TASK: Final = "task"
 JUDGE: Final = "judge"
 UNGRADABLE: Final = "ungradable"
+IDLE: Final = "idle"
 
 TIMED_OUT: Final = (TIMEOUT, BUDGET)   # reasons that mean the code ran out of time
 

@@ -203,5 +203,6 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
     return dataclasses.replace(judged(check, not problems, message, IMPORTS), seconds=seconds)
 
 
-# It takes no fields of its own; it reads the source, so it runs even when the file did not load.
-KIND = Kind("imports", ANY_TASK, run, reads_source=True)
+# It takes no fields of its own; it reads the source, so it runs even when the file did not load;
+# it judges how, not what: its point counts only for a file that does some of the work.
+KIND = Kind("imports", ANY_TASK, run, reads_source=True, policy=True)

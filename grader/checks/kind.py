@@ -4,7 +4,7 @@ A kind says which tasks it fits, its own task.yaml fields (its piece of the JSON
 see schema.py), how those fields are read into its options record (``CheckSpec.options``)
 with the rules a schema cannot express, whether its cases are generated and its expected
 values computed by the reference, and how it runs. Everything else about a check (name,
-points, needs, hidden, the function it calls) is common and lives in ``CheckSpec``.
+points, needs, hidden, hint, the function it calls) is common and lives in ``CheckSpec``.
 """
 from __future__ import annotations
 
@@ -32,12 +32,20 @@ COMMON_FIELDS: dict[str, dict] = {
     "needs": {"type": "array", "items": {"type": "string"},
               "description": "Checks that must pass first; otherwise this one is skipped."},
     "hidden": {"type": "boolean"},
+    "hint": {"type": "string",
+             "description": "Advice shown after this check's message when it fails (e.g. 'x + pe "
+                            "rather than x += pe'); hidden with the rest of a hidden check."},
 }
 
 
 @dataclass(frozen=True)
 class Options:
     """A kind's own fields; this base is the record of a kind that has none (imports)."""
+
+    @property
+    def shows_work(self) -> bool:
+        """A pass shows that the submission does some of the work (policy.py)."""
+        return True
 
     @property
     def reference_function(self) -> str | None:
@@ -75,6 +83,9 @@ class Kind:
     # Judges the file itself: it runs when the file did not load, and after the other checks
     # of its group so that it weighs what the submission was seen doing in every call.
     reads_source: bool = False
+    # Judges how the work is done, not what it produces (imports, mutation): its points count
+    # only when the submission does some of the work (policy.py).
+    policy: bool = False
     # Script kinds: the reference's value it compares with (frozen with the task).
     reference_value: Callable[[Any, CheckSpec[Any]], Any] | None = None
     # The worker's answer carries an array the size of that value: the answer cap grows with it.

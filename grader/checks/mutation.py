@@ -10,6 +10,9 @@ submission the check, never earn it, and the message says where it comes from.
 The arguments still reach the function through the worker's harness, in the submission's
 own process. A file that can reach that harness (introspection, dynamic code, a module
 reached as an attribute: imports.harness_reach) gets no credit here.
+
+Leaving the input alone is how, not what: returning ``x.copy()`` or garbage does it too, so
+the check counts only when a check of what the same function returns passes (policy.py).
 """
 from __future__ import annotations
 
@@ -61,4 +64,4 @@ def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
 
 
 KIND = Kind("mutation", FUNCTIONS, run, read_drawn, fields=DRAWN_FIELDS, required=("call", "args"),
-            generated_cases=True)
+            generated_cases=True, policy=True)

@@ -78,3 +78,19 @@ def test_mutation_names_position_and_values():
     assert "argument 1 was modified in place: at [1, 1] it was 0 before the call and 1.5 after" \
         in verdict.message
     assert check_inputs_unchanged(before, [np.zeros((2, 2))]).ok
+
+
+def test_two_different_numbers_never_look_equal():
+    """A float32 table's 1.8414710 against 1.84147098 both read 1.841471 at 8 digits."""
+    want = np.array([[1.0, 1.8414709848078965]])
+    got = np.array([[1.0, 1.8414709848078965]], dtype=np.float32)
+    verdict = check_values(want, got, Tolerance(rtol=0, atol=1e-8))
+    assert "at [0, 1] expected 1.84147098, got 1.84147096;" in verdict.message
+    verdict = check_values(np.array([0.1]), np.array([np.nextafter(0.1, 1.0)]), Tolerance(rtol=0, atol=0))
+    assert "expected 0.1, got 0.10000000000000002;" in verdict.message
+
+
+def test_mutation_shows_values_that_differ_and_no_task_specific_advice():
+    verdict = check_inputs_unchanged([np.array([1.0])], [np.array([1.0 + 1e-12])])
+    assert "it was 1 before the call and 1.000000000001 after" in verdict.message
+    assert "x += pe" not in verdict.message and "Return a new array instead." in verdict.message

@@ -1,0 +1,76 @@
+"""Policy checks (how, not what: imports, mutation) count only when the submission does
+some of the work; otherwise they are skipped with the reason ``idle`` and say why."""
+from grader.checks import KINDS
+from grader.checks.calls import DrawnOptions
+from grader.checks.kind import Options
+from grader.policy import counted
+from grader.result import FAILED, PASSED, SKIPPED, CheckResult
+from grader.spec import CheckSpec
+from grader.statuses import IDLE, IMPORTS, MISMATCH
+
+IMPORTS_CHECK = CheckSpec("numpy-only", "imports", Options())
+TABLE_VALUES = CheckSpec("table", "property", DrawnOptions(), call="table")
+TABLE_TYPE = CheckSpec("table-type", "property", DrawnOptions(compare="type"), call="table")
+ADD_VALUES = CheckSpec("add", "property", DrawnOptions(), call="add")
+ADD_UNTOUCHED = CheckSpec("add-untouched", "mutation", DrawnOptions(), call="add")
+CHECKS = (IMPORTS_CHECK, TABLE_VALUES, TABLE_TYPE, ADD_VALUES, ADD_UNTOUCHED)
+
+
+def _results(passed: set[str], checks=CHECKS) -> list[CheckResult]:
+    return [CheckResult(c.name, PASSED, c.points, c.points) if c.name in passed else
+            CheckResult(c.name, FAILED, 0.0, c.points, message="wrong", reason=MISMATCH)
+            for c in checks]
+
+
+def _by_name(results):
+    return {r.name: r for r in results}
+
+
+def test_the_policy_kinds_are_the_ones_that_judge_how():
+    assert {n for n, k in KINDS.items() if k.policy} == {"imports", "mutation"}
+
+
+def test_a_file_that_does_nothing_gets_no_policy_point_and_is_told_why():
+    out = _by_name(counted(CHECKS, _results({"numpy-only", "add-untouched"})))
+    for name in ("numpy-only", "add-untouched"):
+        assert (out[name].status, out[name].score, out[name].reason) == (SKIPPED, 0.0, IDLE)
+    assert out["numpy-only"].message == ("skipped: counts only when your file does some of the "
+                                         "work: no check of what it computes passed")
+    assert "counts only when add does some of the work" in out["add-untouched"].message
+
+
+def test_some_work_done_lets_the_policy_points_count():
+    passed = {"numpy-only", "add-untouched", "add"}
+    assert counted(CHECKS, _results(passed)) == _results(passed)
+
+
+def test_a_right_type_alone_is_not_the_work():
+    out = _by_name(counted(CHECKS, _results({"numpy-only", "table-type"})))
+    assert out["numpy-only"].reason == IDLE and out["table-type"].status == PASSED
+
+
+def test_an_untouched_input_counts_only_when_that_function_does_its_work():
+    """A right table does not pay for an adder that returns x.copy(): it leaves x alone
+    but does none of the adding."""
+    out = _by_name(counted(CHECKS, _results({"numpy-only", "table", "add-untouched"})))
+    assert out["numpy-only"].status == PASSED
+    assert out["add-untouched"].reason == IDLE
+
+
+def test_a_policy_check_that_failed_keeps_its_own_failure():
+    results = _results(set())
+    results[0] = CheckResult("numpy-only", FAILED, 0.0, 1.0, message="scipy (line 1)", reason=IMPORTS)
+    assert counted(CHECKS, results)[0] == results[0]
+
+
+def test_a_function_no_check_judges_falls_back_on_the_whole_file():
+    checks = (IMPORTS_CHECK, TABLE_VALUES, ADD_UNTOUCHED)
+    assert _by_name(counted(checks, _results({"table", "add-untouched"}, checks)))[
+        "add-untouched"].status == PASSED
+    assert _by_name(counted(checks, _results({"add-untouched"}, checks)))[
+        "add-untouched"].reason == IDLE
+
+
+def test_a_task_of_policy_checks_only_has_no_work_to_weigh():
+    checks = (IMPORTS_CHECK,)
+    assert counted(checks, _results({"numpy-only"}, checks)) == _results({"numpy-only"}, checks)
