@@ -1,9 +1,12 @@
 """What example, property and mutation checks share: calls in the sandbox, judged here.
 
-``run_cases`` sends a check's case set to the student's function in order (pipelined, see
-Sandbox.calls) and a judge computes each verdict on the trusted side from the plain data
-that came back (expected values never leave this side). When a generated case fails,
-Hypothesis finds the smallest failing input, one ``evaluate`` at a time.
+``run_cases`` sends a check's case set to the student's function, smallest first
+(case_size.py; pipelined, see Sandbox.calls), and a judge computes each verdict on the
+trusted side from the plain data that came back (expected values never leave this side).
+The first failure is then the smallest failing case of the set. Where the reference is at
+hand, Hypothesis also looks for a failing input of its own and shrinks it, one
+``evaluate`` at a time, for a literal edge case as for a generated one; the smaller of the
+two is shown, as a call the student can paste (rebuild.py).
 """
 from __future__ import annotations
 
@@ -11,12 +14,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generator, Protocol, cast
 
-import numpy as np
-
+from ..case_size import case_size, smallest_first
 from ..cases import CaseSet, ReferenceFailed, split_arguments
 from ..compare import Verdict, check_shape, check_type, check_values
+from ..rebuild import expression
 from ..result import ERROR, FAILED, PASSED, CheckResult
 from ..spec import DEFAULT_CASES, CheckSpec
+from ..strategies import Drawn
 from ..statuses import (BUDGET, CRASHED, MALFORMED, MISMATCH, OK, RAISED, TIMEOUT, CheckStatus,
                         Reason, call_reason)
 from ..tolerance import Tolerance
@@ -25,9 +29,6 @@ from .kind import Options, Reading
 
 if TYPE_CHECKING:
     from ..grading import Context
-
-ARRAY_ELEMENTS_SHOWN = 24
-
 
 # --------------------------------------------------------------------------- their fields
 
@@ -92,12 +93,14 @@ def read_drawn(r: Reading) -> DrawnOptions:
 # --------------------------------------------------------------------------- running them
 
 class Judge(Protocol):
-    """Decides one call's verdict from what came back (and the expected value, if any)."""
+    """Decides one call's verdict from what came back (and the expected value, if any);
+    ``sent`` is the arguments by the names the task gives them, in the order sent."""
 
     needs_expected: bool
     needs_inputs_back: bool
 
-    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: list) -> Verdict: ...
+    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any,
+                 sent: dict[str, Any]) -> Verdict: ...
 
 
 @dataclass
@@ -108,7 +111,7 @@ class Failure:
     line: int | None = None   # where in the student's file it raised, when it did
 
 
-SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: reported as first found
+SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
 # A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
 UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
 
@@ -116,48 +119,52 @@ UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
 def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: CaseSet) -> CheckResult:
     start = time.monotonic()
     params = ctx.task.functions[check.function()]
-    sent = [split_arguments(params, args) for args in cases.cases]
+    order = smallest_first(cases.cases)
+    sent = [split_arguments(params, cases.cases[i]) for i in order]
     # (a generator: closing it stops waiting for the answers of calls sent ahead)
     outcomes = cast(Generator, ctx.sandbox.calls(check.function(), sent,
                                                  return_inputs=judge.needs_inputs_back))
     try:
-        for tried, (args, expected, (positional, keywords), outcome) in enumerate(
-                zip(cases.cases, cases.expected, sent, outcomes), start=1):
-            failure = judged(check, judge, outcome, positional + list(keywords.values()), expected)
+        for tried, (index, (positional, keywords), outcome) in enumerate(
+                zip(order, sent, outcomes), start=1):
+            failure = judged(check, judge, outcome, named(params, positional, keywords),
+                             cases.expected[index])
             if failure is not None:
                 break
         else:
             return passed(check, len(cases.cases), time.monotonic() - start)
     finally:
         outcomes.close()  # calls sent ahead of a failure are not waited for
-    if failure.reason in SHRINKABLE and tried > cases.literal_count:
-        args, failure = _shrink(ctx, check, judge) or (args, failure)
-    return failed(check, ctx.task.functions[check.function()], failure, args, tried,
-                  time.monotonic() - start)
+    shown = Drawn(cases.cases[index], cases.recipes_of(index))
+    if failure.reason in SHRINKABLE and isinstance(check.options, DrawnOptions):
+        found = _shrink(ctx, check, judge)
+        if found is not None and case_size(found[0].args) <= case_size(shown.args):
+            shown, failure = found
+    return failed(check, params, failure, shown, tried, time.monotonic() - start)
 
 
 class _Found(Exception):
-    def __init__(self, args: dict, failure: Failure):
+    def __init__(self, drawn: Drawn, failure: Failure):
         super().__init__(failure.message)
-        self.case, self.failure = args, failure
+        self.case, self.failure = drawn, failure
 
 
-def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[dict, Failure] | None:
-    """Re-run the check under Hypothesis, which re-finds the failure and shrinks it (only
-    where the reference is at hand to answer new inputs: not in a kit). It only changes the
-    input shown: the verdict was decided on the task's cases."""
+def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[Drawn, Failure] | None:
+    """Re-run the check under Hypothesis, which finds a failure of its own and shrinks it
+    (only where the reference is at hand to answer new inputs: not in a kit). It only
+    changes the input shown: the verdict was decided on the task's cases."""
     from ..hypothesis_driver import explore
     if ctx.reference is None:
         return None
 
-    def body(args: dict) -> None:
+    def body(drawn: Drawn) -> None:
         try:
-            expected = ctx.expected(check, args) if judge.needs_expected else None
+            expected = ctx.expected(check, drawn.args) if judge.needs_expected else None
         except ReferenceFailed:
             return  # not a case the task defines an answer for
-        failure = evaluate(ctx, check, judge, args, expected)
+        failure = evaluate(ctx, check, judge, drawn.args, expected)
         if failure is not None and failure.reason in SHRINKABLE:
-            raise _Found(args, failure)
+            raise _Found(drawn, failure)
 
     try:
         explore(check, body, shrink=True)
@@ -170,13 +177,20 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
 
 def evaluate(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: dict,
              expected: Any) -> Failure | None:
-    positional, keywords = split_arguments(ctx.task.functions[check.function()], args)
+    params = ctx.task.functions[check.function()]
+    positional, keywords = split_arguments(params, args)
     outcome = ctx.sandbox.call(check.function(), positional, keywords,
                                return_inputs=judge.needs_inputs_back)
-    return judged(check, judge, outcome, positional + list(keywords.values()), expected)
+    return judged(check, judge, outcome, named(params, positional, keywords), expected)
 
 
-def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: list,
+def named(params: tuple[str, ...], positional: list, keywords: dict) -> dict[str, Any]:
+    """The arguments of one call by name, in the order they are sent (the worker hands
+    back the inputs in that order too)."""
+    return {**dict(zip(params, positional)), **keywords}
+
+
+def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict[str, Any],
            expected: Any) -> Failure | None:
     """The failure one call's outcome shows, judged here; None when it passed."""
     output = _output(outcome.stdout, outcome.stderr)
@@ -197,13 +211,14 @@ class _CompareOutput:
     needs_inputs_back = False
 
     def __call__(self, check: CheckSpec[CallOptions], expected: Any, outcome: Any,
-                 sent: list) -> Verdict:
+                 sent: dict[str, Any]) -> Verdict:
         options = check.options
         if options.compare == "type":
             return check_type(outcome.value, options.returns, expected)
         if options.compare == "shape":
             return check_shape(expected, outcome.value)
-        return check_values(expected, outcome.value, options.tolerance, options.select)
+        return check_values(expected, outcome.value, options.tolerance, options.select,
+                            name="the result")
 
 
 compare_output = _CompareOutput()
@@ -235,23 +250,12 @@ def _output(stdout: str, stderr: str) -> str:
     return "\n".join(parts)
 
 
-def format_call(function: str, params: tuple[str, ...], args: dict) -> str:
-    """The failing call as Python a student can paste and run (arguments in signature order)."""
+def format_call(function: str, params: tuple[str, ...], args: dict, recipes: dict | None = None) -> str:
+    """The failing call as Python a student can paste and run (arguments in signature order,
+    each written so that it rebuilds the very value sent: rebuild.py)."""
+    recipes = recipes or {}
     ordered = [name for name in params if name in args] + [n for n in args if n not in params]
-    return f"{function}({', '.join(f'{name}={format_value(args[name])}' for name in ordered)})"
-
-
-def format_value(value) -> str:
-    if isinstance(value, np.ndarray):
-        if value.size and np.all(value == value.flat[0]):
-            return f"np.full({value.shape}, {value.flat[0].item()!r})"
-        if value.size <= ARRAY_ELEMENTS_SHOWN:
-            return f"np.array({np.array2string(value, separator=', ', precision=17).replace(chr(10), '')})"
-        return (f"<{value.dtype} array of shape {value.shape}, values from {value.min():.6g} "
-                f"to {value.max():.6g}>")
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
+    return f"{function}({', '.join(f'{name}={expression(args[name], recipes.get(name))}' for name in ordered)})"
 
 
 def passed(check: CheckSpec[Any], cases: int, seconds: float) -> CheckResult:
@@ -260,12 +264,13 @@ def passed(check: CheckSpec[Any], cases: int, seconds: float) -> CheckResult:
                        hidden=check.hidden, seconds=seconds)
 
 
-def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, args: dict | None,
+def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, shown: Drawn | None,
            cases: int, seconds: float) -> CheckResult:
     status: CheckStatus = ERROR if failure.reason in UNJUDGED else FAILED
     function = check.call or ""
     return CheckResult(check.name, status, 0.0, check.points, message=failure.message,
                        description=check.description, function=check.call,
-                       failing_input=format_call(function, params, args) if args is not None else None,
+                       failing_input=(format_call(function, params, shown.args, shown.recipes)
+                                      if shown is not None else None),
                        output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
                        line=failure.line, reason=failure.reason)

@@ -1,8 +1,13 @@
-"""The report tells a student what is wrong: which function, the smallest failing input,
-expected against actual."""
+"""The report tells a student what is wrong: which function, the smallest failing input
+(as Python they can paste to get the same call), expected against actual."""
+import importlib.util
+import json
 import os
 
-from conftest import PE_SAMPLES
+import numpy as np
+import pytest
+
+from conftest import PE_SAMPLES, PE_TASK, run_cli, write
 from grader.grading import grade
 
 
@@ -23,14 +28,14 @@ def test_shrunk_failing_input_is_minimal(pe_task):
 def test_message_names_first_difference_and_largest_error(pe_task):
     check = _check(pe_task, "mistake_exponent_missing_two.py", "exponent-2i-over-d")
     assert check.status == "failed"
-    assert "values differ: at [" in check.message
+    assert "values differ in the result: at [" in check.message
     assert "largest error" in check.message
     assert check.failing_input.startswith("sinusoidal_pe(max_len=")
 
 
 def test_in_place_addition_is_named(pe_task):
     check = _check(pe_task, "mistake_adds_in_place.py", "add-leaves-input-unchanged")
-    assert "in place" in check.message or "input array itself" in check.message
+    assert "your function returned its argument `x` itself" in check.message
 
 
 def test_list_instead_of_array_is_named(pe_task):
@@ -78,3 +83,110 @@ def test_cached_and_fresh_cases_agree(pe_task, tmp_path, monkeypatch):
     fresh = grade(pe_task, path, Options(use_cache=False))
     assert [(c.name, c.status, c.failing_input) for c in cached.checks] == \
            [(c.name, c.status, c.failing_input) for c in fresh.checks]
+
+
+# --------------------------------------------------------------------------- pasteable inputs
+
+# Right on small or constant inputs, wrong (by 1) on larger varied ones: its failing inputs
+# are arrays too big to write out, drawn from a seed.
+WRONG_ON_VARIED_INPUT = """
+import numpy as np
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    positions = np.arange(max_len, dtype=np.float64)[:, np.newaxis]
+    pairs = np.arange(d_model // 2, dtype=np.float64)
+    angles = positions / np.power(float(base), 2.0 * pairs / d_model)
+    table = np.zeros((max_len, d_model))
+    table[:, 0:2 * len(pairs):2] = np.sin(angles)
+    table[:, 1:2 * len(pairs):2] = np.cos(angles)
+    return table
+
+def add_positional_encoding(x, base=10000.0):
+    out = x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+    return out + 1.0 if x.size > 30 and np.ptp(x) > 0 else out
+"""
+
+
+def _module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _failed_checks(task_folder, submission):
+    done = run_cli("check", task_folder, submission, "--format", "json", timeout=300)
+    assert done.returncode == 1, done.stderr
+    return [c for c in json.loads(done.stdout)["checks"] if c["status"] == "failed"]
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kits")
+    done = run_cli("kit", PE_TASK, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    return str(out / "positional-encoding")
+
+
+@pytest.mark.parametrize("where", ["task", "kit"])
+def test_a_pasted_failing_input_reproduces_the_failure(tmp_path, kit, where):
+    """Evaluating the printed call with numpy gives the reference's answer and the file's,
+    and they differ: the student can run the very call that failed."""
+    submission = write(tmp_path / "wrong_on_varied.py", WRONG_ON_VARIED_INPUT)
+    student = _module(submission, "wrong_on_varied")
+    reference = _module(os.path.join(PE_TASK, "reference.py"), "pe_reference")
+    failed = _failed_checks(PE_TASK if where == "task" else kit, submission)
+    assert {c["name"] for c in failed} >= {"add-2d", "add-batch-axes"}
+    for check in failed:
+        call = check["failing_input"]
+        assert "default_rng(" in call, call     # too big to write out: rebuilt from its seed
+        want = eval(call, {"np": np, "add_positional_encoding": reference.add_positional_encoding})
+        got = eval(call, {"np": np, "add_positional_encoding": student.add_positional_encoding})
+        assert want.size > 30 and not np.allclose(want, got, rtol=1e-6, atol=1e-6), call
+
+
+def _sent(call, function):
+    """The arguments a printed call passes, by evaluating it."""
+    seen = {}
+    eval(call, {"np": np, function: lambda **kwargs: seen.update(kwargs)})
+    return seen
+
+
+def _failing_frozen_cases(task, check_name, student, reference):
+    """The frozen cases of a check on which ``student`` differs from the reference or
+    raises (run here, in process: the sample is the project's own file)."""
+    from grader import frozen
+    from grader.case_size import case_size
+    check = next(c for c in task.checks if c.name == check_name)
+    cases = frozen.case_set(frozen.load(task), check)
+    failing = []
+    for args in cases.cases:
+        function = getattr(student, check.call)
+        try:
+            got = function(**{k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in args.items()})
+            ok = np.shape(got) == np.shape(want := getattr(reference, check.call)(**args)) and \
+                np.allclose(got, want, rtol=1e-6, atol=1e-6)
+        except Exception:
+            ok = False
+        if not ok:
+            failing.append(args)
+    return sorted(failing, key=case_size), case_size
+
+
+def test_the_input_shown_is_the_smallest_failing_one_edge_cases_included(pe_task, kit):
+    """mistake_sequence_axis_first.py fails add-batch-axes on its listed edge cases (the
+    smallest of them has 24 elements) and on smaller generated ones: the smallest failing
+    frozen case is shown in a kit (no reference to shrink with), and with the reference
+    Hypothesis may only find a smaller one still."""
+    path = os.path.join(PE_SAMPLES, "mistake_sequence_axis_first.py")
+    student = _module(path, "sequence_axis_first")
+    reference = _module(os.path.join(PE_TASK, "reference.py"), "pe_reference_2")
+    failing, size = _failing_frozen_cases(pe_task, "add-batch-axes", student, reference)
+    smallest = failing[0]
+    assert size(smallest) < (24, 0)    # smaller than any edge case of the check
+    kit_check = {c["name"]: c for c in _failed_checks(kit, path)}["add-batch-axes"]
+    shown = _sent(kit_check["failing_input"], "add_positional_encoding")
+    assert shown.keys() == smallest.keys()
+    assert all(np.array_equal(shown[k], smallest[k]) for k in smallest)
+    full_check = {c.name: c for c in grade(pe_task, path).checks}["add-batch-axes"]
+    assert size(_sent(full_check.failing_input, "add_positional_encoding")) <= size(smallest)

@@ -208,7 +208,7 @@ def test_forged_inputs_after_lose_the_mutation_points(tmp_path, tier, samples, a
     message = checks(report)[MUTATION_CHECK]["message"]
     # Seen in the grader's memory, or (numpy.may_share_memory's rebinding does not reach the
     # harness) the input itself returned.
-    assert "modified in place" in message or "returned the input array itself" in message, message
+    assert "changed its argument `x` in place" in message or "returned its argument `x` itself" in message, message
     # The controls, in the same mode: the honest in-place sample loses the same points,
     # a correct sample keeps full marks.
     honest = samples(tier)

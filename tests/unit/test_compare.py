@@ -71,10 +71,11 @@ def test_parse_select_accepts_numpy_indexes_only():
         raise AssertionError(bad)
 
 
-def test_mutation_names_position_and_values():
-    before = [np.zeros((2, 2))]
-    after = [np.array([[0.0, 0.0], [0.0, 1.5]])]
+def test_mutation_names_the_parameter_position_and_values():
+    before = {"base": 2.0, "x": np.zeros((2, 2))}
+    after = [2.0, np.array([[0.0, 0.0], [0.0, 1.5]])]
     verdict = check_inputs_unchanged(before, after)
-    assert "argument 1 was modified in place: at [1, 1] it was 0 before the call and 1.5 after" \
-        in verdict.message
-    assert check_inputs_unchanged(before, [np.zeros((2, 2))]).ok
+    assert ("your function changed its argument `x` in place: at [1, 1] it was 0 before the "
+            "call and 1.5 after") in verdict.message
+    assert "`x = x + ...`, not `x += ...`" in verdict.message and "pe" not in verdict.message
+    assert check_inputs_unchanged(before, [2.0, np.zeros((2, 2))]).ok
