@@ -83,6 +83,13 @@ def call_options(r: Reading) -> dict[str, Any]:
                 select=raw.get("select"), returns=raw.get("returns", {}), tolerance=r.tolerance())
 
 
+def mismatch_meaning(options: CallOptions) -> str:
+    """What a mismatch of a check that compares the output means (kind.Kind.mismatch)."""
+    return {"type": "the result is of the wrong type",
+            "shape": "the result has the wrong shape"}.get(options.compare,
+                                                            "the values differ from the reference")
+
+
 def read_drawn(r: Reading) -> DrawnOptions:
     cases = r.raw.get("cases")
     return DrawnOptions(**call_options(r), draw=r.raw.get("draw", {}),

@@ -67,4 +67,5 @@ def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
 
 
 KIND = Kind("mutation", FUNCTIONS, run, read_drawn, fields=DRAWN_FIELDS, required=("call", "args"),
-            generated_cases=True)
+            generated_cases=True,
+            mismatch=lambda options: "the function changed an argument in place or returned it")

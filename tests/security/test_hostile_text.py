@@ -203,8 +203,11 @@ def _assert_summary_is_honest(markdown: str, timed_out: str) -> None:
     sections = _sections(markdown)
     assert any(timed_out in line for line in sections["## Timed out somewhere"])
     failures = sections["## Most common failures"]
-    assert all(line.startswith("- ") for line in failures)
-    assert any("Errored" in line for line in failures), "the hostile message is not quoted"
+    # Sentences in the grader's words, from each failure's reason: no student text at all.
+    assert failures and all(re.fullmatch(r"- \*\*[a-z0-9\\-]+\*\* failed for \d+ students?( \(|: ).*", line)
+                            for line in failures), failures
+    assert any("the code raised an exception" in line for line in failures), failures
+    assert not any("Errored" in line for line in failures), "a student's message is quoted"
 
 
 def _assert_csv_is_inert(path) -> list[list[str]]:
@@ -218,8 +221,8 @@ def _assert_csv_is_inert(path) -> list[list[str]]:
 
 def _hostile_class(folder):
     folder.mkdir()
-    # (Most of the class sends the same message, so summary.md quotes it among the most
-    # common failures.)
+    # (Most of the class sends the same message: summary.md must not quote it among the
+    # most common failures, which are in the grader's words.)
     (folder / "evil.py").write_text(ATTACK)
     (folder / '=HYPERLINK("http:\\evil.example","click").py').write_text(ATTACK)
     (folder / "@SUM(1+1)*cmd.py").write_text(ATTACK)
