@@ -190,3 +190,15 @@ def test_the_input_shown_is_the_smallest_failing_one_edge_cases_included(pe_task
     assert all(np.array_equal(shown[k], smallest[k]) for k in smallest)
     full_check = {c.name: c for c in grade(pe_task, path).checks}["add-batch-axes"]
     assert size(_sent(full_check.failing_input, "add_positional_encoding")) <= size(smallest)
+
+
+def test_a_script_near_miss_names_the_variable_that_holds_the_result():
+    """mistake_sin_cos_swapped.py keeps its (5, 8) angles, then its (wrong) table: the
+    message is about the table it built, not the step before it."""
+    from conftest import ROOT
+    from grader.spec import load_task
+    task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))
+    result = grade(task, os.path.join(ROOT, "submissions", "pe-table-shape", "mistake_sin_cos_swapped.py"))
+    message = {c.name: c for c in result.checks}["builds-the-table"].message
+    assert message.startswith("'encoding' has the table's shape (5, 8) but not its values "
+                              "('angles' has that shape too): values differ"), message
