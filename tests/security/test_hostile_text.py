@@ -353,6 +353,12 @@ def test_ci_summary_and_annotations_cannot_be_forged(tmp_path, plain_tier):
     assert commands and all(line.startswith("::error file=solutions/normalize-rows.py,line=")
                             for line in commands), commands
     assert all("forged.py" not in line.split("::")[1] for line in commands)
+    # Why the task lost points is in the log, one line per failed check (and its input):
+    # the message's own line breaks and controls are shown, so it starts no line of its own.
+    reasons = [line for line in stdout.splitlines() if line.startswith("      ")]
+    assert any("raised ValueError" in line for line in reasons), stdout
+    assert all(re.match(r"(FAIL|ok  |total |::error | {6,8}\S|grader: )", line)
+               for line in stdout.splitlines()), stdout
     text = summary.read_text(encoding="utf-8")
     assert_no_raw_controls(text, "step summary")
     headings = [line for line in text.splitlines() if re.match(r"\s{0,3}#", line)]
