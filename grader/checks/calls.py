@@ -119,6 +119,7 @@ class Failure:
 
 
 SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
+SHRINK_SECONDS = 10.0   # per failing check; then the smallest failure found so far is shown
 # A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
 UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
 
@@ -151,35 +152,40 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
 
 
 class _Found(Exception):
-    def __init__(self, drawn: Drawn, failure: Failure):
-        super().__init__(failure.message)
-        self.case, self.failure = drawn, failure
+    """Tells Hypothesis that an input fails (which one: _shrink keeps the smallest)."""
 
 
 def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[Drawn, Failure] | None:
     """Re-run the check under Hypothesis, which finds a failure of its own and shrinks it
-    (only where the reference is at hand to answer new inputs: not in a kit). It only
-    changes the input shown: the verdict was decided on the task's cases."""
+    (only where the reference is at hand to answer new inputs: not in a kit); the smallest
+    failure it met (case_size.py) is returned. It only changes the input shown: the
+    verdict was decided on the task's cases, and the time it takes is not the student's
+    (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check."""
     from ..hypothesis_driver import explore
     if ctx.reference is None:
         return None
+    smallest: list[tuple[Drawn, Failure]] = []
+    stop = time.monotonic() + SHRINK_SECONDS
 
     def body(drawn: Drawn) -> None:
+        if time.monotonic() > stop:
+            return  # out of time: no more calls, the smallest failure met so far stands
         try:
             expected = ctx.expected(check, drawn.args) if judge.needs_expected else None
         except ReferenceFailed:
             return  # not a case the task defines an answer for
         failure = evaluate(ctx, check, judge, drawn.args, expected)
         if failure is not None and failure.reason in SHRINKABLE:
-            raise _Found(drawn, failure)
+            if not smallest or case_size(drawn.args) <= case_size(smallest[0][0].args):
+                smallest[:] = [(drawn, failure)]
+            raise _Found(failure.message)
 
-    try:
-        explore(check, body, shrink=True)
-    except _Found as found:
-        return found.case, found.failure
-    except Exception:  # Hypothesis could not reproduce it (a flaky submission): keep the first
-        return None
-    return None
+    with ctx.sandbox.outside_budget():
+        try:
+            explore(check, body, shrink=True)
+        except Exception:  # _Found, or Hypothesis gave up (a flaky submission, out of time)
+            pass
+    return smallest[0] if smallest else None
 
 
 def evaluate(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: dict,

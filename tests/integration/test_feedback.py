@@ -202,3 +202,88 @@ def test_a_script_near_miss_names_the_variable_that_holds_the_result():
     message = {c.name: c for c in result.checks}["builds-the-table"].message
     assert message.startswith("'encoding' has the table's shape (5, 8) but not its values "
                               "('angles' has that shape too): values differ"), message
+
+
+SLOW_TASK = """
+id: slow
+title: Slow
+version: 1
+functions:
+  square: [x]
+limits: {call_seconds: 1, submission_seconds: 3}
+checks:
+  - name: squares
+    kind: property
+    call: square
+    draw:
+      n: {integers: {min: 1, max: 50}}
+    args:
+      x: {array: {shape: [{ref: n}]}}
+    cases: 20
+    points: 1
+  - name: later
+    kind: example
+    call: square
+    args: {x: {array: {value: [12345.0]}}}   # never among the drawn ones (|x| <= 1000)
+    points: 1
+"""
+
+# 50 ms a call, and wrong only on varied arrays of more than 25 values: shrinking its
+# failure takes more calls than the 3 s budget holds.
+SLOW_AND_WRONG_ON_LARGE = """
+import time
+import numpy as np
+
+def square(x):
+    time.sleep(0.05)
+    x = np.asarray(x, dtype=float)
+    return x ** 2 + (1.0 if x.size > 25 and np.ptp(x) > 0 else 0.0)
+"""
+
+
+def test_shrinking_a_failure_to_show_it_costs_no_verdict(tmp_path):
+    """The time spent shrinking is the grader's: the check after it still has the whole
+    budget the submission had left, and passes."""
+    from conftest import make_task
+    from grader.spec import load_task
+    task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
+    result = grade(task, write(tmp_path / "slow_sub.py", SLOW_AND_WRONG_ON_LARGE))
+    checks = {c.name: c for c in result.checks}
+    assert checks["squares"].status == "failed" and checks["squares"].reason == "mismatch"
+    assert checks["later"].status == "passed", checks["later"].message
+    x = _sent(checks["squares"].failing_input, "square")["x"]
+    assert x.size > 25 and np.ptp(x) > 0
+
+
+# The attack on that: prepare in the time given back, for a later check whose call needs
+# more than the 1 s call limit unless the work was done before.
+PREPARES_WHILE_SHRUNK = """
+import time
+import numpy as np
+
+PREPARED = [0.0]
+
+def square(x):
+    x = np.asarray(x, dtype=float)
+    if x.size == 1 and x[0] == 12345.0:            # the later check
+        time.sleep(max(0.0, 1.8 - PREPARED[0]))    # the work not done yet
+        return x ** 2
+    if x.size > 25 and np.ptp(x) > 0:             # fails, and its failure gets shrunk...
+        if PREPARED[0] < 1.8:
+            time.sleep(0.1)                        # ...while it prepares
+            PREPARED[0] += 0.1
+        return x ** 2 + 1.0
+    return x ** 2
+"""
+
+
+def test_what_a_submission_prepares_while_its_failure_is_shrunk_serves_no_later_check(tmp_path):
+    """Once a worker has run more than a moment outside the budget it is replaced: the
+    later check meets the submission as it was loaded, as if no shrinking had happened."""
+    from conftest import make_task
+    from grader.spec import load_task
+    task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
+    result = grade(task, write(tmp_path / "prepares.py", PREPARES_WHILE_SHRUNK))
+    checks = {c.name: c for c in result.checks}
+    assert checks["squares"].status == "failed"
+    assert checks["later"].status != "passed" and checks["later"].reason == "timeout", checks["later"]
