@@ -94,10 +94,11 @@ def expression(value: Any, recipe: dict | None = None) -> str:
 
 
 def array_expression(value: np.ndarray, recipe: dict | None = None) -> str:
-    for candidate in _candidates(value, recipe):
-        if candidate is not None and _rebuilds(candidate, value):
-            return candidate
-    return _description(value)
+    with np.errstate(all="ignore"):   # (a candidate may overflow: it is then not kept)
+        for candidate in _candidates(value, recipe):
+            if candidate is not None and _rebuilds(candidate, value):
+                return candidate
+        return _description(value)
 
 
 def _candidates(value: np.ndarray, recipe: dict | None):
@@ -224,7 +225,7 @@ def _element(x) -> str:
         return repr(bool(x))
     if isinstance(x, (np.integer, int)):
         return str(int(x))
-    return repr(x)
+    return repr(x.item() if isinstance(x, np.generic) else x)
 
 
 def _dtype(dtype: np.dtype) -> str | None:
