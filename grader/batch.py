@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from . import grade_files
-from .class_summary import render_markdown, summarize, write_jsonl
+from .class_summary import mismatch_words, render_markdown, summarize, write_jsonl
 from .gradebook import Gradebook
 from .grading import Options, grade
 from .progress import Progress
@@ -276,7 +276,8 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         progress.finish()
         reports = book.reports(task.id)
         written = _write_detailed(book, task.id, out_dir, None, excel=False)
-        text = render_markdown(summarize(task.id, reports)) + skipped_markdown(discovery.skipped)
+        text = (render_markdown(summarize(task.id, reports, mismatch_words(task)))
+                + skipped_markdown(discovery.skipped))
         summary = grade_files.task_file(out_dir, "summary", task.id, "md")
         with open(summary, "w", encoding="utf-8") as f:
             f.write(text)

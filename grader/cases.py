@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from .sandbox import wire
 from .spec import CheckSpec, SpecError, Task
 from .strategies import literal_case
 
-CACHE_FORMAT = 2  # 2: numpy scalars travel as 0-d arrays (were 1-d)
+CACHE_FORMAT = 3  # 2: numpy scalars travel as 0-d arrays (were 1-d); 3: recipes of drawn arrays
 _CACHE_CAPS = wire.Caps(json_bytes=64 << 20, blob_count=1 << 20, total_bytes=4 << 30)
 _memory: dict[str, "CaseSet"] = {}
 
@@ -31,7 +31,13 @@ _memory: dict[str, "CaseSet"] = {}
 class CaseSet:
     cases: list[dict]        # argument sets, in the order they are tried
     expected: list           # the reference's output for each (None where not needed)
-    literal_count: int       # the first ones are literal (examples, edge cases): never shrunk
+    literal_count: int       # the first ones are literal (examples, edge cases)
+    # per case, argument name -> how to rebuild an array drawn from a seed (rebuild.py);
+    # shown to the student, never graded on (an empty list: none recorded)
+    recipes: list[dict] = field(default_factory=list)
+
+    def recipes_of(self, index: int) -> dict:
+        return self.recipes[index] if index < len(self.recipes) else {}
 
 
 class ReferenceFailed(Exception):
@@ -103,11 +109,12 @@ def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True,
             except Exception as exc:   # Hypothesis's errors have no common base worth naming
                 raise CasesFailed(f"its cases cannot be generated ({type(exc).__name__}: "
                                   f"{str(exc)[:500]}); check its draw: and args: ranges") from None
-        cases = literal + generated
+        cases = literal + [drawn.args for drawn in generated]
         needs_expected = kind.expected_values and not check.options.expected_given
         expected = [expected_output(task, reference, check, c) if needs_expected else None
                     for c in cases]
-        found = CaseSet(cases, expected, len(literal))
+        found = CaseSet(cases, expected, len(literal),
+                        [{} for _ in literal] + [drawn.recipes for drawn in generated])
         if use_disk:
             _write(key, found)
     _memory[key] = found
@@ -156,7 +163,7 @@ def _read(key: str) -> CaseSet | None:
             header, blobs = wire.unpack(f.read(), _CACHE_CAPS)
         return CaseSet(wire.decode(header["cases"], blobs, _CACHE_CAPS),
                        wire.decode(header["expected"], blobs, _CACHE_CAPS),
-                       int(header["literal_count"]))
+                       int(header["literal_count"]), list(header["recipes"]))
     except (OSError, wire.WireError, KeyError, TypeError, ValueError):
         return None
 
@@ -166,7 +173,7 @@ def _write(key: str, cases: CaseSet) -> None:
         blobs: list[bytes] = []
         header = {"cases": wire.encode(cases.cases, blobs),
                   "expected": wire.encode(cases.expected, blobs),
-                  "literal_count": cases.literal_count}
+                  "literal_count": cases.literal_count, "recipes": cases.recipes}
         folder = cache_dir()
         os.makedirs(folder, mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")

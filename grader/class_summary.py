@@ -1,6 +1,12 @@
 """A class at a glance, computed from stored reports (plain data in, plain data out), and
 the JSON-lines file of the full reports (the CSV files are grade_files.py's).
 
+The most common failures are counted per check, in words made from each failure's reason
+(statuses.Reason; for a mismatch, what the check's kind says it means), never from the
+student's message: "exponent-2i-over-d failed for 12 students (the values differ from the
+reference)". Only reports stored before checks had a reason fall back to their message,
+with the numbers taken out.
+
 Student ids and failure messages are student text: in summary-<task>.md each is escaped so
 it can open no heading, list, table cell, link, HTML tag or comment (``for_markdown``)."""
 from __future__ import annotations
@@ -10,14 +16,53 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .result import ERROR, FAILED, PASSED, CheckResult, Result
-from .statuses import TIMED_OUT
+from .statuses import MISMATCH, TIMED_OUT, Reason
 from .student_text import clean_report, for_markdown
+
+if TYPE_CHECKING:
+    from .spec import Task
 
 # Reports stored before checks had a reason: a timeout is known by launcher.py's words.
 LEGACY_TIMED_OUT = ("did not finish within", "time budget")
 BUCKETS = 10
+FAILURES_SHOWN = 10
+
+# Why a check failed, as the end of "... failed for N students (...)".
+REASON_WORDS: dict[Reason, str] = {
+    "mismatch": "what it produced is not what the check asks for",
+    "raised": "the code raised an exception",
+    "timeout": "a call ran out of time",
+    "budget": "the submission's time budget ran out",
+    "crashed": "the code crashed its worker process",
+    "malformed": "the worker's answer could not be read",
+    "unverified": "a pass that could not be trusted (the file reaches the grader's code)",
+    "imports": "the file imports what the task does not allow",
+    "undefined": "a function the task asks for is missing",
+    "unreadable": "Python could not read the file",
+    "environment": "the grading machine lacks a package the task allows",
+    "task": "the task's reference failed (a task bug)",
+    "judge": "the check could not judge what the code produced",
+    "ungradable": "the submission could not be graded",
+}
+
+
+@dataclass
+class CommonFailure:
+    check: str
+    students: int                       # how many students failed it
+    reasons: list[tuple[str, int]]      # (why, in words; how many of them), most first
+
+    def sentence(self) -> str:
+        """Markdown: '**check** failed for 3 students (why)', the parts escaped."""
+        who = f"{self.students} student{'s' if self.students != 1 else ''}"
+        if len(self.reasons) == 1:
+            why = f" ({for_markdown(self.reasons[0][0])})"
+        else:
+            why = ": " + ", ".join(f"{n} ({for_markdown(words)})" for words, n in self.reasons)
+        return f"**{for_markdown(self.check)}** failed for {who}{why}"
 
 
 @dataclass
@@ -28,7 +73,7 @@ class ClassSummary:
     median_percent: float
     distribution: list[int]                  # students per 10% band, 0-10% ... 90-100%
     pass_rates: dict[str, float]             # check -> share of students who passed it
-    common_failures: list[tuple[int, str, str]] = field(default_factory=list)  # count, check, message
+    common_failures: list[CommonFailure] = field(default_factory=list)   # most students first
     errored: list[str] = field(default_factory=list)
     timed_out: list[str] = field(default_factory=list)
 
@@ -48,14 +93,26 @@ def _shape_of(message: str) -> str:
     return re.sub(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", "#", message)[:160]
 
 
-def summarize(task: str, stored: list[tuple[str, dict]]) -> ClassSummary:
+def _why(check: CheckResult, mismatch: dict[str, str]) -> str:
+    if check.reason is None:   # stored before checks had a reason
+        return f"\u201c{_shape_of(check.message)}\u201d" if check.message else check.status
+    if check.reason == MISMATCH:
+        return mismatch.get(check.name, REASON_WORDS[MISMATCH])
+    return REASON_WORDS.get(check.reason, check.reason)
+
+
+def summarize(task: str, stored: list[tuple[str, dict]],
+              mismatch: dict[str, str] | None = None) -> ClassSummary:
+    """``mismatch``: for each check, what its failing with reason "mismatch" means
+    (mismatch_words); without it, generic words."""
+    mismatch = mismatch or {}
     reports = [(student, Result.from_dict(report)) for student, report in stored]
     percents = [_percent(r) for _, r in reports] or [0.0]
     distribution = [0] * BUCKETS
     for p in percents if reports else []:
         distribution[min(int(p // (100 / BUCKETS)), BUCKETS - 1)] += 1
     checks: dict[str, list[bool]] = {}
-    failures: Counter = Counter()
+    failures: dict[str, Counter] = {}   # check -> why -> students
     errored, timed_out = [], []
     for (student, report), (_, raw) in zip(reports, stored):
         if report.status == ERROR:
@@ -66,14 +123,26 @@ def summarize(task: str, stored: list[tuple[str, dict]]) -> ClassSummary:
             if not check.max_score:
                 continue
             checks.setdefault(check.name, []).append(check.status == PASSED)
-            if check.status in (FAILED, ERROR) and check.message:
-                failures[(check.name, _shape_of(check.message))] += 1
+            if check.status in (FAILED, ERROR):
+                failures.setdefault(check.name, Counter())[_why(check, mismatch)] += 1
     return ClassSummary(
         task=task, students=len(reports), mean_percent=statistics.fmean(percents),
         median_percent=statistics.median(percents), distribution=distribution,
         pass_rates={name: sum(v) / len(v) for name, v in checks.items()},
-        common_failures=[(n, c, m) for (c, m), n in failures.most_common(10)],
+        common_failures=_most_common(failures),
         errored=errored, timed_out=timed_out)
+
+
+def _most_common(failures: dict[str, Counter]) -> list[CommonFailure]:
+    ranked = sorted(failures.items(), key=lambda item: -sum(item[1].values()))  # (stable: task order)
+    return [CommonFailure(check, sum(why.values()), why.most_common())
+            for check, why in ranked[:FAILURES_SHOWN]]
+
+
+def mismatch_words(task: Task) -> dict[str, str]:
+    """For each check of a task (spec.Task), what a mismatch means (its kind says)."""
+    from .checks import kind_of
+    return {check.name: kind_of(check).mismatch(check.options) for check in task.checks}
 
 
 def _names(students: list[str]) -> str:
@@ -90,8 +159,7 @@ def render_markdown(summary: ClassSummary) -> str:
     lines += ["", "## Pass rate per check", "", "| check | passed |", "| --- | --- |"]
     lines += [f"| {for_markdown(name)} | {rate:.0%} |" for name, rate in summary.pass_rates.items()]
     lines += ["", "## Most common failures", ""]
-    lines += [f"- {n} x **{for_markdown(check)}**: {for_markdown(message)}"
-              for n, check, message in summary.common_failures] or ["- none"]
+    lines += [f"- {failure.sentence()}" for failure in summary.common_failures] or ["- none"]
     lines += ["", "## Errored (nothing could be graded)", "", _names(summary.errored), "",
               "## Timed out somewhere", "", _names(summary.timed_out)]
     return "\n".join(lines) + "\n"

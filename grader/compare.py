@@ -105,7 +105,9 @@ def check_shape(expected, actual) -> Verdict:
     return PASS
 
 
-def check_values(expected, actual, tolerance: Tolerance, select: str | None = None) -> Verdict:
+def check_values(expected, actual, tolerance: Tolerance, select: str | None = None,
+                 name: str = "") -> Verdict:
+    """``name`` says what the values are (``the result``); a ``select`` names them itself."""
     got = numbers_of(actual)
     want = numbers_of(expected)
     if want is None:  # a non-numeric expected value: plain equality on plain data
@@ -116,7 +118,7 @@ def check_values(expected, actual, tolerance: Tolerance, select: str | None = No
     if got.shape != want.shape:
         return Verdict(False, f"returned shape {got.shape}; expected shape {want.shape}, "
                               "so the values cannot be compared.")
-    where = ""
+    where = f" in {name}" if name else ""
     if select:
         index = parse_select(select)
         want, got, where = want[index], got[index], f" in result{select}"
@@ -157,21 +159,22 @@ def _position(index: tuple) -> str:
     return "[" + ", ".join(str(int(i)) for i in index) + "]" if index else "the value"
 
 
-def check_inputs_unchanged(before: list, after) -> Verdict:
-    """Compare the arguments as sent with the same arguments after the call, as the grader
-    read them back from the memory it shared with the worker (never the worker's account)."""
+def check_inputs_unchanged(before: dict, after) -> Verdict:
+    """Compare the arguments as sent (by the names the task gives them, in the order sent)
+    with the same arguments after the call, as the grader read them back from the memory it
+    shared with the worker (never the worker's account)."""
     if not isinstance(after, list) or len(after) != len(before):
         return Verdict(False, "the arguments could not be read back after the call.")
-    for position, (old, new) in enumerate(zip(before, after)):
+    for (name, old), new in zip(before.items(), after):
         if isinstance(old, np.ndarray):
+            changed_in_place = f"your function changed its argument `{name}` in place"
             if not isinstance(new, np.ndarray) or new.shape != old.shape or new.dtype != old.dtype:
-                return Verdict(False, f"argument {position + 1} was changed in place "
-                                      "(its shape or dtype changed).")
+                return Verdict(False, f"{changed_in_place} (its shape or dtype changed).")
             changed = ~((old == new) | (np.isnan(old) & np.isnan(new)))
             if changed.any():
                 at = tuple(int(i) for i in np.argwhere(changed)[0])
                 was, now = fmt_apart(old[at], new[at])
-                return Verdict(False, f"argument {position + 1} was modified in place: at "
-                                      f"{_position(at)} it was {was} before the call and "
-                                      f"{now} after. Return a new array instead.")
+                return Verdict(False, f"{changed_in_place}: at {_position(at)} it was "
+                                      f"{was} before the call and {now} after. "
+                                      f"Leave `{name}` as it is and return a new array.")
     return PASS

@@ -7,7 +7,8 @@ Layout (see examples/course/):
                               case), or solutions/<task id>/ holding one
 
 Every task is graded against its solution; a missing solution scores 0. The command prints
-a summary, writes JUnit XML (--junit) and a Markdown summary (--summary, or GitHub's
+a summary (each task's score, then why it lost points: every failed check's name, message and
+failing input), writes JUnit XML (--junit) and a Markdown summary (--summary, or GitHub's
 $GITHUB_STEP_SUMMARY), prints GitHub error annotations for failed checks when run in
 GitHub Actions (report/github.py: escaped, workspace-relative, capped), and exits 1 below
 --min-score percent of all points. CI logs are seen by
@@ -102,6 +103,20 @@ def markdown(results: list[Result], percent: float, min_score: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def reasons(result: Result) -> list[str]:
+    """Why a task lost points, for the log: each failed check's name and message (and the
+    input it failed on), one line each, as ``grader check`` shows them to students (the
+    results are already redacted: a hidden check says only that it failed)."""
+    lines = []
+    for check in result.checks:
+        if check.status not in (FAILED, ERROR):
+            continue
+        lines.append(visible(f"      {check.name}: {check.message or check.status}"))
+        if check.failing_input:
+            lines.append(visible(f"        failing input: {check.failing_input}"))
+    return lines
+
+
 def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: str | None,
            options: Options) -> int:
     results = grade_course(root, options)
@@ -114,6 +129,8 @@ def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: st
     for r in results:
         mark = "ok  " if r.status == PASSED else "FAIL"
         print(visible(f"{mark}  {r.task:<{width}}  {r.score:g}/{r.max_score:g}  {r.status}  ({r.isolation})"))
+        for line in reasons(r):
+            print(line)
     print(f"total {total:g}/{maximum:g} = {percent:.0f}% (required: {min_score:g}%)")
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github.annotations(results, github.workspace_of(root)):

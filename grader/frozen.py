@@ -2,7 +2,8 @@
 task folder as plain data, so a grade never depends on the installed Hypothesis or numpy.
 
 ``TASK/frozen/`` holds ``cases.json`` (every check's argument sets and expected outputs,
-as JSON with arrays named by their SHA-256), ``arrays/<sha256>.npy`` (each array once,
+as JSON with arrays named by their SHA-256, and for each generated array drawn from a seed
+its recipe, which only the failing input shown to a student uses), ``arrays/<sha256>.npy`` (each array once,
 read with ``allow_pickle=False``; a file must hash to its name) and ``manifest.json`` (the
 grader version that froze it, the SHA-256 of ``task.yaml`` and of the reference it was
 frozen from, and the digest of it all). A freeze is stale when ``task.yaml`` or the
@@ -20,9 +21,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import __version__
+from .case_size import smallest_first
 from .cases import CaseSet
 from .sandbox import wire
 from .spec import CheckSpec, SpecError, Task
@@ -80,6 +80,8 @@ def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folde
             entry = {"cases": wire.encode(cases.cases, blobs),
                      "expected": wire.encode(cases.expected, blobs),
                      "literal_count": cases.literal_count}
+            if any(cases.recipes):
+                entry["recipes"] = cases.recipes
         elif (compute := kind_of(check).reference_value) is not None:
             value = reference_value(task, reference, check) if kit else compute(reference, check)
             entry = {"value": wire.encode(value, blobs)}
@@ -104,23 +106,14 @@ def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folde
 
 
 def _by_size(cases: CaseSet) -> CaseSet:
-    """Generated cases smallest first (literal ones keep their place in front): the first
-    failing case is then a small one, which is what a kit (with no reference to shrink
-    with) shows the student. The verdict does not depend on the order."""
+    """Generated cases smallest first (case_size.py; literal ones keep their place in
+    front), so the file reads small to large. Checks try every set smallest first anyway
+    (checks/calls.py); the verdict does not depend on the order."""
     lit = cases.literal_count
-    order = sorted(range(lit, len(cases.cases)), key=lambda i: (_size(cases.cases[i]), i))
-    keep = list(range(lit)) + order
-    return CaseSet([cases.cases[i] for i in keep], [cases.expected[i] for i in keep], lit)
-
-
-def _size(value) -> int:
-    if isinstance(value, np.ndarray):
-        return int(value.size)
-    if isinstance(value, dict):
-        return sum(_size(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return sum(_size(v) for v in value)
-    return abs(int(value)) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else 1
+    generated = smallest_first(cases.cases[lit:])
+    keep = list(range(lit)) + [lit + i for i in generated]
+    return CaseSet([cases.cases[i] for i in keep], [cases.expected[i] for i in keep], lit,
+                   [cases.recipes_of(i) for i in keep])
 
 
 def _digest(spec_sha, reference_sha, cases_sha, array_shas) -> str:
@@ -225,7 +218,17 @@ def case_set(freeze: Freeze, check: CheckSpec) -> CaseSet:
     entry = _entry(freeze, check)
     blobs = _blobs(freeze, entry)
     return CaseSet(wire.decode(entry["cases"], blobs, _CAPS),
-                   wire.decode(entry["expected"], blobs, _CAPS), int(entry["literal_count"]))
+                   wire.decode(entry["expected"], blobs, _CAPS), int(entry["literal_count"]),
+                   _recipes(entry))
+
+
+def _recipes(entry: dict) -> list[dict]:
+    """The recipes of a check's cases (display only: one that is not a dict of recipes
+    is left out, and rebuild.py checks each against its array before showing it)."""
+    recipes = entry.get("recipes")
+    if not isinstance(recipes, list):
+        return []
+    return [r if isinstance(r, dict) else {} for r in recipes]
 
 
 def value(freeze: Freeze, check: CheckSpec):

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .spec import CheckSpec
-from .strategies import case_strategy
+from .strategies import Drawn, case_strategy
 
 
-def explore(spec: CheckSpec[Any], body: Callable[[dict], Any], shrink: bool) -> None:
-    """Call ``body(args)`` on each generated argument set; an exception is a failure."""
+def explore(spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool) -> None:
+    """Call ``body(drawn)`` on each generated argument set; an exception is a failure."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 
     # The fields Hypothesis draws from (calls.DrawnOptions). Keep the name `check` and the
@@ -36,7 +36,7 @@ def explore(spec: CheckSpec[Any], body: Callable[[dict], Any], shrink: bool) -> 
     probe()
 
 
-def collect(check: CheckSpec[Any]) -> list[dict]:
-    cases: list[dict] = []
+def collect(check: CheckSpec[Any]) -> list[Drawn]:
+    cases: list[Drawn] = []
     explore(check, cases.append, shrink=False)
     return cases

@@ -4,8 +4,9 @@
 without the hidden checks (absent, not redacted: no name, input or value of one) and
 without the reference, and a freeze of the public checks' cases and expected outputs,
 taken from the task's own freeze so the kit grades exactly as the full task does. A kit
-has no reference: a failure shows the smallest failing frozen case (frozen.py keeps them
-smallest first), and the report says hidden checks may be added at final grading.
+has no reference: a failure shows the smallest failing frozen case (checks try them
+smallest first, case_size.py), and the report says hidden checks may be added at final
+grading.
 """
 from __future__ import annotations
 

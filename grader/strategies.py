@@ -4,12 +4,29 @@ Values are drawn in the order the YAML lists them (``draw:`` first, then ``args:
 later value can depend on earlier ones: ``{ref: name}`` reuses a value, ``max_product``
 caps an integer so a table stays within an element budget, array shapes name earlier sizes.
 Hypothesis is imported only when cases must actually be generated.
+
+A drawn array of numbers is either one value throughout (``np.full``) or drawn from a seeded
+generator, and then its recipe (rebuild.py) is kept with the case: the failing input shown
+to a student rebuilds it exactly, however large it is. Shrinking prefers the constant form.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from . import rebuild
+
+SEEDS = 2**32   # a drawn array's generator is seeded from 0 to SEEDS - 1
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One argument set Hypothesis drew, and how to rebuild each array drawn from a seed."""
+
+    args: dict
+    recipes: dict = field(default_factory=dict)   # argument name -> recipe (rebuild.py)
 
 
 class NotLiteral(ValueError):
@@ -52,23 +69,26 @@ def case_strategy(draw_specs: dict, arg_specs: dict):
     @st.composite
     def argument_sets(draw):
         env: dict = {}
+        recipes: dict = {}   # value name -> recipe, for the arrays drawn from a seed
         for name, spec in draw_specs.items():
-            env[name] = _draw(draw, spec, env)
+            env[name] = _draw(draw, spec, env, recipes, name)
         args = {}
         for name, spec in arg_specs.items():
-            args[name] = env[name] = _draw(draw, spec, env)
-        return args
+            args[name] = env[name] = _draw(draw, spec, env, recipes, name)
+        return Drawn(args, {name: recipes[name] for name in args if name in recipes})
 
     return argument_sets()
 
 
-def _draw(draw, spec, env: dict):
+def _draw(draw, spec, env: dict, recipes: dict, name: str):
     from hypothesis import strategies as st
 
     if not isinstance(spec, dict):
         return spec
     (form, opts), = spec.items()
     if form == "ref":
+        if opts in recipes:
+            recipes[name] = recipes[opts]
         return env[opts]
     if form == "integers":
         return draw(_integers(opts, env))
@@ -78,9 +98,12 @@ def _draw(draw, spec, env: dict):
         return draw(st.sampled_from(opts))
     if form == "array":
         if "value" in opts or "fill" in opts:
-            shape = [_draw(draw, d, env) for d in opts.get("shape", [])]
+            shape = [_draw(draw, d, env, {}, "") for d in opts.get("shape", [])]
             return materialize({"array": dict(opts, shape=shape)})
-        return _draw_array(draw, opts, env)
+        array, recipe = _draw_array(draw, opts, env)
+        if recipe is not None:
+            recipes[name] = recipe
+        return array
     raise ValueError(f"unknown strategy {form!r}")
 
 
@@ -110,12 +133,13 @@ def _bound(value, env: dict):
     return value
 
 
-def _draw_array(draw, opts: dict, env: dict) -> np.ndarray:
+def _draw_array(draw, opts: dict, env: dict) -> tuple[np.ndarray, dict | None]:
+    """An array and its recipe (None: constant, or not numbers drawn from a seed)."""
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
 
     dtype = np.dtype(opts.get("dtype", "float64"))
-    shape = [int(_draw(draw, d, env)) for d in opts["shape"]]
+    shape = [int(_draw(draw, d, env, {}, "")) for d in opts["shape"]]
     lead = opts.get("leading_axes")
     if lead:
         count = draw(st.integers(lead.get("min", 0), lead.get("max", 3)))
@@ -123,11 +147,18 @@ def _draw_array(draw, opts: dict, env: dict) -> np.ndarray:
         shape = [draw(side) for _ in range(count)] + shape
     bounds = opts.get("elements", {})
     if dtype.kind == "f":
-        elements = st.floats(bounds.get("min", -1e3), bounds.get("max", 1e3), allow_nan=False,
-                             allow_infinity=False, width=dtype.itemsize * 8)
+        low, high = bounds.get("min", -1e3), bounds.get("max", 1e3)
+        elements = st.floats(low, high, allow_nan=False, allow_infinity=False, width=dtype.itemsize * 8)
+        form, limits = "uniform", (float(low), float(high))
     elif dtype.kind in "iu":
         info = np.iinfo(dtype)
-        elements = st.integers(max(bounds.get("min", -1000), info.min), min(bounds.get("max", 1000), info.max))
+        low, high = max(bounds.get("min", -1000), info.min), min(bounds.get("max", 1000), info.max)
+        elements = st.integers(low, high)
+        form, limits = "integers", (int(low), int(high))
     else:
-        elements = None
-    return draw(hnp.arrays(dtype, tuple(shape), elements=elements))
+        return draw(hnp.arrays(dtype, tuple(shape))), None
+    if draw(st.integers(0, 3)) == 0:   # a quarter constant (the form shrinking goes to)
+        return np.full(tuple(shape), draw(elements), dtype=dtype), None
+    recipe = {form: {"seed": draw(st.integers(0, SEEDS - 1)), "low": limits[0], "high": limits[1],
+                     "shape": shape, "dtype": dtype.name}}
+    return rebuild.build(recipe), recipe

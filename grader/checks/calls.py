@@ -1,9 +1,12 @@
 """What example, property and mutation checks share: calls in the sandbox, judged here.
 
-``run_cases`` sends a check's case set to the student's function in order (pipelined, see
-Sandbox.calls) and a judge computes each verdict on the trusted side from the plain data
-that came back (expected values never leave this side). When a generated case fails,
-Hypothesis finds the smallest failing input, one ``evaluate`` at a time.
+``run_cases`` sends a check's case set to the student's function, smallest first
+(case_size.py; pipelined, see Sandbox.calls), and a judge computes each verdict on the
+trusted side from the plain data that came back (expected values never leave this side).
+The first failure is then the smallest failing case of the set. Where the reference is at
+hand, Hypothesis also looks for a failing input of its own and shrinks it, one
+``evaluate`` at a time, for a literal edge case as for a generated one; the smaller of the
+two is shown, as a call the student can paste (rebuild.py).
 """
 from __future__ import annotations
 
@@ -11,13 +14,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generator, Protocol, cast
 
-import numpy as np
-
+from ..case_size import case_size, smallest_first
 from ..cases import CaseSet, ReferenceFailed, split_arguments
 from ..compare import Verdict, check_shape, check_type, check_values
+from ..rebuild import expression
 from ..result import ERROR, FAILED, PASSED, CheckResult
 from ..source_map import location_text
 from ..spec import DEFAULT_CASES, CheckSpec
+from ..strategies import Drawn
 from ..statuses import (BUDGET, CRASHED, MALFORMED, MISMATCH, OK, RAISED, TIMEOUT, CheckStatus,
                         Reason, call_reason)
 from ..tolerance import Tolerance
@@ -26,9 +30,6 @@ from .kind import Options, Reading
 
 if TYPE_CHECKING:
     from ..grading import Context
-
-ARRAY_ELEMENTS_SHOWN = 24
-
 
 # --------------------------------------------------------------------------- their fields
 
@@ -88,6 +89,13 @@ def call_options(r: Reading) -> dict[str, Any]:
                 select=raw.get("select"), returns=raw.get("returns", {}), tolerance=r.tolerance())
 
 
+def mismatch_meaning(options: CallOptions) -> str:
+    """What a mismatch of a check that compares the output means (kind.Kind.mismatch)."""
+    return {"type": "the result is of the wrong type",
+            "shape": "the result has the wrong shape"}.get(options.compare,
+                                                            "the values differ from the reference")
+
+
 def read_drawn(r: Reading) -> DrawnOptions:
     cases = r.raw.get("cases")
     return DrawnOptions(**call_options(r), draw=r.raw.get("draw", {}),
@@ -98,12 +106,14 @@ def read_drawn(r: Reading) -> DrawnOptions:
 # --------------------------------------------------------------------------- running them
 
 class Judge(Protocol):
-    """Decides one call's verdict from what came back (and the expected value, if any)."""
+    """Decides one call's verdict from what came back (and the expected value, if any);
+    ``sent`` is the arguments by the names the task gives them, in the order sent."""
 
     needs_expected: bool
     needs_inputs_back: bool
 
-    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: list) -> Verdict: ...
+    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any,
+                 sent: dict[str, Any]) -> Verdict: ...
 
 
 @dataclass
@@ -115,7 +125,8 @@ class Failure:
     cell: int | None = None   # (in a notebook: the cell of that line)
 
 
-SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: reported as first found
+SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
+SHRINK_SECONDS = 10.0   # per failing check; then the smallest failure found so far is shown
 # A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
 UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
 
@@ -123,67 +134,83 @@ UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
 def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: CaseSet) -> CheckResult:
     start = time.monotonic()
     params = ctx.task.functions[check.function()]
-    sent = [split_arguments(params, args) for args in cases.cases]
+    order = smallest_first(cases.cases)
+    sent = [split_arguments(params, cases.cases[i]) for i in order]
     # (a generator: closing it stops waiting for the answers of calls sent ahead)
     outcomes = cast(Generator, ctx.sandbox.calls(check.function(), sent,
                                                  return_inputs=judge.needs_inputs_back))
     try:
-        for tried, (args, expected, (positional, keywords), outcome) in enumerate(
-                zip(cases.cases, cases.expected, sent, outcomes), start=1):
-            failure = judged(check, judge, outcome, positional + list(keywords.values()), expected)
+        for tried, (index, (positional, keywords), outcome) in enumerate(
+                zip(order, sent, outcomes), start=1):
+            failure = judged(check, judge, outcome, named(params, positional, keywords),
+                             cases.expected[index])
             if failure is not None:
                 break
         else:
             return passed(check, len(cases.cases), time.monotonic() - start)
     finally:
         outcomes.close()  # calls sent ahead of a failure are not waited for
-    if failure.reason in SHRINKABLE and tried > cases.literal_count:
-        args, failure = _shrink(ctx, check, judge) or (args, failure)
-    return failed(check, ctx.task.functions[check.function()], failure, args, tried,
-                  time.monotonic() - start)
+    shown = Drawn(cases.cases[index], cases.recipes_of(index))
+    if failure.reason in SHRINKABLE and isinstance(check.options, DrawnOptions):
+        found = _shrink(ctx, check, judge)
+        if found is not None and case_size(found[0].args) <= case_size(shown.args):
+            shown, failure = found
+    return failed(check, params, failure, shown, tried, time.monotonic() - start)
 
 
 class _Found(Exception):
-    def __init__(self, args: dict, failure: Failure):
-        super().__init__(failure.message)
-        self.case, self.failure = args, failure
+    """Tells Hypothesis that an input fails (which one: _shrink keeps the smallest)."""
 
 
-def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[dict, Failure] | None:
-    """Re-run the check under Hypothesis, which re-finds the failure and shrinks it (only
-    where the reference is at hand to answer new inputs: not in a kit). It only changes the
-    input shown: the verdict was decided on the task's cases."""
+def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[Drawn, Failure] | None:
+    """Re-run the check under Hypothesis, which finds a failure of its own and shrinks it
+    (only where the reference is at hand to answer new inputs: not in a kit); the smallest
+    failure it met (case_size.py) is returned. It only changes the input shown: the
+    verdict was decided on the task's cases, and the time it takes is not the student's
+    (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check."""
     from ..hypothesis_driver import explore
     if ctx.reference is None:
         return None
+    smallest: list[tuple[Drawn, Failure]] = []
+    stop = time.monotonic() + SHRINK_SECONDS
 
-    def body(args: dict) -> None:
+    def body(drawn: Drawn) -> None:
+        if time.monotonic() > stop:
+            return  # out of time: no more calls, the smallest failure met so far stands
         try:
-            expected = ctx.expected(check, args) if judge.needs_expected else None
+            expected = ctx.expected(check, drawn.args) if judge.needs_expected else None
         except ReferenceFailed:
             return  # not a case the task defines an answer for
-        failure = evaluate(ctx, check, judge, args, expected)
+        failure = evaluate(ctx, check, judge, drawn.args, expected)
         if failure is not None and failure.reason in SHRINKABLE:
-            raise _Found(args, failure)
+            if not smallest or case_size(drawn.args) <= case_size(smallest[0][0].args):
+                smallest[:] = [(drawn, failure)]
+            raise _Found(failure.message)
 
-    try:
-        explore(check, body, shrink=True)
-    except _Found as found:
-        return found.case, found.failure
-    except Exception:  # Hypothesis could not reproduce it (a flaky submission): keep the first
-        return None
-    return None
+    with ctx.sandbox.outside_budget():
+        try:
+            explore(check, body, shrink=True)
+        except Exception:  # _Found, or Hypothesis gave up (a flaky submission, out of time)
+            pass
+    return smallest[0] if smallest else None
 
 
 def evaluate(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: dict,
              expected: Any) -> Failure | None:
-    positional, keywords = split_arguments(ctx.task.functions[check.function()], args)
+    params = ctx.task.functions[check.function()]
+    positional, keywords = split_arguments(params, args)
     outcome = ctx.sandbox.call(check.function(), positional, keywords,
                                return_inputs=judge.needs_inputs_back)
-    return judged(check, judge, outcome, positional + list(keywords.values()), expected)
+    return judged(check, judge, outcome, named(params, positional, keywords), expected)
 
 
-def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: list,
+def named(params: tuple[str, ...], positional: list, keywords: dict) -> dict[str, Any]:
+    """The arguments of one call by name, in the order they are sent (the worker hands
+    back the inputs in that order too)."""
+    return {**dict(zip(params, positional)), **keywords}
+
+
+def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict[str, Any],
            expected: Any) -> Failure | None:
     """The failure one call's outcome shows, judged here; None when it passed."""
     output = _output(outcome.stdout, outcome.stderr)
@@ -205,13 +232,14 @@ class _CompareOutput:
     needs_inputs_back = False
 
     def __call__(self, check: CheckSpec[CallOptions], expected: Any, outcome: Any,
-                 sent: list) -> Verdict:
+                 sent: dict[str, Any]) -> Verdict:
         options = check.options
         if options.compare == "type":
             return check_type(outcome.value, options.returns, expected)
         if options.compare == "shape":
             return check_shape(expected, outcome.value)
-        return check_values(expected, outcome.value, options.tolerance, options.select)
+        return check_values(expected, outcome.value, options.tolerance, options.select,
+                            name="the result")
 
 
 compare_output = _CompareOutput()
@@ -250,23 +278,12 @@ def _output(stdout: str, stderr: str) -> str:
     return "\n".join(parts)
 
 
-def format_call(function: str, params: tuple[str, ...], args: dict) -> str:
-    """The failing call as Python a student can paste and run (arguments in signature order)."""
+def format_call(function: str, params: tuple[str, ...], args: dict, recipes: dict | None = None) -> str:
+    """The failing call as Python a student can paste and run (arguments in signature order,
+    each written so that it rebuilds the very value sent: rebuild.py)."""
+    recipes = recipes or {}
     ordered = [name for name in params if name in args] + [n for n in args if n not in params]
-    return f"{function}({', '.join(f'{name}={format_value(args[name])}' for name in ordered)})"
-
-
-def format_value(value) -> str:
-    if isinstance(value, np.ndarray):
-        if value.size and np.all(value == value.flat[0]):
-            return f"np.full({value.shape}, {value.flat[0].item()!r})"
-        if value.size <= ARRAY_ELEMENTS_SHOWN:
-            return f"np.array({np.array2string(value, separator=', ', precision=17).replace(chr(10), '')})"
-        return (f"<{value.dtype} array of shape {value.shape}, values from {value.min():.6g} "
-                f"to {value.max():.6g}>")
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
+    return f"{function}({', '.join(f'{name}={expression(args[name], recipes.get(name))}' for name in ordered)})"
 
 
 def passed(check: CheckSpec[Any], cases: int, seconds: float) -> CheckResult:
@@ -275,12 +292,13 @@ def passed(check: CheckSpec[Any], cases: int, seconds: float) -> CheckResult:
                        hidden=check.hidden, seconds=seconds)
 
 
-def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, args: dict | None,
+def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, shown: Drawn | None,
            cases: int, seconds: float) -> CheckResult:
     status: CheckStatus = ERROR if failure.reason in UNJUDGED else FAILED
     function = check.call or ""
     return CheckResult(check.name, status, 0.0, check.points, message=failure.message,
                        description=check.description, function=check.call,
-                       failing_input=format_call(function, params, args) if args is not None else None,
+                       failing_input=(format_call(function, params, shown.args, shown.recipes)
+                                      if shown is not None else None),
                        output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
                        line=failure.line, cell=failure.cell, reason=failure.reason)

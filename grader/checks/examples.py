@@ -12,7 +12,8 @@ from ..result import CheckResult
 from ..spec import CheckSpec
 from ..strategies import literal_case
 from . import fields
-from .calls import CALL_FIELDS, COMPARE_FIELDS, CallOptions, call_options, compare_output, run_cases
+from .calls import (CALL_FIELDS, COMPARE_FIELDS, CallOptions, call_options, compare_output,
+                    mismatch_meaning, run_cases)
 from .kind import FUNCTIONS, Kind, Reading
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def run(ctx: Context, check: CheckSpec[ExampleOptions]) -> CheckResult:
 
 
 KIND = Kind(
-    "example", FUNCTIONS, run, read, required=("call",), expected_values=True,
+    "example", FUNCTIONS, run, read, required=("call",), expected_values=True, mismatch=mismatch_meaning,
     fields={**CALL_FIELDS,
             "cases": {"oneOf": [fields.CASE_COUNT, fields.LITERAL_CASES]},
             **COMPARE_FIELDS,

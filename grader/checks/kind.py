@@ -90,6 +90,10 @@ class Kind:
     reference_value: Callable[[Any, CheckSpec[Any]], Any] | None = None
     # The worker's answer carries an array the size of that value: the answer cap grows with it.
     arrays_in_answer: bool = False
+    # What a "mismatch" reason means for a check of this kind, given its options: words for
+    # the class summary ("exponent-2i-over-d failed for 12 students (the values differ from
+    # the reference)"), never read from a student's message.
+    mismatch: Callable[[Any], str] = lambda options: "what it produced is not what the check asks for"
 
     def schema(self) -> dict:
         """Its piece of the JSON Schema: what a check of this kind may and must hold."""

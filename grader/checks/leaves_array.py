@@ -31,11 +31,16 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
             return judged(check, False, f"{name} holds the table transposed, shape "
                                          f"{arr.shape}; it must have shape {want.shape} "
                                          "(a row per position, a column per axis).")
-    for name, (arr, *_) in arrays.items():
-        if arr.shape == want.shape:
-            verdict = check_values(want, arr, check.options.tolerance)
-            return judged(check, False, f"{name} has the table's shape {want.shape} but "
-                                         f"not its values: {verdict.message}")
+    same_shape = [name for name, (arr, *_) in arrays.items() if arr.shape == want.shape]
+    if same_shape:
+        # The last one the script assigned is its result; the ones before, its steps.
+        name = same_shape[-1]
+        verdict = check_values(want, arrays[name][0], check.options.tolerance)
+        others = ", ".join(same_shape[:-1][-3:])
+        verb = "has" if len(same_shape) == 2 else "have"
+        others_note = f" ({others} {verb} that shape too)" if others else ""
+        return judged(check, False, f"{name} has the table's shape {want.shape} but "
+                                     f"not its values{others_note}: {verdict.message}")
     return judged(check, False, f"your script never computed the {want.shape} table: build "
                                  "it (printing a shape you typed in does not count). "
                                  f"{inventory(arrays)}.")

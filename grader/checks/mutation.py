@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..compare import Verdict, check_inputs_unchanged
 from ..result import FAILED, PASSED, CheckResult
 from ..spec import CheckSpec
@@ -37,11 +39,15 @@ class _InputsUntouched:
     needs_expected = False
     needs_inputs_back = True
 
-    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: list) -> Verdict:
+    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any,
+                 sent: dict[str, Any]) -> Verdict:
         verdict = check_inputs_unchanged(sent, outcome.inputs_after)
         if verdict.ok and outcome.aliases_input:
-            return Verdict(False, "returned the input array itself (or a view of it), as observed "
-                                  "inside the sandbox; return a new array.")
+            arrays = [f"`{name}`" for name, value in sent.items() if isinstance(value, np.ndarray)]
+            which = (f"its argument {arrays[0]}" if len(arrays) == 1
+                     else f"one of its arguments ({', '.join(arrays)})")
+            return Verdict(False, f"your function returned {which} itself (or a view of it), as "
+                                  "observed inside the sandbox; return a new array.")
         return verdict
 
 
@@ -64,4 +70,5 @@ def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
 
 
 KIND = Kind("mutation", FUNCTIONS, run, read_drawn, fields=DRAWN_FIELDS, required=("call", "args"),
-            generated_cases=True, policy=True)
+            generated_cases=True, policy=True,
+            mismatch=lambda options: "the function changed an argument in place or returned it")

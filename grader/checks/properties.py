@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..result import CheckResult
 from ..spec import CheckSpec
-from .calls import DRAWN_FIELDS, DrawnOptions, compare_output, read_drawn, run_cases
+from .calls import DRAWN_FIELDS, DrawnOptions, compare_output, mismatch_meaning, read_drawn, run_cases
 from .kind import FUNCTIONS, Kind
 
 if TYPE_CHECKING:
@@ -18,4 +18,4 @@ def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
 
 
 KIND = Kind("property", FUNCTIONS, run, read_drawn, fields=DRAWN_FIELDS, required=("call", "args"),
-            generated_cases=True, expected_values=True)
+            generated_cases=True, expected_values=True, mismatch=mismatch_meaning)

@@ -71,6 +71,7 @@ class Sandbox:
         self.process: WorkerProcess | None = None
         self.loaded = False
         self.restarts = 0
+        self.given_back = 0.0   # seconds the current worker ran outside the budget
         self.evidence: list[str] = []   # what workers saw the submission import or call (evidence only)
         # The bytes of arrays one answer may carry (from the task, see grading.answer_bytes);
         # None: only the wire's own caps. Set it before the first request.
@@ -93,6 +94,7 @@ class Sandbox:
         if self.process is None:
             self.process = self.spawn(self.limits, self.tier)
             self.loaded = False
+            self.given_back = 0.0
         return self.process
 
     def close(self) -> None:
@@ -113,6 +115,24 @@ class Sandbox:
 
     def budget_left(self) -> float:
         return self.deadline - time.monotonic()
+
+    @contextlib.contextmanager
+    def outside_budget(self, fresh_after: float = 1.0) -> Iterator[None]:
+        """The time spent inside is given back to the budget: calls made for the grader's
+        own ends (shrinking a failure to show it) never cost the submission a verdict. The
+        calls still have their own limit, and the budget still stops them. Time given back
+        is no time to prepare in: once a worker has had more than ``fresh_after`` seconds
+        of it, it is replaced (the new one loads the submission on the grader's time too),
+        so nothing the submission did then serves the calls that follow."""
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.given_back += time.monotonic() - start
+            if self.given_back > fresh_after and self.process is not None:
+                self.close()
+                self.load()
+            self.deadline += time.monotonic() - start
 
     # -- requests
     def load(self) -> CallOutcome:

@@ -104,6 +104,23 @@ def test_failing_course_annotates_and_fails_the_build(tmp_path):
     assert "np.full" not in text.split("zero-rows", 1)[1].split("\n", 1)[0]
 
 
+def test_local_ci_says_why_each_task_lost_points(tmp_path):
+    """Below its score line, every failed check with its message and failing input, as a
+    student sees them in `grader check` (a hidden check says only that it failed)."""
+    course = course_with_full_tasks(tmp_path / "course")
+    (course / "solutions" / "normalize-rows.py").write_text(WRONG_NORMALIZE)
+    done = run_cli("ci", str(course), env={"GITHUB_ACTIONS": "false"}, timeout=300)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("FAIL  normalize-rows"))
+    assert lines[at + 1].startswith("      input-untouched: your function changed its argument "
+                                    "`m` in place: at [")
+    assert lines[at + 2].startswith("        failing input: normalize_rows(m=np.")
+    assert lines[at + 3] == ("      zero-rows: failed (hidden check: its inputs and expected "
+                             "values are not shown)")
+    assert lines[at + 4].startswith("total ")
+
+
 def test_missing_solution_scores_zero(tmp_path):
     course = tmp_path / "course"
     shutil.copytree(COURSE, course)

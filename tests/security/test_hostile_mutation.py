@@ -208,7 +208,7 @@ def test_forged_inputs_after_lose_the_mutation_points(tmp_path, tier, samples, a
     message = checks(report)[MUTATION_CHECK]["message"]
     # Seen in the grader's memory, or (numpy.may_share_memory's rebinding does not reach the
     # harness) the input itself returned.
-    assert "modified in place" in message or "returned the input array itself" in message, message
+    assert "changed its argument `x` in place" in message or "returned its argument `x` itself" in message, message
     # The controls, in the same mode: the honest in-place sample loses the same points,
     # a correct sample keeps full marks.
     honest = samples(tier)
@@ -228,7 +228,7 @@ def test_a_copied_argument_earns_no_mutation_points(tmp_path, tier, samples, att
     assert_loses_exactly(report, (MUTATION_CHECK, IMPORTS_CHECK))
     message = checks(report)[MUTATION_CHECK]["message"]
     # (Where the copy did not take, the grader's memory shows the change itself.)
-    assert message.startswith("not verified") or "modified in place" in message, message
+    assert message.startswith("not verified") or "changed its argument `x` in place" in message, message
     correct = samples(tier)["correct_vectorized.py"]
     assert correct["score"] == correct["max_score"], correct
 
@@ -244,7 +244,7 @@ def add_positional_encoding(x, base=10000.0):
     return x.copy()
 """)
     assert_loses_exactly(report, (MUTATION_CHECK,))
-    assert "modified in place" in checks(report)[MUTATION_CHECK]["message"]
+    assert "changed its argument `x` in place" in checks(report)[MUTATION_CHECK]["message"]
 
 
 def test_silencing_the_evidence_hook_takes_back_nothing(tmp_path, tier):

@@ -203,8 +203,11 @@ def _assert_summary_is_honest(markdown: str, timed_out: str) -> None:
     sections = _sections(markdown)
     assert any(timed_out in line for line in sections["## Timed out somewhere"])
     failures = sections["## Most common failures"]
-    assert all(line.startswith("- ") for line in failures)
-    assert any("Errored" in line for line in failures), "the hostile message is not quoted"
+    # Sentences in the grader's words, from each failure's reason: no student text at all.
+    assert failures and all(re.fullmatch(r"- \*\*[a-z0-9\\-]+\*\* failed for \d+ students?( \(|: ).*", line)
+                            for line in failures), failures
+    assert any("the code raised an exception" in line for line in failures), failures
+    assert not any("Errored" in line for line in failures), "a student's message is quoted"
 
 
 def _assert_csv_is_inert(path) -> list[list[str]]:
@@ -218,8 +221,8 @@ def _assert_csv_is_inert(path) -> list[list[str]]:
 
 def _hostile_class(folder):
     folder.mkdir()
-    # (Most of the class sends the same message, so summary.md quotes it among the most
-    # common failures.)
+    # (Most of the class sends the same message: summary.md must not quote it among the
+    # most common failures, which are in the grader's words.)
     (folder / "evil.py").write_text(ATTACK)
     (folder / '=HYPERLINK("http:\\evil.example","click").py').write_text(ATTACK)
     (folder / "@SUM(1+1)*cmd.py").write_text(ATTACK)
@@ -350,6 +353,12 @@ def test_ci_summary_and_annotations_cannot_be_forged(tmp_path, plain_tier):
     assert commands and all(line.startswith("::error file=solutions/normalize-rows.py,line=")
                             for line in commands), commands
     assert all("forged.py" not in line.split("::")[1] for line in commands)
+    # Why the task lost points is in the log, one line per failed check (and its input):
+    # the message's own line breaks and controls are shown, so it starts no line of its own.
+    reasons = [line for line in stdout.splitlines() if line.startswith("      ")]
+    assert any("raised ValueError" in line for line in reasons), stdout
+    assert all(re.match(r"(FAIL|ok  |total |::error | {6,8}\S|grader: )", line)
+               for line in stdout.splitlines()), stdout
     text = summary.read_text(encoding="utf-8")
     assert_no_raw_controls(text, "step summary")
     headings = [line for line in text.splitlines() if re.match(r"\s{0,3}#", line)]

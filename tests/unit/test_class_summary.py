@@ -32,9 +32,43 @@ def test_scores_pass_rates_and_who_errored():
     assert summary.errored == ["dee"]
 
 
-def test_failures_that_differ_only_in_numbers_are_one_failure():
-    [(count, check, message)] = summarize("t", REPORTS).common_failures
-    assert (count, check) == (2, "b") and message == "first difference at [#]: # != #"
+def test_reports_stored_without_reasons_group_messages_that_differ_only_in_numbers():
+    [failure] = summarize("t", REPORTS).common_failures
+    assert (failure.check, failure.students) == ("b", 2)
+    assert failure.reasons == [("\u201cfirst difference at [#]: # != #\u201d", 2)]
+
+
+def _failed(name, reason, message="at [1, 2] expected 0.5, got 0.25", max_score=3):
+    return {"name": name, "status": "failed", "score": 0, "max_score": max_score,
+            "message": message, "reason": reason}
+
+
+def test_common_failures_are_counted_per_check_and_read_as_sentences():
+    """Grouped by check, in words made from each failure's reason (for a mismatch, what the
+    check's kind says it means), not from the students' messages."""
+    from conftest import PE_TASK
+    from grader.class_summary import mismatch_words
+    from grader.spec import load_task
+    words = mismatch_words(load_task(PE_TASK))
+    assert words["exponent-2i-over-d"] == "the values differ from the reference"
+    assert words["table-shape"] == "the result has the wrong shape"
+    assert words["table-returns-float-array"] == "the result is of the wrong type"
+    assert words["add-leaves-input-unchanged"] == "the function changed an argument in place or returned it"
+    reports = [(f"s{i}", {**_report(1, []), "checks": [_failed("exponent-2i-over-d", "mismatch",
+                                                               f"at [{i}, 2] expected {i}.5, got 0")]})
+               for i in range(12)]
+    reports += [("r", {**_report(1, []), "checks": [_failed("table-shape", "raised", "raised ValueError"),
+                                                    _failed("exponent-2i-over-d", "raised", "boom")]}),
+                ("m", {**_report(1, []), "checks": [_failed("table-shape", "mismatch", "returned shape (2, 2)")]})]
+    summary = summarize("positional-encoding", reports, words)
+    text = render_markdown(summary)
+    assert ("- **exponent-2i-over-d** failed for 13 students: 12 (the values differ from the "
+            "reference), 1 (the code raised an exception)") in text
+    assert ("- **table-shape** failed for 2 students: 1 (the code raised an exception), "
+            "1 (the result has the wrong shape)") in text
+    assert "#" not in text.split("## Most common failures")[1].split("##")[0]
+    only = summarize("t", [("a", {**_report(1, []), "checks": [_failed("c", "timeout")]})])
+    assert only.common_failures[0].sentence() == "**c** failed for 1 student (a call ran out of time)"
 
 
 def test_an_empty_class_summarizes_to_zero_students():

@@ -71,13 +71,14 @@ def test_parse_select_accepts_numpy_indexes_only():
         raise AssertionError(bad)
 
 
-def test_mutation_names_position_and_values():
-    before = [np.zeros((2, 2))]
-    after = [np.array([[0.0, 0.0], [0.0, 1.5]])]
+def test_mutation_names_the_parameter_position_and_values():
+    before = {"base": 2.0, "x": np.zeros((2, 2))}
+    after = [2.0, np.array([[0.0, 0.0], [0.0, 1.5]])]
     verdict = check_inputs_unchanged(before, after)
-    assert "argument 1 was modified in place: at [1, 1] it was 0 before the call and 1.5 after" \
-        in verdict.message
-    assert check_inputs_unchanged(before, [np.zeros((2, 2))]).ok
+    assert ("your function changed its argument `x` in place: at [1, 1] it was 0 before the "
+            "call and 1.5 after") in verdict.message
+    assert "Leave `x` as it is and return a new array." in verdict.message
+    assert check_inputs_unchanged(before, [2.0, np.zeros((2, 2))]).ok
 
 
 def test_two_different_numbers_never_look_equal():
@@ -91,6 +92,6 @@ def test_two_different_numbers_never_look_equal():
 
 
 def test_mutation_shows_values_that_differ_and_no_task_specific_advice():
-    verdict = check_inputs_unchanged([np.array([1.0])], [np.array([1.0 + 1e-12])])
+    verdict = check_inputs_unchanged({"m": np.array([1.0])}, [np.array([1.0 + 1e-12])])
     assert "it was 1 before the call and 1.000000000001 after" in verdict.message
-    assert "x += pe" not in verdict.message and "Return a new array instead." in verdict.message
+    assert "pe" not in verdict.message and "Leave `m` as it is" in verdict.message

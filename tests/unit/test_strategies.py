@@ -72,7 +72,7 @@ def test_a_strategy_where_a_literal_is_needed_is_named():
 
 
 def test_drawn_integers_keep_bounds_parity_and_the_product_cap(task):
-    cases = collect(_check(task, "tables"))
+    cases = [drawn.args for drawn in collect(_check(task, "tables"))]
     assert len(cases) == 60
     assert all(c["cols"] % 2 == 1 and 1 <= c["cols"] <= 63 for c in cases)
     assert all(1 <= c["rows"] and c["rows"] * c["cols"] <= 100 for c in cases)  # max_product
@@ -81,7 +81,7 @@ def test_drawn_integers_keep_bounds_parity_and_the_product_cap(task):
 
 
 def test_an_array_shape_can_name_an_earlier_value(task):
-    cases = collect(_check(task, "arrays"))
+    cases = [drawn.args for drawn in collect(_check(task, "arrays"))]
     assert cases and all(c["x"].shape == (c["k"], 3) for c in cases)
     assert all(c["x"].dtype == np.float64 and np.all(np.abs(c["x"]) <= 1) for c in cases)
 
@@ -94,11 +94,27 @@ def test_every_student_gets_the_same_cases(task):
 def test_a_failure_is_shrunk_to_a_minimal_case(task):
     seen = []
 
-    def body(args):
-        seen.append(args)
-        if args["cols"] >= 9:
+    def body(drawn):
+        seen.append(drawn.args)
+        if drawn.args["cols"] >= 9:
             raise AssertionError("too wide")
 
     with pytest.raises(AssertionError, match="too wide"):
         explore(_check(task, "tables"), body, shrink=True)
     assert seen[-1]["cols"] == 9   # the last call is Hypothesis's minimal failing example
+
+
+def test_a_drawn_array_is_constant_or_rebuilt_exactly_by_its_recipe(task):
+    """What makes a large failing input pasteable: every drawn array either holds one value
+    (np.full) or comes with the recipe that rebuilds it bit for bit."""
+    from grader.rebuild import build
+    drawn = collect(_check(task, "arrays"))
+    with_recipe = [d for d in drawn if "x" in d.recipes]
+    assert with_recipe and len(with_recipe) < len(drawn)   # both forms are drawn
+    for d in drawn:
+        x = d.args["x"]
+        if "x" in d.recipes:
+            rebuilt = build(d.recipes["x"])
+            assert rebuilt.dtype == x.dtype and rebuilt.tobytes() == x.tobytes()
+        else:
+            assert np.all(x == x.flat[0])
