@@ -11,6 +11,15 @@ a type or a shape):
   when the task has one; a right table does not pay for an untouched-but-wrong adder;
 - otherwise (imports, or a function no check judges the results of), any such check.
 
+A pass shows no work when an answer that computes nothing passes it too:
+
+- a script's printed answer (it can be typed in: ``print((5, 8))``); on a script task only
+  the checks that see the arrays the script computed (leaves-array, leaves-sum) show work;
+- a values check whose expected outputs (the part it compares, on every one of its cases)
+  are one value repeated: ``np.zeros`` or ``np.full`` of the right shape passes it. This is
+  decided from the expected outputs on the trusted side (``one_fill``), for every task and
+  every check, so an instructor has nothing to declare.
+
 A task with no check of values falls back on its other checks (types, shapes); one with
 no check but policy ones has no work to weigh, and its policy checks count as they are.
 
@@ -20,26 +29,59 @@ that failed on its own keeps its failure (what it found is worth knowing either 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Iterable
 
+import numpy as np
+
+from .compare import numbers_of
+from .index_expr import parse_select
 from .result import PASSED, SKIPPED, CheckResult
 from .spec import CheckSpec
 from .statuses import IDLE
 
 
-def _work_checks(checks) -> list[CheckSpec]:
+def one_fill(expected_outputs: Iterable[Any], select: str | None = None) -> bool:
+    """Whether a single value repeated (``np.zeros``, ``np.full``) matches every one of a
+    values check's expected outputs, in the part it compares (``select``). Outputs that
+    hold no numbers are never one fill."""
+    values = []
+    for output in expected_outputs:
+        numbers = numbers_of(output)
+        if numbers is None:
+            return False
+        if select:
+            try:
+                numbers = np.asarray(numbers)[parse_select(select)]
+            except (IndexError, ValueError):
+                return False
+        values.append(np.unique(np.ravel(numbers)))
+    return bool(values) and np.unique(np.concatenate(values)).size <= 1
+
+
+def _shows_work(check: CheckSpec, filled: frozenset[str]) -> bool:
+    from .checks import kind_of
+    from .checks.kind import SCRIPT
+    kind = kind_of(check)
+    if kind.families == SCRIPT and not kind.arrays_in_answer:
+        return False  # what a script prints can be typed in; the arrays it leaves cannot
+    return check.options.shows_work and check.name not in filled
+
+
+def _work_checks(checks, filled: frozenset[str]) -> list[CheckSpec]:
     from .checks import kind_of
     judged = [c for c in checks if not kind_of(c).policy]
-    return [c for c in judged if c.options.shows_work] or judged
+    return [c for c in judged if _shows_work(c, filled)] or judged
 
 
-def counted(checks: tuple[CheckSpec, ...] | list[CheckSpec],
-            results: list[CheckResult]) -> list[CheckResult]:
+def counted(checks: tuple[CheckSpec, ...] | list[CheckSpec], results: list[CheckResult],
+            filled: frozenset[str] = frozenset()) -> list[CheckResult]:
     """``results`` (one per check, any order, other lines untouched) with every passed policy
-    check that the work done does not support turned into an idle skip."""
+    check that the work done does not support turned into an idle skip. ``filled`` names
+    the checks whose expected outputs one repeated value matches (``one_fill``)."""
     from .checks import kind_of
     specs = {c.name: c for c in checks}
     passed = {r.name for r in results if r.status == PASSED}
-    work = _work_checks(checks)
+    work = _work_checks(checks, filled)
     out = []
     for result in results:
         spec = specs.get(result.name)

@@ -126,3 +126,28 @@ def test_the_statement_states_the_tolerances_the_checks_use(pe_task):
     examples = [c for c in pe_task.checks if c.name.startswith("example-")]
     assert examples and all(c.options.tolerance.atol == 1e-6 for c in examples)
     assert "within 1e-6 of the exact ones in the examples below" in statement
+
+
+def test_a_zero_table_gets_no_policy_point(tmp_path):
+    """np.zeros passes 'an odd width's last column stays 0' (one value repeated): that is
+    no work, so numpy-only does not count."""
+    path = write(tmp_path / "zeros.py", """
+        import numpy as np
+
+        def sinusoidal_pe(max_len, d_model, base=10000.0):
+            return np.zeros((max_len, d_model))
+
+        def add_positional_encoding(x, base=10000.0):
+            return np.zeros(x.shape)
+        """)
+    checks = _checks(_report(PE_TASK, path))
+    assert checks["odd-width-last-column-zero"]["status"] == "passed"
+    assert (checks["numpy-only"]["status"], checks["numpy-only"]["reason"]) == ("skipped", "idle")
+
+
+def test_a_typed_in_printed_answer_gets_no_policy_point(tmp_path):
+    path = tmp_path / "typed.py"
+    path.write_text("print((5, 8))\n")
+    checks = _checks(_report(os.path.join(ROOT, "tasks", "pe-table-shape"), path))
+    assert checks["prints-the-shape"]["status"] == "passed"
+    assert (checks["allowed-imports"]["status"], checks["allowed-imports"]["reason"]) == ("skipped", "idle")

@@ -74,3 +74,38 @@ def test_a_function_no_check_judges_falls_back_on_the_whole_file():
 def test_a_task_of_policy_checks_only_has_no_work_to_weigh():
     checks = (IMPORTS_CHECK,)
     assert counted(checks, _results({"numpy-only"}, checks)) == _results({"numpy-only"}, checks)
+
+
+# --------------------------------------------------------------------------- what shows work
+
+def test_one_fill_is_a_single_value_repeated_in_the_part_compared():
+    import numpy as np
+    from grader.policy import one_fill
+    assert one_fill([np.zeros((3, 5)), np.zeros((1, 7))])
+    assert one_fill([np.full((2, 2), 4.0)])
+    table = np.array([[0.0, 1.0, 0.0], [0.84, 0.54, 0.0]])
+    assert not one_fill([table])
+    assert one_fill([table], "[:, -1]")          # the last column alone is all 0
+    assert not one_fill([table], "[0]")          # row 0 holds 0 and 1
+    assert not one_fill([np.zeros(3), np.ones(3)])   # no one value fills both cases
+    assert not one_fill([(5, 8)]) and not one_fill([])
+
+
+def test_a_check_a_zero_table_passes_too_is_not_the_work():
+    """np.zeros passes 'the last column of an odd width is 0': no computation shown."""
+    out = _by_name(counted(CHECKS, _results({"numpy-only", "table"}), filled=frozenset({"table"})))
+    assert out["numpy-only"].reason == IDLE
+    assert out["table"].status == PASSED     # the check itself keeps its points
+
+
+def test_a_printed_answer_is_not_the_work_on_a_script_task():
+    """print((5, 8)) can be typed in; only the arrays the script leaves show computation."""
+    from grader.checks.script_output import PrintsOptions
+    from grader.checks.script_work import LeavesOptions
+    prints = CheckSpec("prints-the-shape", "prints", PrintsOptions(answer="answer", format="shape"))
+    leaves = CheckSpec("builds-the-table", "leaves-array", LeavesOptions(reference="table"))
+    checks = (IMPORTS_CHECK, prints, leaves)
+    out = _by_name(counted(checks, _results({"numpy-only", "prints-the-shape"}, checks)))
+    assert out["numpy-only"].reason == IDLE
+    out = _by_name(counted(checks, _results({"numpy-only", "builds-the-table"}, checks)))
+    assert out["numpy-only"].status == PASSED
