@@ -10,9 +10,12 @@ anything; a script's answer comes from running the code, never from them.
 
 IPython's own syntax is not Python and is never run: a line magic (``%matplotlib
 inline``), a shell escape (``!pip install x``, ``files = !ls``) or a help request
-(``?obj``, ``obj?``) becomes ``pass`` at its indentation, and a cell that opens with a cell
-magic (``%%time``, ``%%capture``, ``%%bash``...) is left out whole, since a cell magic
-decides what its body means. Each is named in a note for the report. Only lines where a
+(``?obj``, ``obj?``) becomes ``pass`` at its indentation. A cell that opens with
+``%%time``, ``%%timeit`` or ``%%capture`` keeps its body, which IPython runs as Python (once
+here); one that opens with any other cell magic (``%%bash``, ``%%writefile``...) is left out
+whole, since that magic decides what its body means. Each is named in a note for the report.
+As Jupyter does, a cell's last expression statement (unless the cell ends with ``;``) is
+shown: wrapped in place in a display helper defined on line 2, so no line moves. Only lines where a
 statement starts are looked at: the same text inside a string or a bracket is Python's.
 
 The module is the code that runs *and* the code the import scan reads (both get these
@@ -22,8 +25,11 @@ the first cell (UTF-7, say) must not make Python read it as something else.
 """
 from __future__ import annotations
 
+import ast
+import io
 import json
 import re
+import tokenize
 import warnings
 from dataclasses import dataclass
 
@@ -32,6 +38,12 @@ from .source_map import SourceMap, location_text
 SUFFIX = ".ipynb"
 HEADER = "# -*- coding: utf-8 -*-"   # line 1 of the module (see the module's docstring)
 NOTES_SHOWN = 10
+# Jupyter shows the value of a cell's last expression (its repr, unless None): the module
+# does the same, printing it. The helper is the module's own code (the student may call it,
+# and gets nothing print and repr do not give); defaults keep the builtins of line 2.
+DISPLAY = "__grader_display__"
+DISPLAY_HELPER = (f"def {DISPLAY}(value, print=print, repr=repr): "
+                  "print(repr(value)) if value is not None else None")
 READ_VERSIONS = (3, 4)   # nbformat major versions the library reads (4 since 2015)
 
 
@@ -169,6 +181,7 @@ def notebook_code(data: bytes) -> NotebookCode:
     notebook = read_notebook(data)
     lines, origins = [HEADER], [(0, 0)]
     left_out: list[str] = []
+    displays = False
     for number, cell in enumerate(notebook.cells, start=1):
         if cell.get("cell_type") != "code":
             continue
@@ -185,10 +198,64 @@ def notebook_code(data: bytes) -> NotebookCode:
                                   "surrogate); delete it and save again") from None
         kept, notes = python_lines(source, number)
         left_out += notes
+        if _opening_magic(source) not in _HIDES_VALUE:
+            shown = _display_last(kept)
+            displays = displays or shown != kept
+            kept = shown
         for in_cell, text in enumerate(kept, start=1):
             lines.append(text)
             origins.append((number, in_cell))
+    if displays:   # defined before any cell runs, with the builtins it was made with
+        lines.insert(1, DISPLAY_HELPER)
+        origins.insert(1, (0, 0))
     return NotebookCode("\n".join(lines) + "\n", SourceMap(tuple(origins)), tuple(left_out))
+
+
+def _opening_magic(source: str) -> str:
+    """The cell magic a cell opens with (``%%time``), or ""."""
+    first = next((text.strip() for text in source.splitlines() if text.strip()), "")
+    return first.split()[0] if first.startswith("%%") else ""
+
+
+def _display_last(lines: list[str]) -> list[str]:
+    """The cell with its last statement shown as Jupyter shows it, when that statement is an
+    expression and the cell does not end with ``;``: wrapped in ``DISPLAY(( ... ))`` in
+    place, so every line keeps its number. A cell Python cannot parse is left as it is
+    (running it says why)."""
+    text = "\n".join(lines)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return lines
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr) or _ends_with_semicolon(text):
+        return lines
+    node = tree.body[-1]
+    if node.end_lineno is None or node.end_col_offset is None:
+        return lines
+    shown = list(lines)
+    # the end first: on one line, the start's offset stays right (offsets are UTF-8 bytes)
+    shown[node.end_lineno - 1] = _insert(shown[node.end_lineno - 1], node.end_col_offset, "))")
+    shown[node.lineno - 1] = _insert(shown[node.lineno - 1], node.col_offset, f"{DISPLAY}((")
+    return shown
+
+
+def _insert(line: str, byte_offset: int, text: str) -> str:
+    raw = line.encode("utf-8")
+    return raw[:byte_offset].decode("utf-8") + text + raw[byte_offset:].decode("utf-8")
+
+
+def _ends_with_semicolon(text: str) -> bool:
+    """IPython's rule: a cell whose last token (comments aside) is ``;`` shows nothing."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    for token in reversed(tokens):
+        if token.type in (tokenize.ENDMARKER, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
+                          tokenize.INDENT, tokenize.DEDENT):
+            continue
+        return token.type == tokenize.OP and token.string == ";"
+    return False
 
 
 def left_out_note(left_out: tuple[str, ...]) -> str:
@@ -197,11 +264,36 @@ def left_out_note(left_out: tuple[str, ...]) -> str:
     more = len(left_out) - NOTES_SHOWN
     if more > 0:
         shown += f"; and {more} more"
-    return ("note: left out of your notebook and never run, because IPython magics, shell "
-            f"commands and help requests are not Python: {shown}")
+    return ("note: left out of your notebook and never run, because IPython syntax (magics, "
+            f"shell commands, help requests) is not Python: {shown}")
 
 
 # --------------------------------------------------------------------------- IPython syntax
+
+# The cell magics whose body IPython runs as Python code in the kernel, and what the report
+# says of running just the body; every other cell magic (%%bash, %%writefile, %%html, %%script,
+# unknown ones) decides what its body means, and the cell is left out whole.
+_BODY_RUNS = {
+    "%%time": "its code is kept and run, not timed",
+    "%%timeit": "its code is kept and run once, not timed many times",
+    "%%capture": "its code is kept and run; what it prints is shown, not captured",
+}
+# In Jupyter, these cells show no value: %%timeit prints timings, %%capture keeps the output.
+_HIDES_VALUE = ("%%timeit", "%%capture")
+# %%timeit's options (those that take a value first); what follows them is setup code
+_TIMEIT_OPTIONS = re.compile(r"\s*(?:-[nrp]\s*\S+|-[tcqo]\b)")
+
+
+def _timeit_setup(magic_line: str) -> str:
+    """``%%timeit -n 10 x = f()``: its setup statement, run once before the body as IPython
+    runs it (an empty line when there is none)."""
+    rest = magic_line[len("%%timeit"):]
+    while True:
+        match = _TIMEIT_OPTIONS.match(rest)
+        if not match:
+            return rest.strip()
+        rest = rest[match.end():]
+
 
 _SHELL_OR_MAGIC_ASSIGNED = re.compile(r"[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[!%]")
 
@@ -212,12 +304,19 @@ def python_lines(source: str, cell: int) -> tuple[list[str], list[str]]:
     lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as Python reads a file
     if lines[-1] == "":
         lines.pop()
-    first = next((text.strip() for text in lines if text.strip()), "")
-    if first.startswith("%%"):
-        return [], [f"cell {cell}, the whole cell (it opens with the cell magic "
-                    f"{_shown(first.split()[0], 40)})"]
+    first = next((number for number, text in enumerate(lines) if text.strip()), None)
     kept: list[str] = []
     notes: list[str] = []
+    if first is not None and lines[first].strip().startswith("%%"):
+        magic_line = lines[first].strip()
+        magic = magic_line.split()[0]
+        if magic not in _BODY_RUNS:
+            return [], [f"cell {cell}, the whole cell (it opens with the cell magic "
+                        f"{_shown(magic, 40)})"]
+        # IPython runs the body as Python: keep it, and only the magic line goes.
+        notes.append(f"{location_text(cell, first + 1)}: {_shown(magic_line, 80)} "
+                     f"({_BODY_RUNS[magic]})")
+        lines[first] = _timeit_setup(magic_line) if magic == "%%timeit" else ""
     state = _Scan()
     in_magic = False   # a magic line that ends in a backslash goes on on the next line
     for number, text in enumerate(lines, start=1):

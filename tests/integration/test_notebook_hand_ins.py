@@ -72,13 +72,13 @@ def test_a_magic_is_left_out_with_a_note_and_the_notebook_gets_full_marks(tmp_pa
     cells = correct_cells()
     cells[0].source = "%matplotlib inline\n!pip install numpy\n" + cells[0].source
     path = write_notebook(tmp_path / "hw.ipynb", *cells,
-                          new_code_cell("%%capture\nimport os\nos.system('echo hidden')"))
+                          new_code_cell("%%bash\nimport os\nos.system('echo hidden')"))
     report = graded(PE_TASK, path)
     assert report["score"] == score_without() and report["status"] == "passed"
     note = report["checks"][0]["message"]
     assert "note: left out of your notebook and never run" in note
     assert "cell 1, line 1: %matplotlib inline" in note and "cell 1, line 2: !pip install numpy" in note
-    assert "cell 2, the whole cell (it opens with the cell magic %%capture)" in note
+    assert "cell 2, the whole cell (it opens with the cell magic %%bash)" in note
     assert by_name(report)["numpy-only"]["status"] == "passed"   # os never imported: not in the module
 
 
@@ -94,6 +94,35 @@ def test_a_script_notebook_is_graded_by_what_it_prints_when_it_runs(tmp_path):
     path = write_notebook(tmp_path / "table.ipynb", new_code_cell("%matplotlib inline"),
                           new_code_cell(code))
     assert graded(SHAPE_TASK, path)["score"] == score_without(task=SHAPE_TASK)
+
+
+PE_CODE = """import numpy as np
+def pe(L, D):
+    p = np.arange(L)[:, None]; i = np.arange(D)[None, :]
+    ang = p / 10000 ** (2 * (i // 2) / D)
+    return np.where(i % 2 == 0, np.sin(ang), np.cos(ang))
+table = pe(5, 8)
+"""
+
+
+def test_work_inside_a_time_cell_runs(tmp_path):
+    """%%time around the work is common: IPython runs its body, and so does the grader."""
+    path = write_notebook(tmp_path / "timed.ipynb", new_code_cell("%%time\n" + PE_CODE),
+                          new_code_cell("print(table.shape)"))
+    report = graded(SHAPE_TASK, path)
+    assert report["score"] == score_without(task=SHAPE_TASK), report["checks"]
+    assert "cell 1, line 1: %%time (its code is kept and run, not timed)" in report["checks"][0]["message"]
+
+
+def test_a_cells_displayed_value_is_what_it_prints(tmp_path):
+    """Jupyter shows a cell's last expression: 'table.shape' alone answers as print would;
+    'table.shape;' shows nothing, as in Jupyter."""
+    path = write_notebook(tmp_path / "shown.ipynb", new_code_cell(PE_CODE), new_code_cell("table.shape"))
+    report = graded(SHAPE_TASK, path)
+    assert report["score"] == score_without(task=SHAPE_TASK), report["checks"]
+    assert report["output"].strip() == "(5, 8)"
+    quiet = write_notebook(tmp_path / "quiet.ipynb", new_code_cell(PE_CODE), new_code_cell("table.shape;"))
+    assert by_name(graded(SHAPE_TASK, quiet))["prints-the-shape"]["status"] != "passed"
 
 
 def test_a_malformed_notebook_scores_nothing_with_a_clear_message(tmp_path):

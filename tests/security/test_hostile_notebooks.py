@@ -59,13 +59,35 @@ def test_a_py_file_holding_a_notebook_is_not_run(tmp_path):
 
 
 def test_a_cell_magic_cannot_hide_code_that_runs(tmp_path):
-    """%%capture would swallow what its cell prints: the whole cell is left out, so neither
-    its import nor its side effect happens (and the note says so)."""
+    """%%bash's body is shell, not Python: the whole cell is left out, so neither its import
+    nor its side effect happens (and the note says so)."""
     report = check(tmp_path, "mallory.ipynb", notebook(
-        CORRECT, "%%capture\nimport os\nprint('CAPTURED-CELL-RAN')\nos.getpid()"))
+        CORRECT, "%%bash\nimport os\nprint('BASH-CELL-RAN')\nos.getpid()"))
     assert report["score"] == score_without()
-    assert "CAPTURED-CELL-RAN" not in report["output"]
-    assert "cell 2, the whole cell (it opens with the cell magic %%capture)" in report["checks"][0]["message"]
+    assert "BASH-CELL-RAN" not in report["output"]
+    assert "cell 2, the whole cell (it opens with the cell magic %%bash)" in report["checks"][0]["message"]
+
+
+@pytest.mark.parametrize("magic", ["%%capture", "%%time", "%%timeit -n 1 import os"])
+def test_a_body_that_runs_is_the_body_the_scan_reads(tmp_path, magic):
+    """%%capture, %%time and %%timeit run their body (and %%timeit its setup): kept in the
+    module, so the import the body makes is found and its print is shown, not swallowed."""
+    report = check(tmp_path, "mallory.ipynb", notebook(
+        CORRECT, f"{magic}\nimport os\nprint('CAPTURED-CELL-RAN')\nos.getpid()"))
+    imports = next(c for c in report["checks"] if c["name"] == "numpy-only")
+    assert imports["status"] == "failed" and "os (cell 2, line" in imports["message"]
+    assert "CAPTURED-CELL-RAN" in report["output"]
+
+
+def test_the_display_helper_gives_nothing_new(tmp_path):
+    """The helper that shows a cell's value is the module's own code: calling it, or
+    replacing it, only prints; a forged display cannot hide an import from the scan."""
+    report = check(tmp_path, "mallory.ipynb", notebook(
+        CORRECT, "__grader_display__(__grader_display__.__defaults__)",
+        "__grader_display__ = lambda v: None\n__import__('os')"))
+    imports = next(c for c in report["checks"] if c["name"] == "numpy-only")
+    assert imports["status"] == "failed"
+    assert "(<built-in function print>, <built-in function repr>)" in report["output"]
 
 
 def test_code_that_only_looks_like_a_magic_is_python_and_is_scanned(tmp_path):

@@ -90,10 +90,11 @@ def test_the_same_characters_inside_python_are_python(text):
     assert kept == text.split("\n") and notes == []
 
 
-@pytest.mark.parametrize("magic", ["%%capture", "%%time", "  %%bash", "%%writefile helper.py"])
+@pytest.mark.parametrize("magic", ["  %%bash", "%%writefile helper.py", "%%html", "%%script sh",
+                                   "%%javascript", "%%unknownmagic"])
 def test_a_cell_magic_leaves_out_the_whole_cell_and_says_so(magic):
-    """%%capture followed by code would hide that code's output; a cell magic decides what
-    its body means, so none of the cell runs (nor is scanned: it is not in the module)."""
+    """A cell magic such as %%bash decides what its body means (shell, a file's text), so
+    none of the cell runs (nor is scanned: it is not in the module)."""
     data = notebook_bytes(new_code_cell("import numpy as np"),
                           new_code_cell(f"\n{magic}\nimport os\nos.system('id')"))
     source = source_of("a.ipynb", data)
@@ -366,3 +367,72 @@ def test_bom_and_crlf_read_as_python_reads_them():
         source = python_source(data)
         assert source.code == data   # the worker compiles these very bytes
         assert [m for m, _ in static_imports(source.text)] == ["numpy"]
+
+
+@pytest.mark.parametrize("magic", ["%%time", "%%timeit", "%%timeit -n 10 -r 3", "%%capture",
+                                   "%%capture out"])
+def test_a_timing_or_capture_magic_keeps_its_body_which_runs_and_is_scanned(magic):
+    """IPython runs these cells' bodies as Python: only the magic line is left out (noted),
+    every line keeps its number, and the body is in the module the import scan reads."""
+    data = notebook_bytes(new_code_cell("import numpy as np"),
+                          new_code_cell(f"\n{magic}\nimport os\ntable = np.zeros(3)"))
+    source = source_of("a.ipynb", data)
+    assert "import os" in source.text and "table = np.zeros(3)" in source.text
+    assert magic not in source.text
+    assert source.notes[0].startswith(f"note: left out of your notebook and never run")
+    assert f"cell 2, line 2: {magic} (its code is kept and run" in source.notes[0]
+    module = source.text.split("\n")
+    line = module.index("import os") + 1
+    assert SourceMap(source.source_map.origins).where(line) == "cell 2, line 3"
+    assert static_imports(source.text)[-1][0] == "os"
+
+
+def test_timeit_setup_code_on_the_magic_line_runs_once_before_the_body():
+    kept, notes = python_lines("%%timeit -n 5 -r 2 a = [1, 2]\ntotal = sum(a)", 4)
+    assert kept == ["a = [1, 2]", "total = sum(a)"]
+    assert "run once" in notes[0]
+
+
+def _run(text: str) -> str:
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(text, "nb", "exec"), {"__name__": "__main__"})
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("cell, shown", [
+    ("t = (5, 8)\nt", "(5, 8)\n"),
+    ("t = (5, 8)\nt;", ""),                            # a ';' silences it, as in Jupyter
+    ("t = (5, 8)\nt  ;  # quiet", ""),
+    ("x = 3; x", "3\n"),
+    ("print('hi')", "hi\n"),                           # None is not shown
+    ("a, b = 1, 'é'\na, \\\n  b  # two lines", "(1, 'é')\n"),
+    ("'é'; len([1,\n 2])", "2\n"),
+    ("(y := 4)", "4\n"),
+    ("if True:\n    5", ""),                           # not a top-level expression
+    ("5\nx = 1", ""),                                  # not the last statement
+])
+def test_a_cells_last_expression_is_shown_as_jupyter_shows_it(cell, shown):
+    source = source_of("a.ipynb", notebook_bytes(new_code_cell(cell)))
+    assert _run(source.text) == shown
+    assert len(source.text.split("\n")) - 2 == len(cell.split("\n")) + (1 if shown else 0)
+    assert ("__grader_display__" in source.text) == bool(shown)   # a helper only where used
+
+
+def test_each_cell_shows_its_own_last_value_and_lines_keep_their_cells():
+    source = source_of("a.ipynb", notebook_bytes(
+        new_markdown_cell("# text"), new_code_cell("import numpy as np\nt = np.zeros((5, 8))\nt.shape"),
+        new_code_cell("len(t)"), new_code_cell("%%timeit\nlen(t)"), new_code_cell("%%time\nt.ndim")))
+    assert _run(source.text) == "(5, 8)\n5\n2\n"
+    lines = source.text.split("\n")
+    where = SourceMap(source.source_map.origins).where
+    assert where(next(i for i, t in enumerate(lines, 1) if "t.shape" in t)) == "cell 2, line 3"
+    assert where(next(i for i, t in enumerate(lines, 1) if "len(t)" in t)) == "cell 3, line 1"
+    assert where(next(i for i, t in enumerate(lines, 1) if "t.ndim" in t)) == "cell 5, line 2"
+
+
+def test_the_display_helper_uses_the_real_print_whatever_the_cells_name_print():
+    source = source_of("a.ipynb", notebook_bytes(new_code_cell("print = None\nrepr = None\n41 + 1")))
+    assert _run(source.text) == "42\n"
