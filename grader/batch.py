@@ -105,11 +105,19 @@ def discover(folder: str) -> Discovery:
         try:
             submission = read_submission(path)
         except SubmissionError as exc:
-            found[student] = Submission(student, path, b"", "-", str(exc))
+            found[student] = Submission(student, _handed_in(folder, path), b"", "-",
+                                        _handed_in(folder, str(exc)))
             continue
-        found[student] = Submission(student, submission.path, submission.data,
+        found[student] = Submission(student, _handed_in(folder, submission.path), submission.data,
                                     hashlib.sha256(submission.data).hexdigest())
     return Discovery(list(found.values()), skipped)
+
+
+def _handed_in(folder: str, text: str) -> str:
+    """A path in the class folder, or a message that opens with one, named from that folder
+    (``bob/solution.py``: what the student handed in), never by the grading machine's path."""
+    prefix = os.path.join(folder, "")
+    return text[len(prefix):] if text.startswith(prefix) else text
 
 
 def skipped_markdown(skipped: list[Skipped]) -> str:

@@ -4,21 +4,20 @@ the JSON-lines file of the full reports (the CSV files are grade_files.py's).
 The most common failures are counted per check, in words made from each failure's reason
 (statuses.Reason; for a mismatch, what the check's kind says it means), never from the
 student's message: "exponent-2i-over-d failed for 12 students (the values differ from the
-reference)". Only reports stored before checks had a reason fall back to their message,
-with the numbers taken out.
+reference)". Reports stored before checks had a reason are counted by their status, in
+words (never by their message, which names files and paths).
 
 Student ids and failure messages are student text: in summary-<task>.md each is escaped so
 it can open no heading, list, table cell, link, HTML tag or comment (``for_markdown``)."""
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .result import ERROR, FAILED, PASSED, CheckResult, Result
+from .result import ERROR, FAILED, PASSED, UNGRADABLE_CHECK, CheckResult, Result
 from .statuses import MISMATCH, TIMED_OUT, Reason
 from .student_text import clean_report, for_markdown
 
@@ -88,14 +87,15 @@ def _timed_out(check: CheckResult, stored: dict) -> bool:
     return any(words in check.message for words in LEGACY_TIMED_OUT)
 
 
-def _shape_of(message: str) -> str:
-    """Failure messages that differ only in numbers are the same failure."""
-    return re.sub(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", "#", message)[:160]
+# Reports stored before checks had a reason: their status in words (their messages name
+# files, paths and numbers, which are no sentence about the class).
+LEGACY_WORDS = {FAILED: "it failed; the report, from an older grader, does not say why",
+                ERROR: "it could not be run; the report, from an older grader, does not say why"}
 
 
 def _why(check: CheckResult, mismatch: dict[str, str]) -> str:
     if check.reason is None:   # stored before checks had a reason
-        return f"\u201c{_shape_of(check.message)}\u201d" if check.message else check.status
+        return LEGACY_WORDS.get(check.status, check.status)
     if check.reason == MISMATCH:
         return mismatch.get(check.name, REASON_WORDS[MISMATCH])
     return REASON_WORDS.get(check.reason, check.reason)
@@ -122,7 +122,8 @@ def summarize(task: str, stored: list[tuple[str, dict]],
         for check in report.checks:
             if not check.max_score:
                 continue
-            checks.setdefault(check.name, []).append(check.status == PASSED)
+            if check.name != UNGRADABLE_CHECK:   # no check: its students are listed as errored
+                checks.setdefault(check.name, []).append(check.status == PASSED)
             if check.status in (FAILED, ERROR):
                 failures.setdefault(check.name, Counter())[_why(check, mismatch)] += 1
     return ClassSummary(

@@ -93,7 +93,9 @@ def _from_folder(folder: str) -> SubmissionFile:
     """The folder's only .py or .ipynb file; among several, the one named solution (then
     submission, main), when exactly one has that name."""
     try:
-        entries = {e.name: e for e in os.scandir(folder) if source_stem(e.name) is not None}
+        # A folder named sub.py is no file to hand in; a link or a FIFO is, and is refused below.
+        entries = {e.name: e for e in os.scandir(folder)
+                   if source_stem(e.name) is not None and not e.is_dir(follow_symlinks=False)}
     except OSError as exc:
         raise SubmissionError(f"{folder}: cannot be read ({exc.strerror}).") from None
     names = sorted(entries)

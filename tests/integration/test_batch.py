@@ -153,3 +153,26 @@ def test_a_killed_pool_is_rebuilt_and_innocents_are_graded(tmp_path):
     assert grades["mallory"]["status"] == "error"
     assert "not graded, because the grading processes kept dying: mallory" in done.stderr
     assert "the grader failed on 1 submission(s): mallory" in done.stderr
+
+
+def test_an_ungradable_hand_in_is_named_from_the_class_folder_and_is_no_check(tmp_path):
+    """bob's folder of two files is ungradable: his report names 'bob', never the grading
+    machine's path; the summary lists him as errored and rates no 'submission' check."""
+    klass = make_class(tmp_path / "class", {"alice": "correct_vectorized.py"})
+    (klass / "bob").mkdir()
+    (klass / "bob" / "a.py").write_text("x = 1\n")
+    (klass / "bob" / "b.py").write_text("x = 2\n")
+    (klass / "carol").mkdir()
+    (klass / "carol" / "sub.py").mkdir()           # a folder is no candidate file
+    shutil.copy(os.path.join(PE_SAMPLES, "correct_loops.py"), klass / "carol" / "work.py")
+    out = tmp_path / "out"
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stderr
+    reports = {r["student"]: r for r in map(json.loads, open(out / "reports-positional-encoding.jsonl"))}
+    assert reports["bob"]["checks"][0]["message"].startswith("bob: holds 2 .py or .ipynb files")
+    assert reports["carol"]["status"] == "passed" and reports["carol"]["submission"] == "carol/work.py"
+    for name in ("grades-positional-encoding.csv", "reports-positional-encoding.jsonl",
+                 "summary-positional-encoding.md"):
+        assert str(tmp_path) not in (out / name).read_text(), name
+    summary = (out / "summary-positional-encoding.md").read_text()
+    assert "| submission |" not in summary and "## Errored (nothing could be graded)\n\nbob\n" in summary

@@ -154,7 +154,10 @@ def test_batch_grades_notebooks_and_any_case_of_py_and_names_what_it_skips(tmp_p
     assert "skipped: notes.txt (not a .py or .ipynb file)" in done.stderr
     summary = (out / "summary-positional-encoding.md").read_text()
     assert r"skipped: notes\.txt (not a \.py or \.ipynb file)" in summary
-    assert r"two submissions for erin\: erin\.ipynb and erin\.py" in summary
+    assert "## Errored (nothing could be graded)\n\nerin\n" in summary
+    reports = [json.loads(line) for line in open(out / "reports-positional-encoding.jsonl")]
+    erin = next(r for r in reports if r["student"] == "erin")
+    assert erin["checks"][0]["message"].startswith("two submissions for erin: erin.ipynb and erin.py")
 
 
 def test_course_ci_grades_a_notebook_solution_and_annotates_the_notebook(tmp_path):

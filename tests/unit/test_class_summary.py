@@ -32,10 +32,30 @@ def test_scores_pass_rates_and_who_errored():
     assert summary.errored == ["dee"]
 
 
-def test_reports_stored_without_reasons_group_messages_that_differ_only_in_numbers():
+def test_reports_stored_without_reasons_are_counted_by_status_in_words_never_mangled():
+    """A report from before checks had a reason: its message names paths and numbers, which
+    are no sentence (digits turned to '#' read "/tmp/rt#/class#/"): its status, in words."""
     [failure] = summarize("t", REPORTS).common_failures
     assert (failure.check, failure.students) == ("b", 2)
-    assert failure.reasons == [("\u201cfirst difference at [#]: # != #\u201d", 2)]
+    assert failure.reasons == [("it failed; the report, from an older grader, does not say why", 2)]
+    legacy = [("ed", _report(0, [("submission", "error", 4,
+                                   "/tmp/rt12/class1/ed: holds 2 .py files")], status="error"))]
+    summary = summarize("t", legacy)
+    assert summary.common_failures[0].reasons == [
+        ("it could not be run; the report, from an older grader, does not say why", 1)]
+    text = render_markdown(summary)
+    assert "rt#" not in text and "tmp" not in text
+
+
+def test_the_ungradable_line_is_no_check_in_the_pass_rates():
+    """A file that could not be graded has one 'submission' line; its student is listed as
+    errored, and the pass-rate table holds the task's checks only."""
+    from grader.result import ungradable
+    reports = REPORTS + [("eve", ungradable("t", "1", 4, "eve", "eve: is a folder").to_dict())]
+    summary = summarize("t", reports)
+    assert "submission" not in summary.pass_rates and summary.pass_rates == {"a": 0.75, "b": 0.25}
+    assert summary.errored == ["dee", "eve"]
+    assert "| submission |" not in render_markdown(summary)
 
 
 def _failed(name, reason, message="at [1, 2] expected 0.5, got 0.25", max_score=3):

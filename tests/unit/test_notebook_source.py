@@ -436,3 +436,35 @@ def test_each_cell_shows_its_own_last_value_and_lines_keep_their_cells():
 def test_the_display_helper_uses_the_real_print_whatever_the_cells_name_print():
     source = source_of("a.ipynb", notebook_bytes(new_code_cell("print = None\nrepr = None\n41 + 1")))
     assert _run(source.text) == "42\n"
+
+
+def test_a_folder_named_like_a_py_file_is_no_candidate(tmp_path):
+    """frank/sub.py/ is a folder: skipped as a candidate, so frank/work.py is the hand-in
+    (a link named .py stays a candidate, and is refused)."""
+    (tmp_path / "sub.py").mkdir()
+    (tmp_path / "sub.py" / "x.py").write_text("y = 2\n")
+    (tmp_path / "work.py").write_text("x = 1\n")
+    assert read_submission(str(tmp_path)).name == "work.py"
+    (tmp_path / "work.py").unlink()
+    (tmp_path / "work.py").symlink_to(tmp_path / "sub.py" / "x.py")
+    with pytest.raises(SubmissionError, match="is a symbolic link"):
+        read_submission(str(tmp_path))
+
+
+def test_batch_names_a_submission_from_the_class_folder_never_by_an_absolute_path(tmp_path):
+    """What the student handed in (bob/, carol.py), not where the grading machine keeps it."""
+    from grader.batch import discover
+    klass = tmp_path / "class"
+    (klass / "bob").mkdir(parents=True)
+    (klass / "bob" / "a.py").write_text("x = 1\n")
+    (klass / "bob" / "b.py").write_text("x = 2\n")
+    (klass / "carol").mkdir()
+    (klass / "carol" / "solution.py").write_text("x = 1\n")
+    (klass / "dan.py").symlink_to(klass / "carol" / "solution.py")
+    for folder in (str(klass), str(klass) + "/"):
+        found = {s.student: s for s in discover(folder).submissions}
+        assert found["bob"].problem.startswith("bob: holds 2 .py or .ipynb files (a.py, b.py)")
+        assert found["dan"].problem.startswith("dan.py: is a symbolic link")
+        assert (found["bob"].path, found["carol"].path, found["dan"].path) == \
+            ("bob", os.path.join("carol", "solution.py"), "dan.py")
+        assert not any(str(tmp_path) in (s.problem or "") + s.path for s in found.values())
