@@ -379,7 +379,7 @@ def test_a_timing_or_capture_magic_keeps_its_body_which_runs_and_is_scanned(magi
     source = source_of("a.ipynb", data)
     assert "import os" in source.text and "table = np.zeros(3)" in source.text
     assert magic not in source.text
-    assert source.notes[0].startswith(f"note: left out of your notebook and never run")
+    assert source.notes[0].startswith("note: left out of your notebook and never run")
     assert f"cell 2, line 2: {magic} (its code is kept and run" in source.notes[0]
     module = source.text.split("\n")
     line = module.index("import os") + 1
