@@ -33,11 +33,13 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
                                          "(a row per position, a column per axis).")
     same_shape = [name for name, (arr, *_) in arrays.items() if arr.shape == want.shape]
     if same_shape:
-        # The last one the script assigned is its result; the ones before, its steps.
-        name = same_shape[-1]
+        # The script's result is the last variable it assigned (the ones before, its steps);
+        # arrays it only computed on the way are named when no variable has the shape.
+        kept = [n for n in same_shape if arrays[n][2] == "variable"] or same_shape
+        name, steps = kept[-1], kept[:-1][-3:]
         verdict = check_values(want, arrays[name][0], check.options.tolerance)
-        others = ", ".join(same_shape[:-1][-3:])
-        verb = "has" if len(same_shape) == 2 else "have"
+        others = ", ".join(steps)
+        verb = "has" if len(steps) == 1 else "have"
         others_note = f" ({others} {verb} that shape too)" if others else ""
         return judged(check, False, f"{name} has the table's shape {want.shape} but "
                                      f"not its values{others_note}: {verdict.message}")

@@ -200,8 +200,8 @@ def test_a_script_near_miss_names_the_variable_that_holds_the_result():
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))
     result = grade(task, os.path.join(ROOT, "submissions", "pe-table-shape", "mistake_sin_cos_swapped.py"))
     message = {c.name: c for c in result.checks}["builds-the-table"].message
-    assert message.startswith("'encoding' has the table's shape (5, 8) but not its values "
-                              "('angles' has that shape too): values differ"), message
+    assert message.startswith("variable 'encoding' has the table's shape (5, 8) but not its "
+                              "values (variable 'angles' has that shape too): values differ"), message
 
 
 SLOW_TASK = """

@@ -44,7 +44,7 @@ def test_a_task_without_hints_gives_no_advice_about_another_task(tmp_path):
     unhinted = "".join(line for line in HINTED_TASK.splitlines(True) if "hint:" not in line)
     task = make_task(tmp_path / "task", unhinted)
     done = run_cli("check", task, write(tmp_path / "s.py", DOUBLES_IN_PLACE))
-    assert "FAIL  leaves-x-alone" in done.stdout and "modified in place" in done.stdout
+    assert "FAIL  leaves-x-alone" in done.stdout and "changed its argument `x` in place" in done.stdout
     assert "x += pe" not in done.stdout and "Hint:" not in done.stdout
 
 
