@@ -118,7 +118,7 @@ def test_run_autograder_grades_with_text_output_and_documented_keys(autograder, 
 def test_an_empty_upload_is_told_why(autograder, tmp_path):
     done, results, _ = run_autograder(autograder, tmp_path, None)
     assert done.returncode == 0 and results["score"] == 0
-    assert "submit exactly one .py file" in results["output"]
+    assert "holds 0 .py or .ipynb files" in results["output"] and "submit exactly one" in results["output"]
     assert_only_documented_keys(results)
 
 
