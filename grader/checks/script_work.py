@@ -15,7 +15,7 @@ computes nothing, so it earns none of these.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SHOWN = 8
 # Roles of arrays that were only an operand of the script's arithmetic (see
 # sandbox/inside/computed.py): a batch may be one, a sum must have been made.
-OPERANDS = frozenset({"left", "right", "before"})
+OPERANDS = frozenset({"left", "right", "before", "whole-before"})
 
 
 @dataclass(frozen=True)
@@ -73,3 +73,17 @@ def inventory(arrays: dict) -> str:
 
 def reference_array(ctx: Context, check: CheckSpec[LeavesOptions]) -> np.ndarray:
     return np.asarray(ctx.reference_value(check), dtype=float)
+
+
+def wanted_shapes(ctx: Context, checks: Sequence[CheckSpec]) -> list[list[int]]:
+    """The shapes of the arrays the leaves checks look for (a table and its transpose, a
+    sum): the worker sends arrays of these shapes first, so big arrays of a script never
+    crowd them out. Only shapes leave the trusted side, never values."""
+    shapes: list[list[int]] = []
+    for check in checks:
+        if check.kind == "leaves-array":
+            shape = list(reference_array(ctx, check).shape)
+            shapes += [shape, shape[::-1]]
+        elif check.kind == "leaves-sum":
+            shapes.append(list(check.options.shape))
+    return shapes
