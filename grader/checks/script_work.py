@@ -63,6 +63,22 @@ def close(a: np.ndarray, b: np.ndarray, check: CheckSpec[LeavesOptions]) -> bool
     return a.shape == b.shape and check_values(b, a, check.options.tolerance).ok
 
 
+def differences(want: np.ndarray, got: np.ndarray, check: CheckSpec[LeavesOptions]) -> str:
+    """Where the script's array differs from the reference's and what the script's value is
+    there, never the expected value (nor the error, which gives it away)."""
+    tolerance = check.options.tolerance
+    with np.errstate(invalid="ignore", over="ignore"):
+        values = np.asarray(got, dtype=float)
+        off = ~np.isclose(values, want, rtol=tolerance.rtol, atol=tolerance.atol, equal_nan=True)
+    count = int(np.count_nonzero(off))
+    if count == 0:
+        return "its values are off"
+    first = tuple(int(i) for i in np.argwhere(off)[0])
+    return (f"{count} of {off.size} values are off (tolerance rtol={tolerance.rtol:g}, "
+            f"atol={tolerance.atol:g}); the first at [{', '.join(map(str, first))}], where your "
+            f"script has {values[first]:.8g}")
+
+
 def inventory(arrays: dict) -> str:
     if not arrays:
         return "Your script computed no arrays"

@@ -254,3 +254,18 @@ def test_big_arrays_never_crowd_the_table_out(tmp_path):
     """)
     result = grade(task("pe-table-shape"), path)
     assert result.status == "passed", [c.message for c in result.checks]
+
+
+def test_failure_messages_never_give_the_expected_answer_or_values_away(tmp_path):
+    path = _script(tmp_path, """
+        import numpy as np
+        t = np.zeros((6, 4))
+        t[0] = [0, 1, 0, 1]
+        print(len(t[2]) + 1)
+    """)
+    checks = checks_of("pe-row-length", path)
+    printed = checks["prints-the-length"].message
+    assert "reads as (5)" in printed and "not the answer" in printed and "4" not in printed
+    table = checks["builds-the-table"].message
+    assert "values are off" in table and "where your script has 0" in table
+    assert "0.84147098" not in table and "expected" not in table and "error" not in table
