@@ -16,6 +16,7 @@ from .statuses import (CRASHED, ENVIRONMENT, JUDGE, OK, RAISED, TASK, TIMEOUT, U
                        UNVERIFIED, Reason, call_reason)
 from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
 from .policy import counted
+from .checks.script_work import wanted_shapes
 from .spec import CheckSpec, SpecError, Task
 from .submission_file import PythonSource, SubmissionFile, read_submission, submission_source
 from .student_text import clip, name as visible_name
@@ -94,6 +95,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             outcome = None
             load, defined = _unreadable(task, source.problem), set()
         elif task.kind == "script":
+            sandbox.wanted_shapes = wanted_shapes(ctx, task.checks)
             outcome = sandbox.run_script()
             load = _run_result(task, outcome)
             defined = set() if load.status == ERROR else {"script"}

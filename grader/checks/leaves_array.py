@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..compare import check_values
 from ..result import CheckResult, judged
 from ..spec import CheckSpec
 from . import fields
 from .kind import SCRIPT, Kind, Reading
-from .script_work import (REFERENCE_FIELD, LeavesOptions, close, inventory, leaves_options,
+from .script_work import (REFERENCE_FIELD, LeavesOptions, close, differences, inventory, leaves_options,
                           reference_array, reference_value)
 
 if TYPE_CHECKING:
@@ -37,12 +36,12 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
         # arrays it only computed on the way are named when no variable has the shape.
         kept = [n for n in same_shape if arrays[n][2] == "variable"] or same_shape
         name, steps = kept[-1], kept[:-1][-3:]
-        verdict = check_values(want, arrays[name][0], check.options.tolerance)
         others = ", ".join(steps)
         verb = "has" if len(steps) == 1 else "have"
         others_note = f" ({others} {verb} that shape too)" if others else ""
         return judged(check, False, f"{name} has the table's shape {want.shape} but "
-                                     f"not its values{others_note}: {verdict.message}")
+                                     f"not its values{others_note}: "
+                                     f"{differences(want, arrays[name][0], check)}.")
     return judged(check, False, f"your script never computed the {want.shape} table: build "
                                  "it (printing a shape you typed in does not count). "
                                  f"{inventory(arrays)}.")

@@ -35,23 +35,36 @@ def read(r: Reading) -> LeavesSumOptions:
 def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
     table = reference_array(ctx, check)
     rows = table[parse_select(check.options.select)]
-    arrays = ctx.script.arrays
     shape = check.options.shape
-    arrays = {n: (_numbers(a), t, role) for n, (a, t, role) in arrays.items()}
-    sums = {n: a for n, (a, _, role) in arrays.items() if a.shape == shape and role not in OPERANDS}
+    arrays = {n: _Array(_numbers(entry[0]), *_provenance(entry)) for n, entry in ctx.script.arrays.items()}
+    listed = {n: (a.values,) for n, a in arrays.items()}
+    sums = {n: a.values for n, a in arrays.items() if a.values.shape == shape and a.role not in OPERANDS}
     if not sums:
         return judged(check, False, f"your script never computed a sum of shape {shape}. "
-                                     f"{inventory(arrays)}.")
-    pairs = [(s, b, sums[s] - arr) for s in sums for b, (arr, *_) in arrays.items()
-             if b != s and arr.ndim >= 1 and _broadcasts(arr.shape, shape)]
-    rtol, atol = check.options.tolerance.rtol, check.options.tolerance.atol
+                                     f"{inventory(listed)}.")
+    # The batch is an array of the sum's shape of its own (the statement's rule).
+    pairs = [(s, b, sums[s] - arrays[b].values) for s in sums for b in arrays
+             if b != s and arrays[b].values.shape == shape]
+    tolerance = check.options.tolerance
+    rtol, atol = tolerance.rtol, tolerance.atol
+    zero_batches = []
     for s, b, added in pairs:
         if np.allclose(added, rows, rtol=rtol, atol=atol):
-            return judged(check, True, f"{s} = {b} + the rows asked for")
+            if not _is_zero(arrays[b].values, atol):
+                return judged(check, True, f"{s} = {b} + the rows asked for")
+            if _added(sums[s], arrays[b].values, arrays, rtol, atol):
+                return judged(check, True, f"{s} = {b} (zeros) + the rows asked for")
+            zero_batches.append((s, b))
+    if zero_batches:
+        s, b = zero_batches[0]
+        return judged(check, False, f"{s} holds the rows asked for and {b} is all zeros, but your "
+                                     f"script never added them: a sum of shape {shape} must be made "
+                                     "by adding the rows to the batch (`batch + rows`, `batch += "
+                                     "rows`, `np.add(batch, rows)`).")
     if not pairs:
         return judged(check, False, f"{next(iter(sums))} has the sum's shape, but your script "
-                                     "computed no batch it could have been made from: make the "
-                                     f"batch an array of its own. {inventory(arrays)}.")
+                                     f"computed no batch of shape {shape} it could have been made "
+                                     f"from: make the batch an array of its own. {inventory(listed)}.")
     # Name the nearest miss: other rows of the same table, else any sum that adds something.
     count = rows.shape[0] if rows.ndim >= 1 else 1
     for s, b, added in pairs:
@@ -67,16 +80,44 @@ def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
                                  f"plus rows {check.options.select} of the {table.shape} table.")
 
 
+@dataclass(frozen=True)
+class _Array:
+    values: np.ndarray
+    role: str            # variable, or as sandbox/inside/computed.py says
+    record: int          # the recording it came from (-1: a variable, a local)
+    addition: bool       # that recording is an addition's
+
+
+def _provenance(entry: tuple) -> tuple[str, int, bool]:
+    role = entry[2] if len(entry) > 2 else "variable"
+    record = entry[3] if len(entry) > 3 else -1
+    addition = entry[4] if len(entry) > 4 else False
+    return role, record, addition
+
+
+def _is_zero(batch: np.ndarray, atol: float) -> bool:
+    return bool(np.allclose(batch, 0, rtol=0, atol=atol))
+
+
+def _added(total: np.ndarray, batch: np.ndarray, arrays: dict[str, _Array], rtol: float, atol: float) -> bool:
+    """A recorded addition had the (zero) batch as an operand and the sum as its result:
+    with a zero batch, sum minus batch equal to the rows proves nothing by itself."""
+    records: dict[int, list[_Array]] = {}
+    for a in arrays.values():
+        if a.addition and a.record >= 0:
+            records.setdefault(a.record, []).append(a)
+    for members in records.values():
+        results = [a.values for a in members if a.role in ("result", "whole")]
+        operands = [a.values for a in members if a.role in OPERANDS]
+        if any(r.shape == total.shape and np.allclose(r, total, rtol=rtol, atol=atol) for r in results) \
+                and any(o.shape == batch.shape and np.allclose(o, batch, rtol=rtol, atol=atol) for o in operands):
+            return True
+    return False
+
+
 def _numbers(arr: np.ndarray) -> np.ndarray:
     """Booleans as 0 and 1 (numpy refuses to subtract them), other numbers as they are."""
     return arr.astype(np.int8) if arr.dtype.kind == "b" else arr
-
-
-def _broadcasts(small: tuple, big: tuple) -> bool:
-    try:
-        return np.broadcast_shapes(small, big) == big
-    except ValueError:
-        return False
 
 
 KIND = Kind(

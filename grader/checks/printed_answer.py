@@ -1,7 +1,9 @@
 """The answer a script printed, read as the student meant it (a pure function of the text).
 
 The answer is the last non-empty printed line; lines before it (debugging) are ignored. The
-line is data: tokenised here, never evaluated. The rule, in order:
+line is data: tokenised here, never evaluated. Terminal escape sequences (colour codes such
+as ``\x1b[32m``, raw or as the report shows them) are removed first. Only ASCII digits make
+numbers (``５``, ``٥`` and ``𝟓`` do not). The rule, in order:
 
 1. **Words carry no numbers.** A word starts with a letter or an underscore and goes on
    with letters, digits and underscores (``x2``, ``float32``, ``Dimension``). ``5x8``
@@ -15,12 +17,12 @@ line is data: tokenised here, never evaluated. The rule, in order:
 4. **Candidates.** Each outermost bracket group that holds a number is one candidate, made
    of all its numbers in order: ``(5, 8)``, ``[5, 8]``, ``torch.Size([5, 8])``,
    ``TensorShape([Dimension(5), Dimension(8)])`` are (5, 8); ``(8,)``, ``torch.Size([8])``
-   and ``tf.Tensor(8, shape=(), dtype=int32)`` are (8,). A line with no such group has its
-   bare numbers: for a shape, all of them are the one candidate (``5 8``); for a length,
-   each is a candidate of its own (``len(row) = 8``, ``row length: 8``).
+   and ``tf.Tensor(8, shape=(), dtype=int32)`` are (8,). The bare numbers outside brackets
+   are candidates too: for a shape, all of them together are one (``5 8``); for a length,
+   each is one of its own (``len(row) = 8``, ``row length: 8``).
 5. **One answer.** Equal candidates are one answer; a line with different ones (``(5, 8)
-   (8, 5)``, or ``row 0 has length 8`` for a length) holds several possible answers, which
-   is reported as such, never guessed between.
+   (8, 5)``, ``Length: 4 (row 2)``, or ``row 0 has length 8`` for a length) holds several
+   possible answers, which is reported as such, never guessed between.
 """
 from __future__ import annotations
 
@@ -32,10 +34,10 @@ LINE_CAP = 500          # characters of the last line that are read
 
 Format = Literal["shape", "integer"]
 
-_TIMES = re.compile(r"(?<=\d)[xX×](?=\d)")       # 5x8, 5×8
+_TIMES = re.compile(r"(?<=[0-9])[xX×](?=[0-9])")       # 5x8, 5×8 (ASCII digits only)
 _TOKEN = re.compile(r"""
     (?P<word>[^\W\d]\w*)
-  | (?P<number>-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)
+  | (?P<number>-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
   | (?P<open>[(\[{])
   | (?P<close>[)\]}])
   | (?P<comma>,)
@@ -72,8 +74,14 @@ class Answer:
     candidates: tuple[tuple[float, ...], ...]   # the possible answers on it, distinct
 
 
+# A terminal escape sequence (CSI ``ESC [ ... m``, OSC ``ESC ] ... BEL``, or ESC and one
+# character), the ESC raw or as the report makes it visible (``\x1b``, also ``\033``, ``\u001b``).
+_ESCAPE = re.compile(r"""(?:\x1b|\\x1b|\\033|\\u001b)
+    (?:\[[0-?]*[ -/]*[@-~] | \][^\x07\x1b\n]*?(?:\x07|\x1b\\|\\x07|\\x1b\\) | [@-Z\\-_])?""", re.VERBOSE)
+
+
 def last_line(stdout: str) -> str | None:
-    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    lines = [line.strip() for line in _ESCAPE.sub("", stdout).splitlines() if line.strip()]
     return lines[-1][:LINE_CAP] if lines else None
 
 
@@ -86,9 +94,8 @@ def read_answer(stdout: str, format: Format) -> Answer | None:
     nodes = _without_labels(_tree(_tokens(line)))
     groups = [_numbers(n) for n in nodes if isinstance(n, Group)]
     found = [g for g in groups if g]
-    if not found:
-        bare = [float(n.text) for n in nodes if isinstance(n, Token) and n.kind == "number"]
-        found = [bare] if format == "shape" and bare else [[n] for n in bare]
+    bare = [float(n.text) for n in nodes if isinstance(n, Token) and n.kind == "number"]
+    found += [bare] if format == "shape" and bare else [[n] for n in bare]
     distinct: list[tuple[float, ...]] = []
     for candidate in map(tuple, found):
         if candidate not in distinct:

@@ -74,9 +74,9 @@ def run(ctx: Context, check: CheckSpec[PrintsOptions]) -> CheckResult:
     if shape and sorted(numbers) == sorted(wanted):
         return judged(check, False, f"you printed ({_shown(numbers)}): the right sizes in the wrong "
                              "order. Rows are positions, columns are axes.")
-    expected_text = f"({', '.join(map(str, wanted))})" if shape else str(want)
-    return judged(check, False, f"the last line you printed reads as ({_shown(numbers)}); the answer "
-                         f"is {expected_text}.")
+    # (Never the expected answer: it would give the exercise away.)
+    return judged(check, False, f"the last line you printed reads as ({_shown(numbers)}), which is "
+                         f"not the answer: print {what} your script computed.")
 
 
 KIND = Kind(

@@ -15,7 +15,7 @@ computes nothing, so it earns none of these.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SHOWN = 8
 # Roles of arrays that were only an operand of the script's arithmetic (see
 # sandbox/inside/computed.py): a batch may be one, a sum must have been made.
-OPERANDS = frozenset({"left", "right", "before"})
+OPERANDS = frozenset({"left", "right", "before", "whole-before"})
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,22 @@ def close(a: np.ndarray, b: np.ndarray, check: CheckSpec[LeavesOptions]) -> bool
     return a.shape == b.shape and check_values(b, a, check.options.tolerance).ok
 
 
+def differences(want: np.ndarray, got: np.ndarray, check: CheckSpec[LeavesOptions]) -> str:
+    """Where the script's array differs from the reference's and what the script's value is
+    there, never the expected value (nor the error, which gives it away)."""
+    tolerance = check.options.tolerance
+    with np.errstate(invalid="ignore", over="ignore"):
+        values = np.asarray(got, dtype=float)
+        off = ~np.isclose(values, want, rtol=tolerance.rtol, atol=tolerance.atol, equal_nan=True)
+    count = int(np.count_nonzero(off))
+    if count == 0:
+        return "its values are off"
+    first = tuple(int(i) for i in np.argwhere(off)[0])
+    return (f"{count} of {off.size} values are off (tolerance rtol={tolerance.rtol:g}, "
+            f"atol={tolerance.atol:g}); the first at [{', '.join(map(str, first))}], where your "
+            f"script has {values[first]:.8g}")
+
+
 def inventory(arrays: dict) -> str:
     if not arrays:
         return "Your script computed no arrays"
@@ -73,3 +89,17 @@ def inventory(arrays: dict) -> str:
 
 def reference_array(ctx: Context, check: CheckSpec[LeavesOptions]) -> np.ndarray:
     return np.asarray(ctx.reference_value(check), dtype=float)
+
+
+def wanted_shapes(ctx: Context, checks: Sequence[CheckSpec]) -> list[list[int]]:
+    """The shapes of the arrays the leaves checks look for (a table and its transpose, a
+    sum): the worker sends arrays of these shapes first, so big arrays of a script never
+    crowd them out. Only shapes leave the trusted side, never values."""
+    shapes: list[list[int]] = []
+    for check in checks:
+        if check.kind == "leaves-array":
+            shape = list(reference_array(ctx, check).shape)
+            shapes += [shape, shape[::-1]]
+        elif check.kind == "leaves-sum":
+            shapes.append(list(check.options.shape))
+    return shapes

@@ -76,6 +76,9 @@ class Sandbox:
         # The bytes of arrays one answer may carry (from the task, see grading.answer_bytes);
         # None: only the wire's own caps. Set it before the first request.
         self.answer_bytes = answer_bytes
+        # The shapes of the arrays a script's checks look for (only shapes, never values):
+        # the worker sends arrays of these shapes first (grading.wanted_shapes).
+        self.wanted_shapes: list[list[int]] = []
         self._last_id = 0  # every request (and every call in one) has an id its answer echoes
         # Where the lines of the code that runs came from (a notebook's cells): every error
         # a worker reports speaks of the submission's own lines from here on.
@@ -159,6 +162,8 @@ class Sandbox:
         header: dict = {"op": op, "path": process.inner_path, "source": 0}
         if self.answer_bytes is not None:  # the worker refuses larger outputs itself (courtesy)
             header["answer_bytes"] = self.answer_bytes
+        if op == "run" and self.wanted_shapes:
+            header["shapes"] = [list(shape) for shape in self.wanted_shapes]
         return header, [self.source]
 
     def renew(self) -> None:
@@ -447,10 +452,12 @@ CODE_SHOWN = 60                       # characters of an expression quoted in a 
 
 def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
                  where: Callable[[int], str] = SourceMap().where) -> dict:
-    """A script's answer: {"arrays": {name: (array, type name, role)}}, its globals first
-    (named ``variable 'x'``, role "variable"), then the arrays it computed elsewhere, named
-    by where (``_label``; role as inside/computed.py says: call, result, left, right,
-    before, local)."""
+    """A script's answer: {"arrays": {name: (array, type name, role, record, addition)}},
+    its globals first (named ``variable 'x'``, role "variable", record -1), then the arrays
+    it computed elsewhere, named by where (``_label``; role, record and addition as
+    inside/computed.py says: call, result, left, right, before, whole, whole-before,
+    local; values of one record with addition true are the operands and result of one
+    addition)."""
     left, made = reply.get("globals"), reply.get("computed")
     if (not isinstance(left, dict) or len(left) > GLOBALS_CAP
             or not isinstance(made, list) or len(made) > COMPUTED_CAP):
@@ -461,7 +468,8 @@ def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
     for entry in made:
         if (not isinstance(entry, dict) or entry.get("what") not in _ROLES
                 or type(entry.get("line")) is not int or not isinstance(entry.get("code"), str)
-                or not isinstance(entry.get("name"), str)):
+                or not isinstance(entry.get("name"), str) or type(entry.get("record", -1)) is not int
+                or type(entry.get("addition", False)) is not bool):
             raise wire.WireError("malformed script answer (a computed array)")
         entries.append((_label(entry, where), entry))
         roles.append(entry["what"])
@@ -473,7 +481,9 @@ def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
         while unique in arrays:
             n += 1
             unique = f"{label} #{n}"
-        arrays[unique] = (wire.decode({"$nd": entry["$nd"]}, blobs), entry.get("type", "?")[:100], role)
+        arrays[unique] = (wire.decode({"$nd": entry["$nd"]}, blobs), entry.get("type", "?")[:100], role,
+                          entry.get("record", -1) if role != "variable" else -1,
+                          entry.get("addition", False) if role != "variable" else False)
     return {"arrays": arrays}
 
 
@@ -481,6 +491,7 @@ def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
 _ROLES = {"call": "`{code}` ({where})", "result": "`{code}` ({where})",
           "left": "`{code}` ({where})", "right": "`{code}` ({where})",
           "before": "`{code}` as it was before {where}",
+          "whole": "`{code}` after {where}", "whole-before": "`{code}` as it was before {where}",
           "local": "'{name}' in {code}() ({where})"}
 
 

@@ -36,7 +36,7 @@ def test_shapes_in_the_common_printing_forms(printed):
 @pytest.mark.parametrize("printed", [
     "8", "(8,)", "len(row) = 8", "len(row)=8", "row length: 8", "torch.Size([8])",
     "tf.Tensor(8, shape=(), dtype=int32)", "len(encoding[2])=8", "encoding[2].shape=(8,)",
-    "Length of row 2: 8", "row 2 has shape (8,)",
+    "Length of row 2: 8",
 ])
 def test_lengths_in_the_common_printing_forms(printed):
     assert candidates(printed, "integer") == ((8,),)
@@ -47,6 +47,10 @@ def test_lengths_in_the_common_printing_forms(printed):
     ("shape (5, 8) or [8, 5]", "shape", ((5, 8), (8, 5))),
     ("row 0 has length 8", "integer", ((0,), (8,))),
     ("2 8", "integer", ((2,), (8,))),
+    # a bare number beside a bracket group with another number: two answers, never a pick
+    ("Length: 4 (row 2)", "integer", ((2,), (4,))),
+    ("row 2 has shape (8,)", "integer", ((8,), (2,))),
+    ("shape (5, 8) for 5 steps", "shape", ((5, 8), (5,))),
 ])
 def test_several_different_candidates_are_all_reported(printed, format, expected):
     assert candidates(printed, format) == expected
@@ -80,3 +84,17 @@ def test_brackets_that_do_not_match_are_read_without_crashing():
 def test_the_line_is_data_never_evaluated():
     printed = "__import__('os').system('echo pwned') or (5, 8)"
     assert candidates(printed) == ((5, 8),)
+
+
+@pytest.mark.parametrize("printed", [
+    "\x1b[32m(5, 8)\x1b[0m",                 # a colour code, raw
+    "\\x1b[1;32m(5, 8)\\x1b[0m",           # as the captured output shows it
+    "\x1b]0;title\x07shape: (5, 8)",
+])
+def test_terminal_escape_sequences_are_removed_before_reading(printed):
+    assert candidates(printed) == ((5, 8),)
+
+
+@pytest.mark.parametrize("printed", ["\uff15", "\u0665", "\U0001d7d3", "(\uff15, \u0668)"])
+def test_only_ascii_digits_are_numbers(printed):
+    assert candidates(printed, "integer") == ()
