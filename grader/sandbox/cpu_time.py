@@ -23,8 +23,13 @@ def process_seconds(pid: int) -> float:
             data = f.read()
     except OSError:
         return 0.0
-    # comm (field 2) is the process's own choice of name, brackets and spaces included:
-    # the fields are read after its last ')'.
+    return stat_seconds(data)
+
+
+def stat_seconds(data: bytes) -> float:
+    """utime + stime + cutime + cstime from the text of /proc/<pid>/stat. Its comm (field 2)
+    is the process's own choice of name, brackets and spaces included: the fields are read
+    after its last ')'."""
     fields = data[data.rfind(b")") + 2:].split()
     try:
         return sum(int(v) for v in fields[11:15]) / _TICK

@@ -393,7 +393,7 @@ class _Waiter:
         if self.by == "cpu" or limit.seconds >= limit.backstop:
             return f"did not finish within {limit.seconds:.3g} s: {limit.why}"
         used = self._cpu_used() if self.cpu_used is None else self.cpu_used
-        computed = f"it computed for only {used:.2g} s of them" if used is not None else "it"
+        computed = f"it computed for only {used:.2f} s of them" if used is not None else "it"
         return (f"did not finish within {waited:.3g} s of wall-clock time, and {computed}: "
                 f"it was waiting (sleep, input, a lock), not computing. Its limit is "
                 f"{limit.seconds:.3g} s of computing ({limit.why}), {limit.backstop:.3g} s in all")
