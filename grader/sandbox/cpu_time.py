@@ -39,7 +39,8 @@ def stat_seconds(data: bytes) -> float:
 
 def tree_pids(root: int) -> list[int]:
     """``root`` and every process under it (as /proc lists children, thread by thread)."""
-    found, todo = [], [root]
+    found: list[int] = []
+    todo = [root]
     while todo and len(found) < TREE_CAP:
         pid = todo.pop()
         found.append(pid)
