@@ -37,7 +37,13 @@ def _parser() -> argparse.ArgumentParser:
                                           "(default: auto, or $GRADER_ISOLATION)")
         p.add_argument("--require-sandbox", action="store_true",
                        help="refuse to grade unless the bubblewrap tier works")
-        p.add_argument("--call-seconds", type=float, help="time limit of one call")
+        p.add_argument("--call-seconds", type=float,
+                       help="time limit of every call, in seconds (absolute; with --call-multiple "
+                            "or --call-floor-seconds: the ceiling of the derived limits)")
+        p.add_argument("--call-multiple", type=float,
+                       help="a call's limit is this many times the reference's time on its case")
+        p.add_argument("--call-floor-seconds", type=float,
+                       help="... and at least this many seconds")
         p.add_argument("--submission-seconds", type=float, help="time budget of one submission")
         p.add_argument("--memory-mib", type=int, help="address-space limit of the worker")
         p.add_argument("--no-cache", action="store_true",
@@ -132,13 +138,19 @@ def _options(args, warm_workers: bool = False):
     if args.require_sandbox:
         from .sandbox import NAMES
         isolation = NAMES[0]  # the strongest tier
-    limits = {name: value for name, value in (("call_seconds", args.call_seconds),
-                                              ("submission_seconds", args.submission_seconds),
-                                              ("memory_mib", args.memory_mib))
-              if value is not None}
+    limits: dict = {name: value for name, value in (("call_seconds", args.call_seconds),
+                                                    ("call_multiple", args.call_multiple),
+                                                    ("call_floor_seconds", args.call_floor_seconds),
+                                                    ("submission_seconds", args.submission_seconds),
+                                                    ("memory_mib", args.memory_mib))
+                    if value is not None}
     for name, value in limits.items():
         if value <= 0:
             raise _Usage(f"--{name.replace('_', '-')} must be positive")
+    if "call_multiple" in limits or "call_floor_seconds" in limits:
+        limits["call_limit"] = "derived"
+    elif "call_seconds" in limits:
+        limits["call_limit"] = "absolute"   # an explicit limit means that limit, for every call
     return Options(isolation=isolation, limits=limits, use_cache=not args.no_cache,
                    warm_workers=warm_workers)
 

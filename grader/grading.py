@@ -12,8 +12,8 @@ import numpy as np
 
 from . import __version__
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
-from .statuses import (CRASHED, ENVIRONMENT, JUDGE, OK, RAISED, TASK, TIMEOUT, UNDEFINED, UNREADABLE,
-                       UNVERIFIED, Reason, call_reason)
+from .statuses import (CRASHED, ENVIRONMENT, JUDGE, OK, RAISED, TASK, TIMED_OUT_BEFORE, TIMEOUT,
+                       UNDEFINED, UNREADABLE, UNVERIFIED, Reason, call_reason)
 from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
 from .policy import counted
 from .checks.script_work import wanted_shapes
@@ -68,6 +68,15 @@ class Context:
     def expected(self, check: CheckSpec, args: dict):
         from .cases import expected_output
         return expected_output(self.task, self.reference, check, args)
+
+    def call_limits(self, check: CheckSpec, cases) -> list:
+        """Each case's call limit (call_limits.py), in the order of ``cases.cases``."""
+        from .call_limits import derived_limit, reference_seconds
+        limits = self.sandbox.limits
+        times = (reference_seconds(self.task, self.reference, check, cases, self.use_cache)
+                 if limits.call_limit != "absolute" else None)
+        return [derived_limit(limits, None if times is None else times[i])
+                for i in range(len(cases.cases))]
 
 
 def grade(task: Task, submission: str | SubmissionFile, options: Options = Options()) -> Result:
@@ -227,6 +236,7 @@ def _run_result(task: Task, outcome) -> CheckResult:
 def prepare(task: Task, options: Options = Options()) -> None:
     """Build every check's cases and expected outputs now; they stay in this process's
     memory (and that of processes forked from it) for every submission of the task."""
+    from .call_limits import reference_seconds
     from .cases import CasesFailed, ReferenceFailed, case_set
     from .reference import load_reference
     reference = load_reference(task)
@@ -234,7 +244,10 @@ def prepare(task: Task, options: Options = Options()) -> None:
     for check in task.checks:
         if check.call is not None:
             try:
-                case_set(task, reference, check, options.use_cache)
+                cases = case_set(task, reference, check, options.use_cache)
+                # the reference's time on each case, which call limits follow: measured
+                # once here (a batch's pool processes inherit it), never per student
+                reference_seconds(task, reference, check, cases, options.use_cache)
             except (CasesFailed, ReferenceFailed) as exc:
                 # Found before any student code runs: the task is broken, not a submission.
                 problems.append(f"{task.spec_path}:{check.line}: check '{check.name}': {exc}")
@@ -288,6 +301,12 @@ def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set
         skipped = f"your file did not {'run' if load.name == RUN_CHECK else 'load'} (see '{load.name}' above)"
     elif check.call is not None and check.call not in defined:
         skipped = f"{check.call} is not defined in your file"
+    elif check.call is not None and (limit := ctx.sandbox.stalled(check.call)) is not None:
+        # One endless loop costs one timeout, not one per check that calls it.
+        return CheckResult(check.name, SKIPPED, 0.0, check.points, description=check.description,
+                           function=check.call, hidden=check.hidden, reason=TIMED_OUT_BEFORE,
+                           message=f"not run: {check.call} timed out (limit {limit.seconds:.3g} s: "
+                                   f"{limit.why}) and has not finished any call in time")
     else:
         status = {r.name: r.status for r in done}
         unmet = [n for n in check.needs if status.get(n) != PASSED]

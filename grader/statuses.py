@@ -41,6 +41,7 @@ Reason = Literal[
     "ungradable",    # the submission could not be graded at all
     "idle",          # a policy check (how, not what) that counts only when the file does
                      # some of the work, and no check of what it computes passed (policy.py)
+    "timed-out-before",  # not run: its function timed out before and never finished a call
 ]
 MISMATCH: Final = "mismatch"
 UNVERIFIED: Final = "unverified"
@@ -52,8 +53,9 @@ TASK: Final = "task"
 JUDGE: Final = "judge"
 UNGRADABLE: Final = "ungradable"
 IDLE: Final = "idle"
+TIMED_OUT_BEFORE: Final = "timed-out-before"
 
-TIMED_OUT: Final = (TIMEOUT, BUDGET)   # reasons that mean the code ran out of time
+TIMED_OUT: Final = (TIMEOUT, BUDGET, TIMED_OUT_BEFORE)   # reasons that mean the code ran out of time
 
 CHECK_STATUSES: tuple[str, ...] = get_args(CheckStatus)
 CALL_STATUSES: tuple[str, ...] = get_args(CallStatus)

@@ -136,9 +136,11 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
     params = ctx.task.functions[check.function()]
     order = smallest_first(cases.cases)
     sent = [split_arguments(params, cases.cases[i]) for i in order]
+    limits = ctx.call_limits(check, cases)   # each case's own, from the reference's time on it
     # (a generator: closing it stops waiting for the answers of calls sent ahead)
     outcomes = cast(Generator, ctx.sandbox.calls(check.function(), sent,
-                                                 return_inputs=judge.needs_inputs_back))
+                                                 return_inputs=judge.needs_inputs_back,
+                                                 limits=[limits[i] for i in order]))
     try:
         for tried, (index, (positional, keywords), outcome) in enumerate(
                 zip(order, sent, outcomes), start=1):
@@ -199,8 +201,11 @@ def evaluate(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: di
              expected: Any) -> Failure | None:
     params = ctx.task.functions[check.function()]
     positional, keywords = split_arguments(params, args)
+    # a new input drawn from the check's ranges: its largest case's limit
     outcome = ctx.sandbox.call(check.function(), positional, keywords,
-                               return_inputs=judge.needs_inputs_back)
+                               return_inputs=judge.needs_inputs_back,
+                               limit=max(ctx.call_limits(check, ctx.case_set(check)),
+                                         key=lambda limit: limit.seconds, default=None))
     return judged(check, judge, outcome, named(params, positional, keywords), expected)
 
 

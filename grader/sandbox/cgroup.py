@@ -13,6 +13,8 @@ import secrets
 import signal
 import time
 
+from . import cpu_time
+
 ROOT = "/sys/fs/cgroup"
 
 
@@ -97,6 +99,15 @@ class Cgroup:
                 except (OSError, ValueError):
                     continue
         return None
+
+    def cpu_seconds(self, leave_out: frozenset[int] | set[int] = frozenset()) -> float:
+        """CPU time its processes used: v2's account of all it ever held, else (v1) the
+        sum over the processes in it now but ``leave_out`` (cpu_time.py)."""
+        for path in self.dirs:
+            seconds = cpu_time.cgroup_v2_seconds(path)
+            if seconds is not None:
+                return seconds
+        return cpu_time.pids_seconds(self.pids() - leave_out)
 
     def kill_all(self) -> None:
         """SIGKILL everything inside until nothing is left (the pids cap bounds the race)."""

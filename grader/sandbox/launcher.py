@@ -8,6 +8,7 @@ the next call. Workers are fresh processes (process.py) or forked from a warm on
 from __future__ import annotations
 
 import contextlib
+import select
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
@@ -15,11 +16,11 @@ from typing import Callable, Iterator, Sequence
 from ..source_map import SourceMap
 from ..student_text import line, sanitised
 from .inside import shared, wire
-from .inside.limits import Limits
+from .inside.limits import CallLimit, Limits, absolute_limit
 from .process import FreshWorker, WorkerProcess
 from .tiers import NAMES, SandboxUnavailable
 
-__all__ = ["Sandbox", "CallOutcome", "Limits", "SandboxUnavailable"]
+__all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
 
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 FIRST_WINDOW, MAX_WINDOW = 2, 32   # calls per message: grows while they keep passing
@@ -83,6 +84,17 @@ class Sandbox:
         # Where the lines of the code that runs came from (a notebook's cells): every error
         # a worker reports speaks of the submission's own lines from here on.
         self.source_map = source_map
+        # Per function: the limit of its first call that timed out, and whether it ever
+        # finished a call (returned or raised) in time: see stalled().
+        self.timed_out: dict[str, CallLimit] = {}
+        self.finished: set[str] = set()
+
+    def stalled(self, function: str) -> CallLimit | None:
+        """The limit of ``function``'s first timeout if it has timed out and never finished
+        a call: running it again would only cost another timeout."""
+        if function in self.finished:
+            return None
+        return self.timed_out.get(function)
 
     def _new_id(self) -> int:
         self._last_id += 1
@@ -171,11 +183,13 @@ class Sandbox:
         self.close()
 
     def call(self, function: str, args: list, kwargs: dict | None = None,
-             return_inputs: bool = False) -> CallOutcome:
-        return next(self.calls(function, [(args, kwargs or {})], return_inputs))
+             return_inputs: bool = False, limit: CallLimit | None = None) -> CallOutcome:
+        return next(self.calls(function, [(args, kwargs or {})], return_inputs,
+                               None if limit is None else [limit]))
 
     def calls(self, function: str, items: list[tuple[list, dict]],
-              return_inputs: bool = False) -> Iterator[CallOutcome]:
+              return_inputs: bool = False,
+              limits: Sequence[CallLimit] | None = None) -> Iterator[CallOutcome]:
         """The outcome of calling ``function`` on each (args, kwargs) in turn.
 
         Pipelined: a window of calls goes to the worker in one message and it answers each
@@ -183,7 +197,8 @@ class Sandbox:
         answer still has the whole per-call limit, counted from the answer before it. A
         worker that crashed or timed out is replaced, and the calls after it are sent again.
         Stop iterating to stop early: answers already under way are drained briefly, or the
-        worker is replaced."""
+        worker is replaced. ``limits`` gives each call its own limit (call_limits.py);
+        without it, every call has the fixed ``call_seconds``."""
         window, i = FIRST_WINDOW, 0
         while i < len(items):
             if self.process is None or not self.loaded:
@@ -205,7 +220,7 @@ class Sandbox:
                 ids = [self._new_id() for _ in header["items"]]
                 for item, request_id in zip(header["items"], ids):
                     item["id"] = request_id
-                since = time.monotonic()
+                since, cpu_since = time.monotonic(), process.cpu_seconds()
                 with contextlib.suppress(OSError):  # a worker already gone shows as a crash below
                     wire.send(process.sock, header, blobs)
                     if header.get("fds"):
@@ -214,8 +229,11 @@ class Sandbox:
                 pending = sent
                 try:
                     while pending:
-                        outcome, since = self._answer(process, since, "call", ids[-pending])
                         k = sent - pending
+                        limit = limits[i] if limits is not None else None
+                        outcome, since, cpu_since = self._answer(process, since, "call", ids[-pending],
+                                                                 limit, cpu_since)
+                        self._note_timing(function, outcome, limit)
                         if arrays is not None:
                             if outcome.status == "ok":
                                 outcome.inputs_after = _read_back(window_items[k], arrays[k])
@@ -237,28 +255,39 @@ class Sandbox:
         if self.budget_left() <= 0:
             return self._out_of_budget()
         request_id = self._new_id()
-        since = time.monotonic()
+        since, cpu_since = time.monotonic(), process.cpu_seconds()
         with contextlib.suppress(OSError):
             wire.send(process.sock, dict(header, id=request_id), blobs)
-        return self._answer(process, since, op, request_id)[0]
+        return self._answer(process, since, op, request_id, None, cpu_since)[0]
 
-    def _answer(self, process: WorkerProcess, since: float, op: str,
-                request_id: int) -> tuple[CallOutcome, float]:
+    def _note_timing(self, function: str, outcome: CallOutcome, limit: CallLimit | None) -> None:
+        if outcome.status in ("ok", "raised"):
+            self.finished.add(function)
+        elif outcome.status == "timeout" and function not in self.timed_out:
+            self.timed_out[function] = limit or absolute_limit(self.limits)
+
+    def _answer(self, process: WorkerProcess, since: float, op: str, request_id: int,
+                limit: CallLimit | None = None,
+                cpu_since: float | None = None) -> tuple[CallOutcome, float, float | None]:
         """The worker's next answer to request ``request_id`` (a load, run or call), due
-        within the call limit from ``since`` (and within the budget); returns it with the
-        time it came. Whatever the answer is, reading it never raises: anything malformed
-        (an answer to another request included) is this call's error."""
-        deadline = min(since + self.limits.call_seconds, self.deadline)
+        within ``limit`` from ``since`` (and within the budget); returns it with the time it
+        came and the worker's CPU time then. The limit counts the worker's CPU time since
+        ``cpu_since`` (a loaded machine slows a call, it does not time it out) up to its
+        wall-clock backstop. Whatever the answer is, reading it never raises: anything
+        malformed (an answer to another request included) is this call's error."""
+        limit = limit or absolute_limit(self.limits)
+        deadline = min(since + limit.backstop, self.deadline)
+        waiter = _Waiter(process, since, limit, cpu_since, deadline)
         reply: dict = {}
         try:
-            reply, reply_blobs = self._next_reply(process, deadline)
+            reply, reply_blobs = self._next_reply(process, deadline, waiter)
             if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
                 raise wire.WireError(f"it answers request {_shown_id(reply.get('id'))}, "
                                      f"not request {request_id}")
             outcome = _outcome_from_reply(reply, reply_blobs, op, self.functions,
                                           (self.source_map or SourceMap()).where)
         except wire.WireTimeout:
-            outcome = CallOutcome("timeout", error={"message": f"did not finish within {deadline - since:.3g} s"})
+            outcome = CallOutcome("timeout", error={"message": waiter.why_stopped()})
         except wire.WireClosed:
             outcome = CallOutcome("crashed", error={"message": f"the worker process {process.exit_description()}"})
         except wire.WireError as exc:
@@ -275,12 +304,17 @@ class Sandbox:
             process.kill()
             self.process = None
             self.restarts += 1
-        return outcome, time.monotonic()
+            return outcome, time.monotonic(), None
+        return outcome, time.monotonic(), process.cpu_seconds()
 
-    def _next_reply(self, process: WorkerProcess, deadline: float) -> tuple[dict, list[bytearray]]:
+    def _next_reply(self, process: WorkerProcess, deadline: float,
+                    waiter: "_Waiter | None" = None) -> tuple[dict, list[bytearray]]:
         """The worker's next answer; the evidence frames it sends on the way (one per
-        entry, as it happens: see worker.RuntimeEvidence) are noted, not answers."""
+        entry, as it happens: see worker.RuntimeEvidence) are noted, not answers.
+        ``waiter`` decides how long to wait for each frame to begin."""
         for _ in range(EVIDENCE_FRAMES_CAP):
+            if waiter is not None:
+                waiter.wait()
             reply, blobs = wire.recv(process.sock, deadline, self._caps())
             if reply.get("op") != "evidence":
                 return reply, blobs
@@ -316,6 +350,58 @@ class Sandbox:
     def _out_of_budget(self) -> CallOutcome:
         return CallOutcome("budget", error={"message": (
             f"the submission used up its {self.limits.submission_seconds:g} s time budget")})
+
+
+class _Waiter:
+    """Waits for a worker's answer while its call is within its limit: until the limit has
+    passed in wall-clock time, then for as long as the worker's CPU time since the call
+    began (read from this side) stays under it, never past ``deadline`` (the backstop or
+    the budget). Without a CPU reading, the wall-clock time alone counts."""
+
+    def __init__(self, process: WorkerProcess, since: float, limit: CallLimit,
+                 cpu_since: float | None, deadline: float):
+        self.process, self.since, self.limit = process, since, limit
+        self.cpu_since, self.deadline = cpu_since, deadline
+        self.cpu_used: float | None = None
+        self.by = "wall"
+
+    def wait(self) -> None:
+        """Returns when a frame is arriving; raises WireTimeout when the call's time is up."""
+        check_at = self.since + self.limit.seconds
+        while True:
+            now = time.monotonic()
+            until = min(check_at, self.deadline)
+            ready, _, _ = select.select([self.process.sock], [], [], max(0.0, until - now))
+            if ready:
+                return
+            now = time.monotonic()
+            if now >= self.deadline:
+                self.by = "budget" if self.deadline < self.since + self.limit.backstop else "wall"
+                raise wire.WireTimeout("no answer before the wall-clock limit")
+            used = self._cpu_used()
+            if used is None or used >= self.limit.seconds:
+                self.by = "cpu" if used is not None else "wall"
+                raise wire.WireTimeout("no answer before the CPU-time limit")
+            # it cannot be done before it has used its limit: look again then
+            check_at = now + max(self.limit.seconds - used, 0.01)
+
+    def _cpu_used(self) -> float | None:
+        now = self.process.cpu_seconds() if self.cpu_since is not None else None
+        self.cpu_used = None if now is None or self.cpu_since is None else max(0.0, now - self.cpu_since)
+        return self.cpu_used
+
+    def why_stopped(self) -> str:
+        limit = self.limit
+        waited = time.monotonic() - self.since
+        if self.by == "budget":
+            return f"did not finish within {self.deadline - self.since:.3g} s (the rest of the time budget)"
+        if self.by == "cpu" or limit.seconds >= limit.backstop:
+            return f"did not finish within {limit.seconds:.3g} s: {limit.why}"
+        used = self._cpu_used() if self.cpu_used is None else self.cpu_used
+        computed = f"it computed for only {used:.2f} s of them" if used is not None else "it"
+        return (f"did not finish within {waited:.3g} s of wall-clock time, and {computed}: "
+                f"it was waiting (sleep, input, a lock), not computing. Its limit is "
+                f"{limit.seconds:.3g} s of computing ({limit.why}), {limit.backstop:.3g} s in all")
 
 
 def _calls_request(function: str, items: list[tuple[list, dict]],

@@ -12,6 +12,7 @@ import tempfile
 import time
 
 from ..student_text import output as visible_output
+from . import cpu_time
 from .cgroup import Cgroup
 from .inside import keyring, scratch, wire
 from .inside.limits import Limits, rlimits
@@ -87,6 +88,11 @@ class WorkerProcess:
         """The worker's exit status (negative: killed by that signal); None if it still runs."""
         raise NotImplementedError
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the worker and all it started have used so far, read from this side
+        (cpu_time.py); None where this machine cannot tell."""
+        return None
+
     def kill(self) -> None:
         """End the worker and everything it started; release what it held."""
         raise NotImplementedError
@@ -124,6 +130,13 @@ class FreshWorker(WorkerProcess):
         except subprocess.TimeoutExpired:
             return None
         return self.tier.exit_status(code)
+
+    def cpu_seconds(self) -> float | None:
+        if self.cgroup is not None:
+            return self.cgroup.cpu_seconds()
+        if not cpu_time.available():
+            return None
+        return cpu_time.pids_seconds(cpu_time.tree_pids(self.proc.pid))
 
     def kill(self) -> None:
         try:

@@ -212,6 +212,11 @@ class ForkedWorker(WorkerProcess):
             return None
         return status if type(status) is int else None
 
+    def cpu_seconds(self) -> float | None:
+        # The slot's cgroup holds the server and this worker only (one submission at a time);
+        # the pid the server gives is in its PID namespace, so the cgroup's list is read.
+        return self.server.cgroup.cpu_seconds(self.server.keep)
+
     def kill(self) -> None:
         self._close_channel()
         try:

@@ -1,0 +1,126 @@
+"""Per-call time limits that follow the reference.
+
+A call's limit is ``call_multiple`` times what the trusted reference needs on the same case,
+at least ``call_floor_seconds`` and at most the task's ``call_seconds`` (Limits). The limit
+counts the CPU time of the worker's processes (launcher.py reads it from /proc, never from
+the worker), so a loaded machine slows a call without timing it out; a wall-clock backstop of
+a few times the limit still stops a call that sleeps or blocks. The reference's times are
+measured once per task and process (in a batch: in the parent, before the pool forks), on
+the very cases the checks send, frozen ones included, and kept on disk beside the case cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import tempfile
+import time
+
+from .sandbox.inside.limits import CallLimit, Limits, absolute_limit
+
+__all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds"]
+
+BACKSTOP_MULTIPLE = 4        # wall-clock time a call may take, in multiples of its CPU limit
+BACKSTOP_EXTRA_SECONDS = 1.0  # ... and at least this much more than its limit
+REPEATS, REPEAT_BELOW = 3, 0.05  # a case faster than this is timed again (the least counts)
+
+
+def derived_limit(limits: Limits, reference_seconds: float | None) -> CallLimit:
+    """The limit of a call on a case the reference needs ``reference_seconds`` for
+    (None: not measured, as in a kit, which has no reference: the fixed limit)."""
+    if limits.call_limit == "absolute" or reference_seconds is None:
+        return absolute_limit(limits)
+    wanted = max(limits.call_floor_seconds, limits.call_multiple * reference_seconds)
+    seconds = min(wanted, limits.call_seconds)
+    why = (f"{limits.call_multiple:g} × the reference's {_duration(reference_seconds)} on this case, "
+           f"at least {limits.call_floor_seconds:g} s")
+    if wanted > limits.call_seconds:
+        why += f", at most the task's {limits.call_seconds:g} s"
+    backstop = min(max(BACKSTOP_MULTIPLE * seconds, seconds + BACKSTOP_EXTRA_SECONDS),
+                   limits.call_seconds)
+    return CallLimit(seconds, max(backstop, seconds), why)
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{max(seconds, 1e-6) * 1e6:.3g} µs"
+
+
+# --------------------------------------------------------------------------- measuring
+
+_memory: dict[str, list[float]] = {}
+
+
+def reference_seconds(task, reference, check, cases, use_disk: bool = True) -> list[float] | None:
+    """The reference's CPU time on each of ``cases.cases`` (in their order), measured once
+    per task, check and machine; None without a reference (a kit)."""
+    if reference is None:
+        return None
+    key = _key(task, check, len(cases.cases))
+    if key in _memory:
+        return _memory[key]
+    found = _read(key) if use_disk else None
+    if found is None or len(found) != len(cases.cases):
+        found = [_time_one(task, reference, check, args) for args in cases.cases]
+        if use_disk:
+            _write(key, found)
+    _memory[key] = found
+    return found
+
+
+def _time_one(task, reference, check, args: dict) -> float:
+    """The least CPU time (all threads: the worker's BLAS has one) of a few runs; a case
+    the reference raises on is not timed here (making the cases reports it)."""
+    from .cases import expected_output, ReferenceFailed
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.process_time()
+        try:
+            expected_output(task, reference, check, args)
+        except ReferenceFailed:
+            return 0.0
+        best = min(best, time.process_time() - start)
+        if best >= REPEAT_BELOW:
+            break
+    return best
+
+
+def _key(task, check, count: int) -> str:
+    from . import frozen
+    from .cases import _versions
+    freeze = frozen.load(task)
+    ident = json.dumps([_versions(), task.digest, freeze.digest if freeze else "", repr(check),
+                        count, platform.node(), platform.machine(), os.cpu_count()], default=str)
+    return f"{task.id}-{check.name}-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
+
+
+def _folder() -> str:
+    from .cases import cache_dir
+    return os.path.join(os.path.dirname(cache_dir()), "timings")
+
+
+def _read(key: str) -> list[float] | None:
+    try:
+        with open(os.path.join(_folder(), key + ".json")) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, list) or not all(type(v) is float and v >= 0 for v in data):
+        return None
+    return data
+
+
+def _write(key: str, seconds: list[float]) -> None:
+    try:
+        folder = _folder()
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(seconds, f)
+        os.replace(tmp, os.path.join(folder, key + ".json"))
+    except OSError:
+        pass  # a cache that cannot be written only costs time
