@@ -12,8 +12,8 @@ import numpy as np
 
 from . import __version__
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
-from .statuses import (CRASHED, ENVIRONMENT, JUDGE, OK, RAISED, TASK, TIMED_OUT_BEFORE, TIMEOUT,
-                       UNDEFINED, UNREADABLE, UNVERIFIED, Reason, call_reason)
+from .statuses import (CRASHED, ENVIRONMENT, IMPORTS, JUDGE, MISMATCH, OK, RAISED, TASK, TIMED_OUT_BEFORE,
+                       TIMEOUT, UNDEFINED, UNREADABLE, Reason, call_reason)
 from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
 from .policy import counted
 from .checks.script_work import wanted_shapes
@@ -71,10 +71,11 @@ class Context:
 
     def call_limits(self, check: CheckSpec, cases) -> list:
         """Each case's call limit (call_limits.py), in the order of ``cases.cases``."""
-        from .call_limits import derived_limit, reference_seconds
+        from .call_limits import derived_limit, pooled, reference_seconds
         limits = self.sandbox.limits
         times = (reference_seconds(self.task, self.reference, check, cases, self.use_cache)
                  if limits.call_limit != "absolute" else None)
+        times = None if times is None else pooled(self.task, check, cases, times)
         return [derived_limit(limits, None if times is None else times[i])
                 for i in range(len(cases.cases))]
 
@@ -331,11 +332,15 @@ def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set
                                    "If your code is right, tell your instructor.")
 
 
+HINTED = (MISMATCH, IMPORTS, JUDGE, None)   # reasons a check's hint is about (None: a kind without)
+
+
 def with_hint(check: CheckSpec, result: CheckResult) -> CheckResult:
-    """The task's hint for a check, after the message of a failure that the code caused (not
-    a broken task's, nor an unverified pass's, which the hint would not be about). A hidden
-    check's message, hint included, is withheld from students (redact.py)."""
-    if not check.hint or result.status not in (FAILED, ERROR) or result.reason in (TASK, UNVERIFIED):
+    """The task's hint for a check, after the message of a failure in what the code produced
+    or imported (a hint is advice about that: not about a timeout, a crash or a budget, nor
+    a broken task or an unverified pass). A hidden check's message, hint included, is
+    withheld from students (redact.py)."""
+    if not check.hint or result.status not in (FAILED, ERROR) or result.reason not in HINTED:
         return result
     message = result.message.rstrip()
     return dataclasses.replace(result, message=f"{message} Hint: {check.hint}" if message

@@ -68,6 +68,15 @@ class Cgroup:
                     _write(os.path.join(memory, "memory.limit_in_bytes"), str(memory_bytes))
                 except OSError:
                     pass
+                # cpuacct keeps the CPU time of processes that ended, reaped or not, which a
+                # list of the live ones misses (a submission could hide its computing there).
+                cpuacct = os.path.join(ROOT, "cpuacct", own.get("cpuacct", "/").lstrip("/"), name)
+                _remove_stale(os.path.dirname(cpuacct))
+                try:
+                    os.mkdir(cpuacct)
+                    made.append(cpuacct)
+                except OSError:
+                    pass
         except OSError:
             Cgroup(made).remove()
             return None
@@ -101,10 +110,13 @@ class Cgroup:
         return None
 
     def cpu_seconds(self, leave_out: frozenset[int] | set[int] = frozenset()) -> float:
-        """CPU time its processes used: v2's account of all it ever held, else (v1) the
-        sum over the processes in it now but ``leave_out`` (cpu_time.py)."""
+        """CPU time its processes used: v2's (or v1 cpuacct's) account of all it ever held,
+        else (v1 without cpuacct) the sum over the processes in it now but ``leave_out``
+        (cpu_time.py)."""
         for path in self.dirs:
             seconds = cpu_time.cgroup_v2_seconds(path)
+            if seconds is None:
+                seconds = cpu_time.cpuacct_seconds(path)
             if seconds is not None:
                 return seconds
         return cpu_time.pids_seconds(self.pids() - leave_out)

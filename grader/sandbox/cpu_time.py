@@ -1,7 +1,8 @@
 """The CPU time a worker has used, read from the trusted side (never the worker's word).
 
-Sources, best first: a cgroup v2's ``cpu.stat`` (every process that was ever in it, the
-ones that detached and ended included); else the processes listed in its cgroup (v1); else
+Sources, best first: a cgroup v2's ``cpu.stat`` or a v1 ``cpuacct.usage`` (every process
+that was ever in it, the ones that detached and ended included); else the processes listed
+in its cgroup (v1 without cpuacct); else
 the process tree under the worker's pid (``/proc/<pid>/task/*/children``), each process's
 ``utime + stime`` plus what its reaped children used (``cutime + cstime``). pids are the
 host's: the grader sees bubblewrap's PID namespace from outside. A process that hides its
@@ -72,6 +73,15 @@ def cgroup_v2_seconds(folder: str) -> float | None:
     except (OSError, ValueError):
         pass
     return None
+
+
+def cpuacct_seconds(folder: str) -> float | None:
+    """A cgroup v1 cpuacct hierarchy's ``cpuacct.usage`` (ns); None where it has none."""
+    try:
+        with open(os.path.join(folder, "cpuacct.usage")) as f:
+            return int(f.read().strip()) / 1e9
+    except (OSError, ValueError):
+        return None
 
 
 def available() -> bool:

@@ -29,6 +29,11 @@ EVIDENCE_CAP = 100                 # entries of runtime evidence kept per submis
 OVERFLOW = "evidence-overflow()"
 EVIDENCE_FRAMES_CAP = 1000         # evidence frames before an answer: more is malformed
 ABANDON_SECONDS = 0.25             # to take answers already under way after an early stop
+# Wall-clock time one submission's calls may take beyond their CPU limits, all calls
+# together: a loaded machine slows an honest call by a fraction of its limit (honest calls
+# here take milliseconds), while a submission that sleeps or hides its computing in
+# processes it does not wait for would otherwise be waited for up to each call's backstop.
+GRACE_SECONDS = 5.0
 
 # Makes a worker for (limits, tier); FreshWorker unless a warm pool is used.
 Spawner = Callable[[Limits, str], WorkerProcess]
@@ -88,6 +93,7 @@ class Sandbox:
         # finished a call (returned or raised) in time: see stalled().
         self.timed_out: dict[str, CallLimit] = {}
         self.finished: set[str] = set()
+        self.grace_left = GRACE_SECONDS  # see GRACE_SECONDS
 
     def stalled(self, function: str) -> CallLimit | None:
         """The limit of ``function``'s first timeout if it has timed out and never finished
@@ -276,11 +282,14 @@ class Sandbox:
         wall-clock backstop. Whatever the answer is, reading it never raises: anything
         malformed (an answer to another request included) is this call's error."""
         limit = limit or absolute_limit(self.limits)
-        deadline = min(since + limit.backstop, self.deadline)
-        waiter = _Waiter(process, since, limit, cpu_since, deadline)
+        # The backstop, but past the limit only as far as the submission's grace still goes.
+        bounds = {"wall": since + limit.backstop, "grace": since + limit.seconds + max(self.grace_left, 0.0),
+                  "budget": self.deadline}
+        cut_by = min(bounds, key=bounds.__getitem__)
+        waiter = _Waiter(process, since, limit, cpu_since, bounds[cut_by], cut_by)
         reply: dict = {}
         try:
-            reply, reply_blobs = self._next_reply(process, deadline, waiter)
+            reply, reply_blobs = self._next_reply(process, waiter.deadline, waiter)
             if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
                 raise wire.WireError(f"it answers request {_shown_id(reply.get('id'))}, "
                                      f"not request {request_id}")
@@ -295,6 +304,7 @@ class Sandbox:
         except Exception as exc:  # the trusted side never crashes on what a worker sends
             outcome = CallOutcome("malformed", error={"message": (
                 f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")})
+        self.grace_left -= max(0.0, time.monotonic() - since - limit.seconds)
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
         if self.source_map is not None and outcome.error:
@@ -359,9 +369,10 @@ class _Waiter:
     the budget). Without a CPU reading, the wall-clock time alone counts."""
 
     def __init__(self, process: WorkerProcess, since: float, limit: CallLimit,
-                 cpu_since: float | None, deadline: float):
+                 cpu_since: float | None, deadline: float, cut_by: str = "wall"):
         self.process, self.since, self.limit = process, since, limit
         self.cpu_since, self.deadline = cpu_since, deadline
+        self.cut_by = cut_by   # which bound ``deadline`` is: wall (backstop), grace or budget
         self.cpu_used: float | None = None
         self.by = "wall"
 
@@ -376,7 +387,7 @@ class _Waiter:
                 return
             now = time.monotonic()
             if now >= self.deadline:
-                self.by = "budget" if self.deadline < self.since + self.limit.backstop else "wall"
+                self.by = self.cut_by
                 raise wire.WireTimeout("no answer before the wall-clock limit")
             used = self._cpu_used()
             if used is None or used >= self.limit.seconds:
@@ -399,9 +410,12 @@ class _Waiter:
             return f"did not finish within {limit.seconds:.3g} s: {limit.why}"
         used = self._cpu_used() if self.cpu_used is None else self.cpu_used
         computed = f"it computed for only {used:.2f} s of them" if used is not None else "it"
+        in_all = (f"{limit.backstop:.3g} s in all" if self.by == "wall" else
+                  f"and this submission has used up the {GRACE_SECONDS:g} s of waiting its calls "
+                  "may take beyond their limits together")
         return (f"did not finish within {waited:.3g} s of wall-clock time, and {computed}: "
                 f"it was waiting (sleep, input, a lock), not computing. Its limit is "
-                f"{limit.seconds:.3g} s of computing ({limit.why}), {limit.backstop:.3g} s in all")
+                f"{limit.seconds:.3g} s of computing ({limit.why}), {in_all}")
 
 
 def _calls_request(function: str, items: list[tuple[list, dict]],

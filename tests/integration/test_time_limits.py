@@ -103,6 +103,56 @@ def test_a_sleeping_call_is_stopped_by_the_wall_clock_backstop(tmp_path, tier):
     assert "of wall-clock time" in first["message"] and "it was waiting" in first["message"]
 
 
+# Right and fast on its first call of each function; every later call sleeps (then
+# answers right, so it is never "not run"), or computes in children it never reaps (a
+# cgroup v1 listing of live processes misses their time).
+STALLS_AFTER_FIRST = LOOPS.replace("    while True:\n        pass", """    import time
+    calls.append(1)
+    if len(calls) > 1:
+        time.sleep(1.9)
+    pe = np.zeros((max_len, d_model))
+    pos = np.arange(max_len, dtype=np.float64)[:, None]
+    half = d_model // 2
+    angle = pos / base ** (2 * np.arange(half) / d_model)
+    pe[:, 0:2 * half:2] = np.sin(angle)
+    pe[:, 1:2 * half:2] = np.cos(angle)
+    return pe""").replace("import numpy as np\n", "import numpy as np\ncalls = []\n", 1)
+
+HIDES_ITS_COMPUTING = LOOPS.replace("    while True:\n        pass", """    import os
+    for _ in range(50):
+        pid = os.fork()
+        if pid == 0:
+            x = 0
+            for k in range(3_000_000):
+                x += k
+            os._exit(0)
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)   # waits, never reaps
+    os.read(os.pipe()[0], 1)""")
+
+
+def test_a_submission_that_stalls_after_its_first_call_costs_seconds_not_a_minute(tmp_path, plain_tier):
+    """Each stalling call may wait past its limit only while the submission's grace lasts
+    (launcher.GRACE_SECONDS, for all its calls together); without it, every check cost
+    a backstop and the submission its whole 60 s budget."""
+    report, seconds = grade(tmp_path, plain_tier, STALLS_AFTER_FIRST)
+    assert seconds < 40, f"grading took {seconds:.1f} s"
+    stopped = [c for c in report["checks"] if c.get("reason") == "timeout"]
+    assert stopped and any("used up the 5 s of waiting" in c["message"] for c in stopped)
+    assert not any(c.get("reason") == "budget" for c in report["checks"])
+
+
+def test_computing_in_unreaped_children_is_counted_as_computing(tmp_path, plain_tier):
+    """Where the worker has a cgroup that keeps the time of ended processes (v2, or v1's
+    cpuacct), a call that computes in children it never reaps is stopped by its CPU limit,
+    and the report says it was computing."""
+    report, seconds = grade(tmp_path, plain_tier, HIDES_ITS_COMPUTING)
+    first = checks(report)["example-table-3x4"]
+    assert first["reason"] == "timeout"
+    if plain_tier != "rlimits":   # (rlimits has no cgroup of its own to read)
+        assert "it was waiting" not in first["message"], first["message"]
+        assert "× the reference's" in first["message"]
+
+
 def test_a_slow_but_correct_function_is_told_which_sizes_were_too_slow(tmp_path, plain_tier):
     report, seconds = grade(tmp_path, plain_tier, SLOW_WHEN_LARGE)
     by_name = checks(report)

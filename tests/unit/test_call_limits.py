@@ -49,3 +49,30 @@ def test_cpu_time_is_read_after_the_process_name(tmp_path):
     assert spent > 0
     assert cpu_time.process_seconds(2 ** 22 + 12345) == 0.0   # no such process
     assert os.getpid() in cpu_time.tree_pids(os.getpid())
+
+
+def test_two_checks_sending_the_same_case_give_it_one_limit(monkeypatch):
+    """The reference is timed per check, so one case may be measured 8.2 ms by one check
+    and 6.3 ms by another: both get the larger, or a slow-but-correct call could pass in
+    one check and time out in the other on timing noise."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from grader import call_limits
+    monkeypatch.setattr(call_limits, "_by_case", {})
+    monkeypatch.setattr(call_limits, "_memory", {})
+    task = SimpleNamespace(id="t")
+    bounds = SimpleNamespace(call="f", name="bounds")
+    precision = SimpleNamespace(call="f", name="precision")
+    big, small = {"n": 8192, "x": np.zeros((2, 3))}, {"n": 2, "x": np.zeros((2, 3))}
+    measured = {("bounds", 8192): 0.0082, ("precision", 8192): 0.0063, ("precision", 2): 1e-5}
+    monkeypatch.setattr(call_limits, "_key", lambda task, check, count: check.name)
+    monkeypatch.setattr(call_limits, "_time_one",
+                        lambda task, ref, check, args: measured[(check.name, args["n"])])
+    for check, cases in ((bounds, [big]), (precision, [small, big])):
+        call_limits.reference_seconds(task, object(), check, SimpleNamespace(cases=cases), use_disk=False)
+    seconds = call_limits.reference_seconds(task, object(), precision,
+                                            SimpleNamespace(cases=[small, big]), use_disk=False)
+    assert seconds == [1e-5, 0.0063]
+    assert call_limits.pooled(task, precision, SimpleNamespace(cases=[small, big]), seconds) == [1e-5, 0.0082]

@@ -8,7 +8,7 @@ from grader.redact import for_students
 from grader.report import gradescope, text
 from grader.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 from grader.spec import CheckSpec
-from grader.statuses import MISMATCH, RAISED, TASK
+from grader.statuses import BUDGET, CRASHED, MISMATCH, RAISED, TASK, TIMEOUT
 
 HINT = "build a new array: m / norms, not m /= norms."
 
@@ -25,7 +25,14 @@ def _failed(hidden=False, reason=MISMATCH, status=FAILED):
 def test_a_failure_ends_with_the_tasks_hint():
     assert with_hint(_check(), _failed()).message == \
         f"argument 1 was modified in place. Hint: {HINT}"
-    assert with_hint(_check(), _failed(reason=RAISED, status=ERROR)).message.endswith(HINT)
+
+
+def test_no_hint_on_a_call_that_raised_crashed_or_ran_out_of_time():
+    """A hint is advice about what the code produced: after a timeout it misleads (a
+    float64 hint for a slow float64 table)."""
+    for reason in (RAISED, CRASHED, TIMEOUT, BUDGET):
+        failed = _failed(reason=reason, status=FAILED if reason != RAISED else ERROR)
+        assert with_hint(_check(), failed) == failed
 
 
 def test_no_hint_where_it_would_not_be_about_the_code():
