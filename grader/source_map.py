@@ -39,7 +39,7 @@ class SourceMap:
         return location_text(*self.locate(line))
 
     def located(self, error: dict) -> dict:
-        """A worker's error record (see launcher._clean_error) with every line number
+        """A worker's error record (see sandbox/replies.py _clean_error) with every line number
         translated, and the cell it is in beside it (``cell``: None in a plain file)."""
         if not self.origins:
             return error

@@ -8,9 +8,7 @@ the next call. Workers are fresh processes (process.py) or forked from a warm on
 from __future__ import annotations
 
 import contextlib
-import select
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
 
 from ..source_map import SourceMap
@@ -18,7 +16,9 @@ from ..student_text import line, sanitised
 from .inside import shared, wire
 from .inside.limits import CallLimit, Limits, absolute_limit
 from .process import FreshWorker, WorkerProcess
+from .replies import CallOutcome, outcome_from_reply, shown_id
 from .tiers import NAMES, SandboxUnavailable
+from .waiting import GRACE_SECONDS, Waiter
 
 __all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
 
@@ -29,34 +29,9 @@ EVIDENCE_CAP = 100                 # entries of runtime evidence kept per submis
 OVERFLOW = "evidence-overflow()"
 EVIDENCE_FRAMES_CAP = 1000         # evidence frames before an answer: more is malformed
 ABANDON_SECONDS = 0.25             # to take answers already under way after an early stop
-# Wall-clock time one submission's calls may take beyond their CPU limits, all calls
-# together: a loaded machine slows an honest call by a fraction of its limit (honest calls
-# here take milliseconds), while a submission that sleeps or hides its computing in
-# processes it does not wait for would otherwise be waited for up to each call's backstop.
-GRACE_SECONDS = 5.0
 
 # Makes a worker for (limits, tier); FreshWorker unless a warm pool is used.
 Spawner = Callable[[Limits, str], WorkerProcess]
-
-
-@dataclass
-class CallOutcome:
-    """What one call in the worker came to. ``status`` is one of
-    ok, raised, timeout, crashed, malformed, budget.
-
-    ``inputs_after`` (calls made with ``return_inputs``) are the arguments as the grader
-    read them back from the memory it shared with the worker, after the answer came: the
-    worker's word plays no part in them. ``aliases_input`` is what the worker says it saw
-    (the result is an input array or a view of one): it can only be observed inside the
-    sandbox, so it may cost a submission points but never earn them."""
-
-    status: str
-    value: object = None
-    inputs_after: object = None
-    aliases_input: bool = False
-    error: dict = field(default_factory=dict)
-    stdout: str = ""
-    stderr: str = ""
 
 
 class Sandbox:
@@ -286,14 +261,14 @@ class Sandbox:
         bounds = {"wall": since + limit.backstop, "grace": since + limit.seconds + max(self.grace_left, 0.0),
                   "budget": self.deadline}
         cut_by = min(bounds, key=bounds.__getitem__)
-        waiter = _Waiter(process, since, limit, cpu_since, bounds[cut_by], cut_by)
+        waiter = Waiter(process, since, limit, cpu_since, bounds[cut_by], cut_by)
         reply: dict = {}
         try:
             reply, reply_blobs = self._next_reply(process, waiter.deadline, waiter)
             if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
-                raise wire.WireError(f"it answers request {_shown_id(reply.get('id'))}, "
+                raise wire.WireError(f"it answers request {shown_id(reply.get('id'))}, "
                                      f"not request {request_id}")
-            outcome = _outcome_from_reply(reply, reply_blobs, op, self.functions,
+            outcome = outcome_from_reply(reply, reply_blobs, op, self.functions,
                                           (self.source_map or SourceMap()).where)
         except wire.WireTimeout:
             outcome = CallOutcome("timeout", error={"message": waiter.why_stopped()})
@@ -318,7 +293,7 @@ class Sandbox:
         return outcome, time.monotonic(), process.cpu_seconds()
 
     def _next_reply(self, process: WorkerProcess, deadline: float,
-                    waiter: "_Waiter | None" = None) -> tuple[dict, list[bytearray]]:
+                    waiter: "Waiter | None" = None) -> tuple[dict, list[bytearray]]:
         """The worker's next answer; the evidence frames it sends on the way (one per
         entry, as it happens: see worker.RuntimeEvidence) are noted, not answers.
         ``waiter`` decides how long to wait for each frame to begin."""
@@ -360,62 +335,6 @@ class Sandbox:
     def _out_of_budget(self) -> CallOutcome:
         return CallOutcome("budget", error={"message": (
             f"the submission used up its {self.limits.submission_seconds:g} s time budget")})
-
-
-class _Waiter:
-    """Waits for a worker's answer while its call is within its limit: until the limit has
-    passed in wall-clock time, then for as long as the worker's CPU time since the call
-    began (read from this side) stays under it, never past ``deadline`` (the backstop or
-    the budget). Without a CPU reading, the wall-clock time alone counts."""
-
-    def __init__(self, process: WorkerProcess, since: float, limit: CallLimit,
-                 cpu_since: float | None, deadline: float, cut_by: str = "wall"):
-        self.process, self.since, self.limit = process, since, limit
-        self.cpu_since, self.deadline = cpu_since, deadline
-        self.cut_by = cut_by   # which bound ``deadline`` is: wall (backstop), grace or budget
-        self.cpu_used: float | None = None
-        self.by = "wall"
-
-    def wait(self) -> None:
-        """Returns when a frame is arriving; raises WireTimeout when the call's time is up."""
-        check_at = self.since + self.limit.seconds
-        while True:
-            now = time.monotonic()
-            until = min(check_at, self.deadline)
-            ready, _, _ = select.select([self.process.sock], [], [], max(0.0, until - now))
-            if ready:
-                return
-            now = time.monotonic()
-            if now >= self.deadline:
-                self.by = self.cut_by
-                raise wire.WireTimeout("no answer before the wall-clock limit")
-            used = self._cpu_used()
-            if used is None or used >= self.limit.seconds:
-                self.by = "cpu" if used is not None else "wall"
-                raise wire.WireTimeout("no answer before the CPU-time limit")
-            # it cannot be done before it has used its limit: look again then
-            check_at = now + max(self.limit.seconds - used, 0.01)
-
-    def _cpu_used(self) -> float | None:
-        now = self.process.cpu_seconds() if self.cpu_since is not None else None
-        self.cpu_used = None if now is None or self.cpu_since is None else max(0.0, now - self.cpu_since)
-        return self.cpu_used
-
-    def why_stopped(self) -> str:
-        limit = self.limit
-        waited = time.monotonic() - self.since
-        if self.by == "budget":
-            return f"did not finish within {self.deadline - self.since:.3g} s (the rest of the time budget)"
-        if self.by == "cpu" or limit.seconds >= limit.backstop:
-            return f"did not finish within {limit.seconds:.3g} s: {limit.why}"
-        used = self._cpu_used() if self.cpu_used is None else self.cpu_used
-        computed = f"it computed for only {used:.2f} s of them" if used is not None else "it"
-        in_all = (f"{limit.backstop:.3g} s in all" if self.by == "wall" else
-                  f"and this submission has used up the {GRACE_SECONDS:g} s of waiting its calls "
-                  "may take beyond their limits together")
-        return (f"did not finish within {waited:.3g} s of wall-clock time, and {computed}: "
-                f"it was waiting (sleep, input, a lock), not computing. Its limit is "
-                f"{limit.seconds:.3g} s of computing ({limit.why}), {in_all}")
 
 
 def _calls_request(function: str, items: list[tuple[list, dict]],
@@ -480,137 +399,3 @@ def _output_at(reply: dict) -> tuple[int, int] | None:
     if isinstance(at, list) and len(at) == 2 and all(type(n) is int and n >= 0 for n in at):
         return at[0], at[1]
     return None
-
-
-def _shown_id(value) -> str:
-    return str(value) if type(value) is int else "without a valid id"
-
-
-def _outcome_from_reply(reply: dict, blobs: Sequence[bytes | bytearray], op: str,
-                        functions: Sequence[str] = (),
-                        where: Callable[[int], str] = SourceMap().where) -> CallOutcome:
-    """The outcome an answer to an ``op`` request (load, run or call) describes. Strict:
-    every field used is checked here, and anything else is a ``WireError``. ``where``
-    writes a line of the submission as its author finds it (a notebook's cell and line)."""
-    ok = reply.get("ok")
-    if type(ok) is not bool:
-        raise wire.WireError("answer has neither a result nor an error")
-    if not ok and not isinstance(reply.get("error"), dict):
-        raise wire.WireError("a failed answer without its error")
-    if op == "run":
-        value = _script_info(reply, blobs, where)
-        if ok:
-            return CallOutcome("ok", value=value)
-        return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
-    if op == "load":
-        value = _load_info(reply, functions, require_functions=ok)
-        if ok:
-            return CallOutcome("ok", value=value)
-        return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
-    if op != "call":
-        raise ValueError(f"no such request: {op}")
-    if not ok:
-        return CallOutcome("raised", error=_clean_error(reply["error"]))
-    if "result" not in reply:
-        raise wire.WireError("answer has neither a result nor an error")
-    aliases = reply.get("aliases_input", False)
-    if type(aliases) is not bool:
-        raise wire.WireError("malformed call answer (aliases_input)")
-    return CallOutcome(
-        "ok", value=wire.decode(reply["result"], blobs),
-        aliases_input=aliases)
-
-
-def _strings(value, what: str, cap: int = 100) -> list[str]:
-    if not isinstance(value, list) or len(value) > cap or not all(isinstance(v, str) for v in value):
-        raise wire.WireError(f"malformed answer ({what})")
-    return [v[:100] for v in value]
-
-
-def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dict:
-    """The load answer: which functions exist. It must describe exactly the functions
-    asked for, each as the worker does."""
-    if not require_functions and "functions" not in reply:
-        return {"functions": {}}
-    found = reply.get("functions")
-    if not isinstance(found, dict) or sorted(found) != sorted(functions):
-        raise wire.WireError("malformed load answer (functions)")
-    described = {}
-    for name, entry in found.items():
-        if (not isinstance(entry, dict) or type(entry.get("defined")) is not bool
-                or type(entry.get("callable")) is not bool):
-            raise wire.WireError(f"malformed load answer (function {name[:100]!r})")
-        params = entry.get("params")
-        described[name] = {"defined": entry["defined"], "callable": entry["callable"],
-                           "params": None if params is None else _strings(params, "params", 50)}
-    return {"functions": described}
-
-
-GLOBALS_CAP, COMPUTED_CAP = 64, 128   # as worker.py sends at most (wire.Caps.blob_count holds both)
-CODE_SHOWN = 60                       # characters of an expression quoted in a name
-
-
-def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
-                 where: Callable[[int], str] = SourceMap().where) -> dict:
-    """A script's answer: {"arrays": {name: (array, type name, role, record, addition)}},
-    its globals first (named ``variable 'x'``, role "variable", record -1), then the arrays
-    it computed elsewhere, named by where (``_label``; role, record and addition as
-    inside/computed.py says: call, result, left, right, before, whole, whole-before,
-    local; values of one record with addition true are the operands and result of one
-    addition)."""
-    left, made = reply.get("globals"), reply.get("computed")
-    if (not isinstance(left, dict) or len(left) > GLOBALS_CAP
-            or not isinstance(made, list) or len(made) > COMPUTED_CAP):
-        raise wire.WireError("malformed script answer")
-    arrays: dict[str, tuple] = {}
-    entries = [(f"variable '{name[:100]}'", entry) for name, entry in left.items()]
-    roles = ["variable"] * len(entries)
-    for entry in made:
-        if (not isinstance(entry, dict) or entry.get("what") not in _ROLES
-                or type(entry.get("line")) is not int or not isinstance(entry.get("code"), str)
-                or not isinstance(entry.get("name"), str) or type(entry.get("record", -1)) is not int
-                or type(entry.get("addition", False)) is not bool):
-            raise wire.WireError("malformed script answer (a computed array)")
-        entries.append((_label(entry, where), entry))
-        roles.append(entry["what"])
-    for (label, entry), role in zip(entries, roles):
-        if (not isinstance(entry, dict) or type(entry.get("$nd")) is not int
-                or not isinstance(entry.get("type", "?"), str)):
-            raise wire.WireError("malformed script answer")
-        unique, n = label, 1
-        while unique in arrays:
-            n += 1
-            unique = f"{label} #{n}"
-        arrays[unique] = (wire.decode({"$nd": entry["$nd"]}, blobs), entry.get("type", "?")[:100], role,
-                          entry.get("record", -1) if role != "variable" else -1,
-                          entry.get("addition", False) if role != "variable" else False)
-    return {"arrays": arrays}
-
-
-# How a computed array is named, by its role (see inside/computed.py).
-_ROLES = {"call": "`{code}` ({where})", "result": "`{code}` ({where})",
-          "left": "`{code}` ({where})", "right": "`{code}` ({where})",
-          "before": "`{code}` as it was before {where}",
-          "whole": "`{code}` after {where}", "whole-before": "`{code}` as it was before {where}",
-          "local": "'{name}' in {code}() ({where})"}
-
-
-def _label(entry: dict, where: Callable[[int], str]) -> str:
-    code = " ".join(entry["code"].split())
-    if len(code) > CODE_SHOWN:
-        code = code[:CODE_SHOWN - 3] + "..."
-    return _ROLES[entry["what"]].format(code=code, where=where(entry["line"]), name=entry["name"][:100])
-
-
-def _clean_error(error: dict) -> dict:
-    frames = error.get("frames", [])
-    if not isinstance(frames, list):
-        frames = []
-    return {"type": str(error.get("type", "Error"))[:100],
-            "missing_module": str(error["missing_module"])[:100] if error.get("missing_module") else None,
-            "message": str(error.get("message", ""))[:4000],
-            "line": error.get("line") if type(error.get("line")) is int else None,
-            "frames": [{"line": f.get("line") if type(f.get("line")) is int else None,
-                        "function": str(f.get("function", ""))[:100],
-                        "code": str(f.get("code", ""))[:200]}
-                       for f in frames[:5] if isinstance(f, dict)]}

@@ -132,7 +132,7 @@ HIDES_ITS_COMPUTING = LOOPS.replace("    while True:\n        pass", """    impo
 
 def test_a_submission_that_stalls_after_its_first_call_costs_seconds_not_a_minute(tmp_path, plain_tier):
     """Each stalling call may wait past its limit only while the submission's grace lasts
-    (launcher.GRACE_SECONDS, for all its calls together); without it, every check cost
+    (sandbox/waiting.py GRACE_SECONDS, for all its calls together); without it, every check cost
     a backstop and the submission its whole 60 s budget."""
     report, seconds = grade(tmp_path, plain_tier, STALLS_AFTER_FIRST)
     assert seconds < 40, f"grading took {seconds:.1f} s"

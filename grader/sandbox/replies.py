@@ -1,0 +1,164 @@
+"""Reading a worker's answers on the trusted side: what one call came to (CallOutcome),
+built only from fields checked here; anything else in an answer is a ``WireError``.
+Everything in an answer is the submission's: strings are bounded here and made visible
+later (student_text.sanitised)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..source_map import SourceMap
+from .inside import wire
+
+@dataclass
+class CallOutcome:
+    """What one call in the worker came to. ``status`` is one of
+    ok, raised, timeout, crashed, malformed, budget.
+
+    ``inputs_after`` (calls made with ``return_inputs``) are the arguments as the grader
+    read them back from the memory it shared with the worker, after the answer came: the
+    worker's word plays no part in them. ``aliases_input`` is what the worker says it saw
+    (the result is an input array or a view of one): it can only be observed inside the
+    sandbox, so it may cost a submission points but never earn them."""
+
+    status: str
+    value: object = None
+    inputs_after: object = None
+    aliases_input: bool = False
+    error: dict = field(default_factory=dict)
+    stdout: str = ""
+    stderr: str = ""
+
+
+def shown_id(value) -> str:
+    return str(value) if type(value) is int else "without a valid id"
+
+
+def outcome_from_reply(reply: dict, blobs: Sequence[bytes | bytearray], op: str,
+                        functions: Sequence[str] = (),
+                        where: Callable[[int], str] = SourceMap().where) -> CallOutcome:
+    """The outcome an answer to an ``op`` request (load, run or call) describes. Strict:
+    every field used is checked here, and anything else is a ``WireError``. ``where``
+    writes a line of the submission as its author finds it (a notebook's cell and line)."""
+    ok = reply.get("ok")
+    if type(ok) is not bool:
+        raise wire.WireError("answer has neither a result nor an error")
+    if not ok and not isinstance(reply.get("error"), dict):
+        raise wire.WireError("a failed answer without its error")
+    if op == "run":
+        value = _script_info(reply, blobs, where)
+        if ok:
+            return CallOutcome("ok", value=value)
+        return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
+    if op == "load":
+        value = _load_info(reply, functions, require_functions=ok)
+        if ok:
+            return CallOutcome("ok", value=value)
+        return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
+    if op != "call":
+        raise ValueError(f"no such request: {op}")
+    if not ok:
+        return CallOutcome("raised", error=_clean_error(reply["error"]))
+    if "result" not in reply:
+        raise wire.WireError("answer has neither a result nor an error")
+    aliases = reply.get("aliases_input", False)
+    if type(aliases) is not bool:
+        raise wire.WireError("malformed call answer (aliases_input)")
+    return CallOutcome(
+        "ok", value=wire.decode(reply["result"], blobs),
+        aliases_input=aliases)
+
+
+def _strings(value, what: str, cap: int = 100) -> list[str]:
+    if not isinstance(value, list) or len(value) > cap or not all(isinstance(v, str) for v in value):
+        raise wire.WireError(f"malformed answer ({what})")
+    return [v[:100] for v in value]
+
+
+def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dict:
+    """The load answer: which functions exist. It must describe exactly the functions
+    asked for, each as the worker does."""
+    if not require_functions and "functions" not in reply:
+        return {"functions": {}}
+    found = reply.get("functions")
+    if not isinstance(found, dict) or sorted(found) != sorted(functions):
+        raise wire.WireError("malformed load answer (functions)")
+    described = {}
+    for name, entry in found.items():
+        if (not isinstance(entry, dict) or type(entry.get("defined")) is not bool
+                or type(entry.get("callable")) is not bool):
+            raise wire.WireError(f"malformed load answer (function {name[:100]!r})")
+        params = entry.get("params")
+        described[name] = {"defined": entry["defined"], "callable": entry["callable"],
+                           "params": None if params is None else _strings(params, "params", 50)}
+    return {"functions": described}
+
+
+GLOBALS_CAP, COMPUTED_CAP = 64, 128   # as worker.py sends at most (wire.Caps.blob_count holds both)
+CODE_SHOWN = 60                       # characters of an expression quoted in a name
+
+
+def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
+                 where: Callable[[int], str] = SourceMap().where) -> dict:
+    """A script's answer: {"arrays": {name: (array, type name, role, record, addition)}},
+    its globals first (named ``variable 'x'``, role "variable", record -1), then the arrays
+    it computed elsewhere, named by where (``_label``; role, record and addition as
+    inside/computed.py says: call, result, left, right, before, whole, whole-before,
+    local; values of one record with addition true are the operands and result of one
+    addition)."""
+    left, made = reply.get("globals"), reply.get("computed")
+    if (not isinstance(left, dict) or len(left) > GLOBALS_CAP
+            or not isinstance(made, list) or len(made) > COMPUTED_CAP):
+        raise wire.WireError("malformed script answer")
+    arrays: dict[str, tuple] = {}
+    entries = [(f"variable '{name[:100]}'", entry) for name, entry in left.items()]
+    roles = ["variable"] * len(entries)
+    for entry in made:
+        if (not isinstance(entry, dict) or entry.get("what") not in _ROLES
+                or type(entry.get("line")) is not int or not isinstance(entry.get("code"), str)
+                or not isinstance(entry.get("name"), str) or type(entry.get("record", -1)) is not int
+                or type(entry.get("addition", False)) is not bool):
+            raise wire.WireError("malformed script answer (a computed array)")
+        entries.append((_label(entry, where), entry))
+        roles.append(entry["what"])
+    for (label, entry), role in zip(entries, roles):
+        if (not isinstance(entry, dict) or type(entry.get("$nd")) is not int
+                or not isinstance(entry.get("type", "?"), str)):
+            raise wire.WireError("malformed script answer")
+        unique, n = label, 1
+        while unique in arrays:
+            n += 1
+            unique = f"{label} #{n}"
+        arrays[unique] = (wire.decode({"$nd": entry["$nd"]}, blobs), entry.get("type", "?")[:100], role,
+                          entry.get("record", -1) if role != "variable" else -1,
+                          entry.get("addition", False) if role != "variable" else False)
+    return {"arrays": arrays}
+
+
+# How a computed array is named, by its role (see inside/computed.py).
+_ROLES = {"call": "`{code}` ({where})", "result": "`{code}` ({where})",
+          "left": "`{code}` ({where})", "right": "`{code}` ({where})",
+          "before": "`{code}` as it was before {where}",
+          "whole": "`{code}` after {where}", "whole-before": "`{code}` as it was before {where}",
+          "local": "'{name}' in {code}() ({where})"}
+
+
+def _label(entry: dict, where: Callable[[int], str]) -> str:
+    code = " ".join(entry["code"].split())
+    if len(code) > CODE_SHOWN:
+        code = code[:CODE_SHOWN - 3] + "..."
+    return _ROLES[entry["what"]].format(code=code, where=where(entry["line"]), name=entry["name"][:100])
+
+
+def _clean_error(error: dict) -> dict:
+    frames = error.get("frames", [])
+    if not isinstance(frames, list):
+        frames = []
+    return {"type": str(error.get("type", "Error"))[:100],
+            "missing_module": str(error["missing_module"])[:100] if error.get("missing_module") else None,
+            "message": str(error.get("message", ""))[:4000],
+            "line": error.get("line") if type(error.get("line")) is int else None,
+            "frames": [{"line": f.get("line") if type(f.get("line")) is int else None,
+                        "function": str(f.get("function", ""))[:100],
+                        "code": str(f.get("code", ""))[:200]}
+                       for f in frames[:5] if isinstance(f, dict)]}
