@@ -282,8 +282,8 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         if todo:
             failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)
         progress.finish()
-        reports = book.reports(task.id)
-        written = _write_detailed(book, task.id, out_dir, None, excel=False)
+        reports = book.reports(task.id)   # read once: the summary and the grade files share them
+        written = _write_detailed(book, task.id, out_dir, None, excel=False, reports=reports)
         text = (render_markdown(summarize(task.id, reports, mismatch_words(task)))
                 + skipped_markdown(discovery.skipped))
         summary = grade_files.task_file(out_dir, "summary", task.id, "md")
@@ -348,10 +348,12 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
                     _grader_failed(book, task, s, why, progress)
                     failed.append(s.student)
                     pending.pop(s.student)
+                    del futures[future]
                     continue
                 report["submission"] = s.path
                 _store(book, task, s, report, progress)
                 pending.pop(s.student)
+                del futures[future]   # its report is stored: a class's reports never pile up here
         finally:
             executor.close()
     if pending:
@@ -378,8 +380,7 @@ class Exported:
     matched: grade_files.Rows
 
 
-def _write_detailed(book, task_id: str, out_dir: str, roster, excel: bool) -> Exported:
-    reports = book.reports(task_id)
+def _write_detailed(book, task_id: str, out_dir: str, roster, excel: bool, reports) -> Exported:
     failed = {s for s, stored in book.stored(task_id).items() if stored.content_hash == REGRADE}
     matched = grade_files.match(reports, roster, failed)
     grades = grade_files.task_file(out_dir, "grades", task_id, "csv")
@@ -408,8 +409,9 @@ def export(out_dir: str, formats=("detailed",), roster=None, task: str | None = 
                               f"gradebook holds {len(tasks)} tasks)")
         done = []
         for task_id in tasks:
-            exported = _write_detailed(book, task_id, out_dir, roster, excel)
-            points = grade_files.max_score(book.reports(task_id))
+            reports = book.reports(task_id)
+            exported = _write_detailed(book, task_id, out_dir, roster, excel, reports)
+            points = grade_files.max_score(reports)
             column = assignment or task_id
             if "canvas" in formats:
                 path = grade_files.task_file(out_dir, "canvas", task_id, "csv")
