@@ -138,7 +138,16 @@ def skipped_markdown(skipped: list[Skipped]) -> str:
 _task_folders: dict[str, str] = {}   # task digest -> where a remote worker unpacked it
 
 
-def task_files(task: Task) -> dict[str, bytes]:
+@dataclass(frozen=True)
+class TaskFiles:
+    """A task's files, for a worker on another machine, with their digest (computed once,
+    by the batch: a worker never hashes the task's megabytes per submission)."""
+
+    digest: str
+    files: dict[str, bytes]
+
+
+def task_files(task: Task) -> TaskFiles:
     files = {}
     for root, dirs, names in os.walk(task.folder):
         dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
@@ -146,22 +155,25 @@ def task_files(task: Task) -> dict[str, bytes]:
             path = os.path.join(root, name)
             with open(path, "rb") as f:
                 files[os.path.relpath(path, task.folder)] = f.read()
-    return files
+    digest = hashlib.sha256()
+    for relative in sorted(files):
+        digest.update(f"{relative}\0{len(files[relative])}\0".encode())
+        digest.update(files[relative])
+    return TaskFiles(digest.hexdigest()[:16], files)
 
 
 def grade_bytes(task_ref, name: str, content: bytes, options: Options) -> dict:
     """Grade one submission from its bytes; ``task_ref`` is the task folder, or its files
     (for a worker on another machine). Runs in a pool process or a Dask worker."""
-    if isinstance(task_ref, dict):
-        digest = hashlib.sha256(repr(sorted(task_ref.items())).encode()).hexdigest()[:16]
-        if digest not in _task_folders:
-            folder = tempfile.mkdtemp(prefix=f"grader-task-{digest}-")
-            for relative, data in task_ref.items():
+    if isinstance(task_ref, TaskFiles):
+        if task_ref.digest not in _task_folders:
+            folder = tempfile.mkdtemp(prefix=f"grader-task-{task_ref.digest}-")
+            for relative, data in task_ref.files.items():
                 os.makedirs(os.path.dirname(os.path.join(folder, relative)), exist_ok=True)
                 with open(os.path.join(folder, relative), "wb") as f:
                     f.write(data)
-            _task_folders[digest] = folder
-        task_ref = _task_folders[digest]
+            _task_folders[task_ref.digest] = folder
+        task_ref = _task_folders[task_ref.digest]
     from .grading import grade
     from .spec import load_task
     task = load_task(task_ref)
@@ -210,9 +222,16 @@ class DaskExecutor:
         except ImportError:
             raise SubmissionError("--dask needs the dask extra: pip install 'grader[dask]'") from None
         self.client = Client(address, timeout="20s")
+        self.shipped: dict[str, object] = {}
 
-    def submit(self, *args):
-        return self.client.submit(grade_bytes, *args, pure=False)
+    def submit(self, task_ref, *args):
+        # The task's files (18 MB for positional-encoding) go to each worker once, not with
+        # every job: sent per job, they halved the class's throughput.
+        if isinstance(task_ref, TaskFiles):
+            if task_ref.digest not in self.shipped:
+                self.shipped[task_ref.digest] = self.client.scatter(task_ref, broadcast=True)
+            task_ref = self.shipped[task_ref.digest]
+        return self.client.submit(grade_bytes, task_ref, *args, pure=False)
 
     def as_completed(self, futures):
         from distributed import as_completed
