@@ -17,18 +17,21 @@ import os
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import grade_files
 from .class_summary import mismatch_words, render_markdown, summarize, write_jsonl
 from .gradebook import Gradebook
-from .grading import Options, grade
 from .progress import Progress
 from .result import ungradable
-from .spec import Task, load_task
 from .submission_file import SubmissionError, SubmissionFile, read_submission, source_stem
 from .student_text import clean_report, for_markdown, line, visible
 from .student_text import name as visible_name
 from .student_text import student_id
+
+if TYPE_CHECKING:   # grading (numpy, the sandbox) is imported where a submission is graded:
+    from .grading import Options   # `grader export` needs none of it (~0.3 s of start-up)
+    from .spec import Task
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,16 @@ def skipped_markdown(skipped: list[Skipped]) -> str:
 _task_folders: dict[str, str] = {}   # task digest -> where a remote worker unpacked it
 
 
-def task_files(task: Task) -> dict[str, bytes]:
+@dataclass(frozen=True)
+class TaskFiles:
+    """A task's files, for a worker on another machine, with their digest (computed once,
+    by the batch: a worker never hashes the task's megabytes per submission)."""
+
+    digest: str
+    files: dict[str, bytes]
+
+
+def task_files(task: Task) -> TaskFiles:
     files = {}
     for root, dirs, names in os.walk(task.folder):
         dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
@@ -143,22 +155,27 @@ def task_files(task: Task) -> dict[str, bytes]:
             path = os.path.join(root, name)
             with open(path, "rb") as f:
                 files[os.path.relpath(path, task.folder)] = f.read()
-    return files
+    digest = hashlib.sha256()
+    for relative in sorted(files):
+        digest.update(f"{relative}\0{len(files[relative])}\0".encode())
+        digest.update(files[relative])
+    return TaskFiles(digest.hexdigest()[:16], files)
 
 
 def grade_bytes(task_ref, name: str, content: bytes, options: Options) -> dict:
     """Grade one submission from its bytes; ``task_ref`` is the task folder, or its files
     (for a worker on another machine). Runs in a pool process or a Dask worker."""
-    if isinstance(task_ref, dict):
-        digest = hashlib.sha256(repr(sorted(task_ref.items())).encode()).hexdigest()[:16]
-        if digest not in _task_folders:
-            folder = tempfile.mkdtemp(prefix=f"grader-task-{digest}-")
-            for relative, data in task_ref.items():
+    if isinstance(task_ref, TaskFiles):
+        if task_ref.digest not in _task_folders:
+            folder = tempfile.mkdtemp(prefix=f"grader-task-{task_ref.digest}-")
+            for relative, data in task_ref.files.items():
                 os.makedirs(os.path.dirname(os.path.join(folder, relative)), exist_ok=True)
                 with open(os.path.join(folder, relative), "wb") as f:
                     f.write(data)
-            _task_folders[digest] = folder
-        task_ref = _task_folders[digest]
+            _task_folders[task_ref.digest] = folder
+        task_ref = _task_folders[task_ref.digest]
+    from .grading import grade
+    from .spec import load_task
     task = load_task(task_ref)
     return grade(task, SubmissionFile(name, content), options).to_dict()
 
@@ -205,9 +222,16 @@ class DaskExecutor:
         except ImportError:
             raise SubmissionError("--dask needs the dask extra: pip install 'grader[dask]'") from None
         self.client = Client(address, timeout="20s")
+        self.shipped: dict[str, object] = {}
 
-    def submit(self, *args):
-        return self.client.submit(grade_bytes, *args, pure=False)
+    def submit(self, task_ref, *args):
+        # The task's files (18 MB for positional-encoding) go to each worker once, not with
+        # every job: sent per job, they halved the class's throughput.
+        if isinstance(task_ref, TaskFiles):
+            if task_ref.digest not in self.shipped:
+                self.shipped[task_ref.digest] = self.client.scatter(task_ref, broadcast=True)
+            task_ref = self.shipped[task_ref.digest]
+        return self.client.submit(grade_bytes, task_ref, *args, pure=False)
 
     def as_completed(self, futures):
         from distributed import as_completed
@@ -282,8 +306,8 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         if todo:
             failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)
         progress.finish()
-        reports = book.reports(task.id)
-        written = _write_detailed(book, task.id, out_dir, None, excel=False)
+        reports = book.reports(task.id)   # read once: the summary and the grade files share them
+        written = _write_detailed(book, task.id, out_dir, None, excel=False, reports=reports)
         text = (render_markdown(summarize(task.id, reports, mismatch_words(task)))
                 + skipped_markdown(discovery.skipped))
         summary = grade_files.task_file(out_dir, "summary", task.id, "md")
@@ -348,10 +372,12 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
                     _grader_failed(book, task, s, why, progress)
                     failed.append(s.student)
                     pending.pop(s.student)
+                    del futures[future]
                     continue
                 report["submission"] = s.path
                 _store(book, task, s, report, progress)
                 pending.pop(s.student)
+                del futures[future]   # its report is stored: a class's reports never pile up here
         finally:
             executor.close()
     if pending:
@@ -378,8 +404,7 @@ class Exported:
     matched: grade_files.Rows
 
 
-def _write_detailed(book, task_id: str, out_dir: str, roster, excel: bool) -> Exported:
-    reports = book.reports(task_id)
+def _write_detailed(book, task_id: str, out_dir: str, roster, excel: bool, reports) -> Exported:
     failed = {s for s, stored in book.stored(task_id).items() if stored.content_hash == REGRADE}
     matched = grade_files.match(reports, roster, failed)
     grades = grade_files.task_file(out_dir, "grades", task_id, "csv")
@@ -408,8 +433,9 @@ def export(out_dir: str, formats=("detailed",), roster=None, task: str | None = 
                               f"gradebook holds {len(tasks)} tasks)")
         done = []
         for task_id in tasks:
-            exported = _write_detailed(book, task_id, out_dir, roster, excel)
-            points = grade_files.max_score(book.reports(task_id))
+            reports = book.reports(task_id)
+            exported = _write_detailed(book, task_id, out_dir, roster, excel, reports)
+            points = grade_files.max_score(reports)
             column = assignment or task_id
             if "canvas" in formats:
                 path = grade_files.task_file(out_dir, "canvas", task_id, "csv")

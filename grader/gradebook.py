@@ -35,10 +35,12 @@ CREATE TABLE IF NOT EXISTS results (
 
 @dataclass(frozen=True)
 class Stored:
+    """What a re-run needs to skip a submission: never the report (a class's reports,
+    parsed, are tens of MB; read them with ``reports``)."""
+
     student: str
     content_hash: str
     task_digest: str
-    report: dict
 
 
 class Gradebook:
@@ -54,9 +56,9 @@ class Gradebook:
         self.db.close()
 
     def stored(self, task: str) -> dict[str, Stored]:
-        rows = self.db.execute("SELECT student, content_hash, task_digest, report FROM results "
+        rows = self.db.execute("SELECT student, content_hash, task_digest FROM results "
                                "WHERE task = ?", (task,))
-        return {name(s): Stored(name(s), h, d, clean_report(json.loads(r))) for s, h, d, r in rows}
+        return {name(s): Stored(name(s), h, d) for s, h, d in rows}
 
     def record(self, task: str, student: str, content_hash: str, task_version: str,
                task_digest: str, report: dict) -> None:

@@ -136,25 +136,40 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
 
 
 def _filled(ctx: Context, results: list[CheckResult]) -> frozenset[str]:
-    """The passed values checks that a single repeated value passes too (policy.one_fill):
-    read from their expected outputs here, on the trusted side (frozen where frozen)."""
+    """The passed values checks that a single repeated value passes too (policy.one_fill)."""
+    passed = {r.name for r in results if r.status == PASSED}
+    return one_fill_checks(ctx.task, ctx.reference, ctx.use_cache) & passed
+
+
+# Which checks one repeated value passes depends on the task alone: found once per process
+# (prepare() fills it before a batch forks), not once per submission (~0.35 s each).
+_one_fill_checks: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def one_fill_checks(task: Task, reference, use_cache: bool) -> frozenset[str]:
+    """The values checks whose expected outputs one repeated value matches: read from their
+    expected outputs here, on the trusted side (frozen where frozen)."""
+    from .cases import case_set
     from .checks import kind_of
     from .checks.examples import literal_expectation
     from .policy import one_fill
-    passed = {r.name for r in results if r.status == PASSED}
+    key = (task.folder, task.digest)
+    if key in _one_fill_checks:
+        return _one_fill_checks[key]
     filled = set()
-    for check in ctx.task.checks:
+    for check in task.checks:
         options = check.options
-        if (check.name not in passed or check.call is None or not kind_of(check).expected_values
+        if (check.call is None or not kind_of(check).expected_values
                 or getattr(options, "compare", None) != "values"):
             continue
         if getattr(options, "expected_given", False):
             outputs = [literal_expectation(check)]
         else:
-            outputs = ctx.case_set(check).expected
+            outputs = case_set(task, reference, check, use_cache).expected
         if one_fill(outputs, options.select):
             filled.add(check.name)
-    return frozenset(filled)
+    _one_fill_checks[key] = frozenset(filled)
+    return _one_fill_checks[key]
 
 
 def _is_kit(task: Task) -> bool:
@@ -255,6 +270,7 @@ def prepare(task: Task, options: Options = Options()) -> None:
     if problems:
         raise SpecError(problems)
     answer_bytes(task, reference, options.use_cache)
+    one_fill_checks(task, reference, options.use_cache)
 
 
 def _unreadable(task: Task, problem: str) -> CheckResult:

@@ -328,9 +328,9 @@ def test_batch_stores_a_row_for_a_forging_submission(tmp_path):
 def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch, capsys):
     """The grader itself fails on one file: that student still gets a row (an error that
     the next run grades again), and the batch exits 3 naming them."""
-    import grader.batch
+    import grader.grading
     from grader.cli import main
-    real_grade = grader.batch.grade
+    real_grade = grader.grading.grade
 
     def failing_grade(task, path, options):
         if os.path.basename(path) == "bob.py":
@@ -344,7 +344,8 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     out = tmp_path / "out"
     args = ["batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--no-warm",
             "--isolation", "rlimits", "--trusted-submissions"]
-    monkeypatch.setattr(grader.batch, "grade", failing_grade)  # pool processes fork from here
+    # the batch imports grade where it grades; pool processes fork from here
+    monkeypatch.setattr(grader.grading, "grade", failing_grade)
     assert main(args) == 3
     assert "bob" in capsys.readouterr().err
     rows = {os.path.basename(r["submission"]): r
@@ -355,7 +356,7 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     with open(out / "grades-positional-encoding.csv") as f:
         assert "bob" in f.read()
 
-    monkeypatch.setattr(grader.batch, "grade", real_grade)
+    monkeypatch.setattr(grader.grading, "grade", real_grade)
     assert main(args) == 0  # the next run grades bob again
     rows = {os.path.basename(r["submission"]): r
             for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())}
