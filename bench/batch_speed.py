@@ -22,20 +22,8 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TASK = os.path.join(ROOT, "tasks", "positional-encoding")
-SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
-CORRECT = ["correct_vectorized.py", "correct_exp_log.py"]
-BUGGY = ["mistake_exponent_missing_two.py", "mistake_sin_cos_swapped.py", "mistake_adds_in_place.py",
-         "mistake_ignores_base.py", "mistake_odd_last_column_filled.py", "mistake_returns_list.py"]
+from classes import ROOT, make_class  # (bench/ is on sys.path when run)
 NAIVE = os.path.join(ROOT, "bench", "naive", "test_naive_pe.py")
-
-
-def make_class(folder: str, students: int, kind: str) -> None:
-    os.makedirs(folder)
-    for i in range(students):
-        pool = CORRECT if kind == "correct" or (kind == "mixed" and i % 2 == 0) else BUGGY
-        shutil.copy(os.path.join(SAMPLES, pool[i % len(pool)]), os.path.join(folder, f"s{i:03d}.py"))
 
 
 def grader_rate(folder: str, jobs: int, env: dict, *extra: str, cores: set | None = None,

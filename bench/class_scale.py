@@ -30,12 +30,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TASK = os.path.join(ROOT, "tasks", "positional-encoding")
-SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
-CORRECT = ["correct_vectorized.py", "correct_exp_log.py"]
-BUGGY = ["mistake_exponent_missing_two.py", "mistake_sin_cos_swapped.py", "mistake_adds_in_place.py",
-         "mistake_ignores_base.py", "mistake_odd_last_column_filled.py", "mistake_returns_list.py"]
+from classes import ROOT, TASK, make_class  # (bench/ is on sys.path when run)
 GRADES = "grades-positional-encoding.csv"
 
 # Runs the grader's command line (main(), not the console entry, which leaves by os._exit);
@@ -52,13 +47,6 @@ with open(report, "w") as f:
                "children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}, f)
 sys.exit(code)
 """
-
-
-def make_class(folder: str, students: int) -> None:
-    os.makedirs(folder)
-    for i in range(students):
-        pool = CORRECT if i % 2 == 0 else BUGGY
-        shutil.copy(os.path.join(SAMPLES, pool[i % len(pool)]), os.path.join(folder, f"student{i:04d}.py"))
 
 
 def batch(folder: str, out: str, env: dict) -> tuple[float, dict]:
@@ -142,7 +130,7 @@ def main() -> None:
     env = dict(os.environ, GRADER_CACHE_DIR=os.path.join(work, "cache"), PYTHONPATH=ROOT)
     classes = {n: os.path.join(work, f"class-{n}") for n in (args.small, args.large)}
     for n, folder in classes.items():
-        make_class(folder, n)
+        make_class(folder, n, name="student{:04d}.py")
     batch(classes[args.small], os.path.join(work, "warm-up"), env)  # fills the case cache
 
     runs: dict[int, list[tuple[float, dict]]] = {n: [] for n in classes}

@@ -21,19 +21,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TASK = os.path.join(ROOT, "tasks", "positional-encoding")
-SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
-CORRECT = ["correct_vectorized.py", "correct_exp_log.py"]
-BUGGY = ["mistake_exponent_missing_two.py", "mistake_sin_cos_swapped.py", "mistake_adds_in_place.py",
-         "mistake_ignores_base.py", "mistake_odd_last_column_filled.py", "mistake_returns_list.py"]
-
-
-def make_class(folder: str, students: int) -> None:
-    os.makedirs(folder)
-    for i in range(students):
-        pool = CORRECT if i % 2 == 0 else BUGGY
-        shutil.copy(os.path.join(SAMPLES, pool[i % len(pool)]), os.path.join(folder, f"s{i:03d}.py"))
+from classes import ROOT, TASK, make_class  # (bench/ is on sys.path when run)
 
 
 def rate(folder: str, out: str, env: dict, *how: str) -> float:

@@ -22,12 +22,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TASK = os.path.join(ROOT, "tasks", "positional-encoding")
-SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
-CORRECT = ["correct_vectorized.py", "correct_exp_log.py", "correct_loops.py"]
-BUGGY = ["mistake_exponent_missing_two.py", "mistake_sin_cos_swapped.py", "mistake_adds_in_place.py",
-         "mistake_ignores_base.py", "mistake_odd_last_column_filled.py", "mistake_returns_list.py"]
+from classes import CORRECT, ROOT, SAMPLES, TASK, make_class  # (bench/ is on sys.path when run)
+
+HONEST = CORRECT + ["correct_loops.py"]
 
 LOOPS = """import numpy as np
 
@@ -52,11 +49,10 @@ def grader(*args: str, env: dict) -> float:
     return time.perf_counter() - start
 
 
-def make_class(folder: str, students: int, attackers: bool) -> None:
-    os.makedirs(folder)
-    for i in range(students):
-        pool = CORRECT if i % 2 == 0 else BUGGY
-        shutil.copy(os.path.join(SAMPLES, pool[i % len(pool)]), os.path.join(folder, f"s{i:03d}.py"))
+def make_attack_class(folder: str, students: int, attackers: bool) -> None:
+    """An honest class (correct_loops among the correct: slow but right), plus one that
+    loops and one that segfaults with ``attackers``."""
+    make_class(folder, students, correct=HONEST)
     if attackers:
         for name, source in (("loops", LOOPS), ("segfaults", SEGFAULTS)):
             with open(os.path.join(folder, f"{name}.py"), "w") as f:
@@ -75,8 +71,8 @@ def main() -> None:
         f.write(LOOPS)
     correct = os.path.join(SAMPLES, "correct_vectorized.py")
     honest, mixed = os.path.join(work, "honest"), os.path.join(work, "with-attackers")
-    make_class(honest, args.students, False)
-    make_class(mixed, args.students, True)
+    make_attack_class(honest, args.students, False)
+    make_attack_class(mixed, args.students, True)
     grader("check", TASK, correct, env=env)   # fills the case cache and the reference's times
     times: dict[str, list[float]] = {}
     for run in range(args.runs):
