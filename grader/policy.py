@@ -13,8 +13,9 @@ a type or a shape):
 
 A pass shows no work when an answer that computes nothing passes it too:
 
-- a script's printed answer (it can be typed in: ``print((5, 8))``); on a script task only
-  the checks that see the arrays the script computed (leaves-array, leaves-sum) show work;
+- a script's printed answer (it can be typed in: ``print((5, 8))``; the prints kind's
+  options say so, ``shows_work`` False): on a script task only the checks that see the
+  arrays the script computed (leaves-array, leaves-sum) show work;
 - a values check whose expected outputs (the part it compares, on every one of its cases)
   are one value repeated: ``np.zeros`` or ``np.full`` of the right shape passes it. This is
   decided from the expected outputs on the trusted side (``one_fill``), for every task and
@@ -59,11 +60,6 @@ def one_fill(expected_outputs: Iterable[Any], select: str | None = None) -> bool
 
 
 def _shows_work(check: CheckSpec, filled: frozenset[str]) -> bool:
-    from .checks import kind_of
-    from .checks.kind import SCRIPT
-    kind = kind_of(check)
-    if kind.families == SCRIPT and not kind.arrays_in_answer:
-        return False  # what a script prints can be typed in; the arrays it leaves cannot
     return check.options.shows_work and check.name not in filled
 
 

@@ -28,6 +28,11 @@ class PrintsOptions(Options):
     def reference_function(self) -> str | None:
         return self.answer
 
+    @property
+    def shows_work(self) -> bool:
+        """A printed answer can be typed in: only the arrays a script computed show work."""
+        return False
+
 
 def read(r: Reading) -> PrintsOptions:
     return PrintsOptions(answer=r.raw["answer"], format=r.raw["format"])
