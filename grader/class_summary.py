@@ -65,6 +65,13 @@ class CommonFailure:
 
 
 @dataclass
+class MistakeCount:
+    mistake: str        # the task's name for a known mistake (result.Diagnosis)
+    explanation: str
+    students: int       # how many students' outputs it was diagnosed in
+
+
+@dataclass
 class ClassSummary:
     task: str
     students: int
@@ -75,6 +82,7 @@ class ClassSummary:
     common_failures: list[CommonFailure] = field(default_factory=list)   # most students first
     errored: list[str] = field(default_factory=list)
     timed_out: list[str] = field(default_factory=list)
+    mistakes: list[MistakeCount] = field(default_factory=list)   # diagnosed, most students first
 
 
 def _percent(report: Result) -> float:
@@ -114,7 +122,12 @@ def summarize(task: str, stored: list[tuple[str, dict]],
     checks: dict[str, list[bool]] = {}
     failures: dict[str, Counter] = {}   # check -> why -> students
     errored, timed_out = [], []
+    diagnosed: Counter = Counter()
+    explanations: dict[str, str] = {}
     for (student, report), (_, raw) in zip(reports, stored):
+        for diagnosis in report.diagnoses:
+            diagnosed[diagnosis.mistake] += 1
+            explanations.setdefault(diagnosis.mistake, diagnosis.explanation)
         if report.status == ERROR:
             errored.append(student)
         if any(_timed_out(c, r) for c, r in zip(report.checks, raw.get("checks", []))):
@@ -131,7 +144,8 @@ def summarize(task: str, stored: list[tuple[str, dict]],
         median_percent=statistics.median(percents), distribution=distribution,
         pass_rates={name: sum(v) / len(v) for name, v in checks.items()},
         common_failures=_most_common(failures),
-        errored=errored, timed_out=timed_out)
+        errored=errored, timed_out=timed_out,
+        mistakes=[MistakeCount(name, explanations[name], n) for name, n in diagnosed.most_common()])
 
 
 def _most_common(failures: dict[str, Counter]) -> list[CommonFailure]:

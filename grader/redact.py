@@ -19,7 +19,7 @@ def for_students(result: Result) -> Result:
             message = check.message if check.status in (PASSED, SKIPPED) else \
                 f"{check.status} ({HIDDEN_NOTE})"
             check = dataclasses.replace(check, message=message, failing_input=None, output="",
-                                        seconds=0.0, line=None)
+                                        seconds=0.0, line=None, picture=None)
         checks.append(check)
     shown_seconds = sum(c.seconds for c in result.checks if not c.hidden)
     return dataclasses.replace(result, checks=checks, seconds=round(shown_seconds, 3))

@@ -7,8 +7,8 @@ from typing import Any
 from .statuses import ERROR, FAILED, MISMATCH, PASSED, SKIPPED, UNGRADABLE, CheckStatus, Reason
 
 # (the statuses are re-exported: checks and renderers import them from here)
-__all__ = ["PASSED", "FAILED", "ERROR", "SKIPPED", "CheckResult", "Result", "UNGRADABLE_CHECK",
-           "judged", "total", "ungradable"]
+__all__ = ["PASSED", "FAILED", "ERROR", "SKIPPED", "CheckResult", "Diagnosis", "Picture", "Result",
+           "UNGRADABLE_CHECK", "judged", "total", "ungradable"]
 
 
 def _known(cls, data: dict) -> dict:
@@ -16,6 +16,39 @@ def _known(cls, data: dict) -> dict:
     fields) or an older one (fewer: their defaults) still reads."""
     names = {f.name for f in fields(cls)}
     return {k: v for k, v in data.items() if k in names}
+
+
+PICTURE_SIDE = 64   # a picture keeps at most this many rows and columns (its top-left corner)
+
+
+@dataclass
+class Picture:
+    """What a failed array check's page draws: the expected output and the submission's on
+    the failing input (after the check's ``select``), each cut to at most 2-D and to the
+    top-left PICTURE_SIDE x PICTURE_SIDE corner (pictures.py). Values are plain floats,
+    None where not finite. Never made for a hidden check."""
+    expected: list                 # rows of values (or one row, for a 1-D output)
+    got: list
+    expected_shape: list[int]      # the full shapes, before cutting
+    got_shape: list[int]
+    where: str = ""                # which part is drawn, when cut ("batch entry [0, 0], rows 0-63")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Picture":
+        return cls(**_known(cls, data))
+
+
+@dataclass
+class Diagnosis:
+    """A known mistake (declared by the task) that the submission's outputs match: the likely
+    cause of the failed checks it explains. Never changes a score; says nothing of inputs."""
+    mistake: str                   # the task's name for it
+    explanation: str               # for the student, as the task words it
+    checks: list[str] = field(default_factory=list)   # the failed checks it explains, task order
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Diagnosis":
+        return cls(**_known(cls, data))
 
 
 @dataclass
@@ -35,10 +68,15 @@ class CheckResult:
     hidden: bool = False
     seconds: float = 0.0
     reason: Reason | None = None       # why it did not pass (statuses.Reason); None when it did
+    mistake: str | None = None         # the diagnosed mistake (Diagnosis.mistake) that explains it
+    picture: Picture | None = None     # expected and actual output, for a failed array check
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
-        return cls(**_known(cls, data))
+        known = _known(cls, data)
+        if isinstance(known.get("picture"), dict):
+            known["picture"] = Picture.from_dict(known["picture"])
+        return cls(**known)
 
 
 @dataclass
@@ -57,6 +95,7 @@ class Result:
     grader_version: str = ""   # the grader that graded it
     cases_digest: str = ""     # the frozen cases it was graded on ("generated ..." without a freeze)
     kit: bool = False          # graded on a student kit: public checks only
+    diagnoses: list[Diagnosis] = field(default_factory=list)   # likely causes, shown first
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,6 +105,7 @@ class Result:
         """The inverse of ``to_dict``, for reports read back (gradebook rows, JSON files)."""
         known = _known(cls, data)
         known["checks"] = [CheckResult.from_dict(c) for c in data.get("checks", [])]
+        known["diagnoses"] = [Diagnosis.from_dict(d) for d in data.get("diagnoses", [])]
         return cls(**known)
 
 

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, Generator, Protocol, cast
 from ..case_size import case_size, smallest_first
 from ..cases import CaseSet, ReferenceFailed, split_arguments
 from ..compare import Verdict, check_shape, check_type, check_values
+from ..pictures import picture
 from ..rebuild import expression
-from ..result import ERROR, FAILED, PASSED, CheckResult
+from ..result import ERROR, FAILED, PASSED, CheckResult, Picture
 from ..source_map import location_text
 from ..spec import DEFAULT_CASES, CheckSpec
 from ..strategies import Drawn
@@ -111,6 +112,7 @@ class Judge(Protocol):
 
     needs_expected: bool
     needs_inputs_back: bool
+    draws: bool   # a failure of its compares outputs: the page may picture both (pictures.py)
 
     def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any,
                  sent: dict[str, Any]) -> Verdict: ...
@@ -123,6 +125,7 @@ class Failure:
     output: str = ""
     line: int | None = None   # where in the student's file it raised, when it did
     cell: int | None = None   # (in a notebook: the cell of that line)
+    picture: Picture | None = None   # expected and actual output, for a values mismatch
 
 
 SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
@@ -227,7 +230,11 @@ def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict
     if outcome.status != OK:
         return Failure(call_reason(outcome.status), outcome.error["message"], output)
     verdict = judge(check, expected, outcome, sent)
-    return None if verdict.ok else Failure(MISMATCH, verdict.message, output)
+    if verdict.ok:
+        return None
+    drawn = (picture(expected, outcome.value, check.options.select)
+             if judge.draws and check.options.compare == "values" else None)
+    return Failure(MISMATCH, verdict.message, output, picture=drawn)
 
 
 class _CompareOutput:
@@ -235,6 +242,7 @@ class _CompareOutput:
 
     needs_expected = True
     needs_inputs_back = False
+    draws = True
 
     def __call__(self, check: CheckSpec[CallOptions], expected: Any, outcome: Any,
                  sent: dict[str, Any]) -> Verdict:
@@ -306,4 +314,5 @@ def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, sho
                        failing_input=(format_call(function, params, shown.args, shown.recipes)
                                       if shown is not None else None),
                        output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
-                       line=failure.line, cell=failure.cell, reason=failure.reason)
+                       line=failure.line, cell=failure.cell, reason=failure.reason,
+                       picture=None if check.hidden else failure.picture)

@@ -38,6 +38,7 @@ class _InputsUntouched:
 
     needs_expected = False
     needs_inputs_back = True
+    draws = False
 
     def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any,
                  sent: dict[str, Any]) -> Verdict:
