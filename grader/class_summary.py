@@ -70,6 +70,11 @@ class MistakeCount:
     explanation: str
     students: int       # how many students' outputs it was diagnosed in
 
+    def sentence(self) -> str:
+        """Markdown: '**31 students**: sin-cos-swapped (explanation)', the parts escaped."""
+        who = f"{self.students} student{'s' if self.students != 1 else ''}"
+        return f"**{who}**: {for_markdown(self.mistake)} ({for_markdown(self.explanation)})"
+
 
 @dataclass
 class ClassSummary:
@@ -175,6 +180,9 @@ def render_markdown(summary: ClassSummary) -> str:
     lines += [f"| {for_markdown(name)} | {rate:.0%} |" for name, rate in summary.pass_rates.items()]
     lines += ["", "## Most common failures", ""]
     lines += [f"- {failure.sentence()}" for failure in summary.common_failures] or ["- none"]
+    lines += ["", "## Diagnosed mistakes", ""]
+    lines += [f"- {m.sentence()}" for m in summary.mistakes] or \
+        ["- none (no failure matched a mistake the task declares)"]
     lines += ["", "## Errored (nothing could be graded)", "", _names(summary.errored), "",
               "## Timed out somewhere", "", _names(summary.timed_out)]
     return "\n".join(lines) + "\n"

@@ -104,10 +104,11 @@ def markdown(results: list[Result], percent: float, min_score: float) -> str:
 
 
 def reasons(result: Result) -> list[str]:
-    """Why a task lost points, for the log: each failed check's name and message (and the
-    input it failed on), one line each, as ``grader check`` shows them to students (the
+    """Why a task lost points, for the log: the likely cause of a known mistake first, then
+    each failed check's name and message (and the input it failed on), one line each, as ``grader check`` shows them to students (the
     results are already redacted: a hidden check says only that it failed)."""
-    lines = []
+    lines = [visible(f"      likely cause: {d.explanation} (explains {', '.join(d.checks)})")
+             for d in result.diagnoses]
     for check in result.checks:
         if check.status not in (FAILED, ERROR):
             continue

@@ -1,8 +1,9 @@
 """The grade files a spreadsheet or an LMS imports, one set per task (so two tasks graded
 into the same folder never overwrite each other):
 
-- ``grades-<task>.csv``, detailed: ``student[, lms_id, name], score, max_score, status`` and
-  the points of every graded check; a check that never ran (the file did not load, a
+- ``grades-<task>.csv``, detailed: ``student[, lms_id, name], score, max_score, status,
+  diagnosis`` (the known mistakes diagnosed, by name, ``;`` between them) and the points of
+  every graded check; a check that never ran (the file did not load, a
   prerequisite failed, the submission could not be graded at all) is an empty cell, not 0;
 - ``canvas-<task>.csv``: Canvas's gradebook import (``Student, ID, SIS User ID, SIS Login ID,
   Section`` and one assignment column of total points, after a ``Points Possible`` row);
@@ -101,6 +102,12 @@ def _check_cells(report: dict | None, names: list[str]) -> list[str]:
     return [_number(ran.get(name)) for name in names]
 
 
+def _diagnosed(report: dict) -> str:
+    """The names of the known mistakes diagnosed in a report (result.Diagnosis)."""
+    return "; ".join(str(d.get("mistake", "")) for d in report.get("diagnoses") or []
+                     if isinstance(d, dict))
+
+
 def _write(path: str, rows: list[list[str]], excel: bool) -> None:
     with open(path, "w", newline="", encoding="utf-8-sig" if excel else "utf-8") as f:
         csv.writer(f, lineterminator="\r\n").writerows(rows)
@@ -109,7 +116,7 @@ def _write(path: str, rows: list[list[str]], excel: bool) -> None:
 def write_detailed(path: str, matched: Rows, names: list[str], with_roster: bool,
                    excel: bool = False) -> None:
     header = ["student"] + (["lms_id", "name"] if with_roster else []) + \
-        ["score", "max_score", "status"] + [for_csv(n) for n in names]
+        ["score", "max_score", "status", "diagnosis"] + [for_csv(n) for n in names]
     out = [header]
     for row in matched.rows:
         report = row.report
@@ -117,10 +124,11 @@ def write_detailed(path: str, matched: Rows, names: list[str], with_roster: bool
         if with_roster:
             people = [for_csv(row.enrolled.lms_id), for_csv(row.enrolled.name)] if row.enrolled else ["", ""]
         if report is None:
-            out.append([for_csv(row.student)] + people + ["", "", NO_SUBMISSION] + [""] * len(names))
+            out.append([for_csv(row.student)] + people + ["", "", NO_SUBMISSION, ""] + [""] * len(names))
             continue
         out.append([for_csv(row.student)] + people +
-                    [_number(report["score"]), _number(report["max_score"]), for_csv(report["status"])] +
+                    [_number(report["score"]), _number(report["max_score"]), for_csv(report["status"]),
+                     for_csv(_diagnosed(report))] +
                     _check_cells(report, names))
     _write(path, out, excel)
 

@@ -58,10 +58,22 @@ def test_checks_that_never_ran_are_empty_cells_not_zeros(tmp_path):
     done = run_cli("export", str(out))
     assert done.returncode == 0, done.stderr
     rows = {r[0]: r for r in read_csv(out / "grades-t.csv")}
-    assert rows["student"] == ["student", "score", "max_score", "status", "a", "b"]
-    assert rows["bob"] == ["bob", "2", "5", "failed", "2", "0"]          # ran and failed: 0
-    assert rows["cy"] == ["cy", "0", "5", "error", "", ""]               # never ran: empty
-    assert rows["dee"] == ["dee", "0", "5", "error", "", ""]
+    assert rows["student"] == ["student", "score", "max_score", "status", "diagnosis", "a", "b"]
+    assert rows["bob"] == ["bob", "2", "5", "failed", "", "2", "0"]      # ran and failed: 0
+    assert rows["cy"] == ["cy", "0", "5", "error", "", "", ""]           # never ran: empty
+    assert rows["dee"] == ["dee", "0", "5", "error", "", "", ""]
+
+
+def test_grades_csv_names_the_mistakes_diagnosed_in_each_report(tmp_path):
+    diagnosed = _report("bob", HALF, FAILED)
+    diagnosed["diagnoses"] = [{"mistake": "=HYPERLINK(1)", "explanation": "x", "checks": ["b"]},
+                              {"mistake": "sin-cos-swapped", "explanation": "swapped", "checks": ["b"]}]
+    out = gradebook(tmp_path / "out", {"ann": _report("ann", FULL, PASSED), "bob": diagnosed})
+    done = run_cli("export", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = {r[0]: r for r in read_csv(out / "grades-t.csv")}
+    assert rows["ann"][4] == ""
+    assert rows["bob"][4] == "'=HYPERLINK(1); sin-cos-swapped"   # formula-guarded, as every cell
 
 
 def test_two_tasks_batched_into_one_folder_keep_their_own_files(tmp_path):
@@ -120,7 +132,7 @@ def test_roster_export_for_canvas_and_moodle(tmp_path):
     assert detailed["student"][:6] == ["student", "lms_id", "name", "score", "max_score", "status"]
     assert detailed["dan"][:6] == ["dan", "104", "Dan Fox", "", "", "no submission"]
     assert detailed["zed"][:6] == ["zed", "", "", "5", "5", "passed"]
-    assert detailed["cy"][6:] == ["", ""]
+    assert detailed["cy"][6:] == ["", "", ""]   # no diagnosis; two checks that never ran
 
 
 def test_a_grader_failure_is_no_grade_in_the_lms(tmp_path):

@@ -113,3 +113,34 @@ def test_jsonl_holds_one_full_report_per_line(tmp_path):
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["student"] for r in rows] == ["ann", "bob", "cy", "dee"]
     assert rows[1]["checks"][2]["message"] == "first difference at [3]: 1.5 != 2.5"
+
+
+def _diagnosed(report, *mistakes):
+    return {**report, "diagnoses": [{"mistake": m, "explanation": f"the {m} mistake",
+                                     "checks": ["b"]} for m in mistakes]}
+
+
+def test_students_are_counted_per_diagnosed_mistake_most_first():
+    reports = [("ann", REPORTS[0][1]),
+               ("bob", _diagnosed(REPORTS[1][1], "sin-cos-swapped")),
+               ("cy", _diagnosed(REPORTS[2][1], "sin-cos-swapped", "base-ignored")),
+               ("eve", _diagnosed(REPORTS[2][1], "sin-cos-swapped"))]
+    summary = summarize("t", reports)
+    assert [(m.mistake, m.students) for m in summary.mistakes] == [("sin-cos-swapped", 3),
+                                                                     ("base-ignored", 1)]
+    text = render_markdown(summary)
+    section = text.split("## Diagnosed mistakes")[1]
+    assert "- **3 students**: sin-cos-swapped (the sin-cos-swapped mistake)" in section
+    assert "- **1 student**: base-ignored" in section
+
+
+def test_a_class_without_diagnoses_says_none_were_found():
+    text = render_markdown(summarize("t", REPORTS))
+    assert "## Diagnosed mistakes\n\n- none" in text
+
+
+def test_a_mistakes_words_are_escaped_in_the_summary():
+    hostile = {**REPORTS[1][1], "diagnoses": [{"mistake": "<b>x", "explanation": "[a](javascript:1)",
+                                                "checks": ["b"]}]}
+    text = render_markdown(summarize("t", [("bob", hostile)]))
+    assert "<b>" not in text and "](javascript" not in text

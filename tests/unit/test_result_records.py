@@ -64,3 +64,14 @@ def test_the_summary_reads_reports_stored_before_reasons():
 def test_an_ungradable_result_says_why():
     result = ungradable("t", "1", 3.0, "x.py", "missing")
     assert result.status == "error" and result.checks[0].reason == "ungradable"
+
+
+def test_a_diagnosis_and_a_picture_survive_json_and_back():
+    from grader.result import Diagnosis, Picture
+    check = CheckResult("b", "failed", 0.0, 2.0, reason="mismatch", mistake="swapped",
+                        picture=Picture([[0.0, 1.0]], [[1.0, 0.0]], [1, 2], [1, 2]))
+    result = _result(check)
+    result.diagnoses = [Diagnosis("swapped", "sin and cos swapped", ["b"])]
+    again = Result.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again == result
+    assert again.checks[0].picture.got == [[1.0, 0.0]] and again.diagnoses[0].checks == ["b"]
