@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import grade_files
+from . import grade_files, page_files
 from .class_summary import mismatch_words, render_markdown, summarize, write_jsonl
 from .gradebook import Gradebook
 from .progress import Progress
@@ -296,25 +296,30 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         for entry in discovery.skipped:   # never dropped without a word
             print(visible(f"skipped: {entry.name} ({entry.reason})"), file=stream)
         stored = book.stored(task.id)
+        page_files.tidy(out_dir, task.id)
+        # A student without a page is graded again: pictures are not kept in the gradebook.
         todo = [s for s in submissions if force or s.student not in stored
                 or stored[s.student].content_hash != s.content_hash
-                or stored[s.student].task_digest != task.digest]
+                or stored[s.student].task_digest != task.digest
+                or not os.path.exists(page_files.student_page(out_dir, task.id, s.student))]
         print(f"{task.id}: {len(submissions)} submissions, {len(todo)} to grade, "
               f"{len(submissions) - len(todo)} unchanged since their last grading", file=stream)
         progress = Progress(len(todo), stream)
         failed: list[str] = []
         if todo:
-            failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream)
+            failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream,
+                                out_dir)
         progress.finish()
         reports = book.reports(task.id)   # read once: the summary and the grade files share them
         written = _write_detailed(book, task.id, out_dir, None, excel=False, reports=reports)
-        text = (render_markdown(summarize(task.id, reports, mismatch_words(task)))
-                + skipped_markdown(discovery.skipped))
+        class_summary = summarize(task.id, reports, mismatch_words(task))
+        text = render_markdown(class_summary) + skipped_markdown(discovery.skipped)
         summary = grade_files.task_file(out_dir, "summary", task.id, "md")
         with open(summary, "w", encoding="utf-8") as f:
             f.write(text)
+        pages = _write_class_page(class_summary, reports, out_dir, task.id)
         return BatchOutcome(len(todo), len(submissions) - len(todo), text, failed,
-                            written.paths + [summary], discovery.skipped)
+                            written.paths + [summary, pages], discovery.skipped)
     finally:
         book.close()
 
@@ -327,16 +332,18 @@ POOL_GENERATIONS = 3  # a pool whose processes were killed is rebuilt this many 
 REGRADE = "grader-failed"
 
 
-def _grader_failed(book, task, s, why: str, progress) -> None:
+def _grader_failed(book, task, s, why: str, progress, out_dir: str) -> None:
     """A row for a submission the grader could not grade (its own failure, not the
     student's): every point lost for now, the reason said, and regraded on the next run."""
     report = _cannot_grade(task, s, f"the grader failed on this submission ({why}); it is not "
                                     "your grade: the next run of the batch grades it again.")
+    _write_page(out_dir, task.id, s.student, report)
     book.record(task.id, s.student, REGRADE, task.version, task.digest, report)
     progress.update(report)
 
 
-def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) -> list[str]:
+def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream,
+               out_dir: str) -> list[str]:
     """Grades ``todo`` into ``book``; every submission gets a row. Returns the students
     the grader failed on (their rows are errors that the next run regrades)."""
     # Cases and expected outputs are built once here; forked pool processes inherit them.
@@ -347,7 +354,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
     failed: list = []
     for s in todo:
         if s.problem:
-            _store(book, task, s, _cannot_grade(task, s, s.problem), progress)
+            _store(book, task, s, _cannot_grade(task, s, s.problem), progress, out_dir)
         else:
             pending[s.student] = s
     for _ in range(POOL_GENERATIONS):
@@ -369,13 +376,13 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
                     why = line(f"{type(exc).__name__}: {exc}", 300)
                     print(f"{s.student}: not graded ({why}); run the batch again to retry it",
                           file=stream)
-                    _grader_failed(book, task, s, why, progress)
+                    _grader_failed(book, task, s, why, progress, out_dir)
                     failed.append(s.student)
                     pending.pop(s.student)
                     del futures[future]
                     continue
                 report["submission"] = s.path
-                _store(book, task, s, report, progress)
+                _store(book, task, s, report, progress, out_dir)
                 pending.pop(s.student)
                 del futures[future]   # its report is stored: a class's reports never pile up here
         finally:
@@ -384,15 +391,47 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream) 
         print(f"not graded, because the grading processes kept dying: {', '.join(sorted(pending))}. "
               "Run the batch again to retry them.", file=stream)
         for student in sorted(pending):
-            _grader_failed(book, task, pending[student], "the grading processes kept dying", progress)
+            _grader_failed(book, task, pending[student], "the grading processes kept dying", progress,
+                           out_dir)
             failed.append(student)
     return failed
 
 
-def _store(book, task, s, report, progress) -> None:
+def _store(book, task, s, report, progress, out_dir: str) -> None:
     report = clean_report(report)  # the submission's path and any message that quotes it
-    book.record(task.id, s.student, s.content_hash, task.version, task.digest, report)
+    # The page first, then the row: a batch killed between them grades the student again
+    # (no row), so a stored row always has its page. Pictures go only to the page: kept in
+    # the gradebook they would make it ~100 kB a student for no other reader.
+    _write_page(out_dir, task.id, s.student, report)
+    book.record(task.id, s.student, s.content_hash, task.version, task.digest,
+                _without_pictures(report))
     progress.update(report)
+
+
+def _write_page(out_dir: str, task_id: str, student: str, report: dict) -> None:
+    """The student's page: the student view (hidden checks redacted, as `grader check`)."""
+    from .redact import for_students
+    from .report.html import render
+    from .result import Result
+    page_files.write_whole(page_files.student_page(out_dir, task_id, student),
+                           render(for_students(Result.from_dict(report))))
+
+
+def _without_pictures(report: dict) -> dict:
+    return {**report, "checks": [{**c, "picture": None} for c in report.get("checks", [])]}
+
+
+def _write_class_page(summary, reports: list[tuple[str, dict]], out_dir: str, task_id: str) -> str:
+    from .report.class_page import StudentLine, render
+    lines = []
+    for student, report in reports:
+        path = page_files.student_page(out_dir, task_id, student)
+        link = os.path.relpath(path, out_dir).replace(os.sep, "/") if os.path.exists(path) else None
+        lines.append(StudentLine(student, report.get("score", 0.0), report.get("max_score", 0.0),
+                                 str(report.get("status", "")), link))
+    path = page_files.class_page(out_dir, task_id)
+    page_files.write_whole(path, render(summary, lines))
+    return path
 
 
 # --------------------------------------------------------------------------- exports

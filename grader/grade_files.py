@@ -39,9 +39,14 @@ _TASK_FILE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,99}")
 def task_file(out_dir: str, kind: str, task_id: str, extension: str) -> str:
     """``OUT/<kind>-<task id>.<extension>``; a task id that is not a plain task id (an old
     or damaged gradebook) becomes a name built from its hash, never a path."""
+    return f"{task_folder(out_dir, kind, task_id)}.{extension}"
+
+
+def task_folder(out_dir: str, kind: str, task_id: str) -> str:
+    """``OUT/<kind>-<task id>``, named as ``task_file`` names files."""
     if not _TASK_FILE_ID.fullmatch(task_id):
         task_id = "task-" + hashlib.sha256(task_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return os.path.join(out_dir, f"{kind}-{task_id}.{extension}")
+    return os.path.join(out_dir, f"{kind}-{task_id}")
 
 
 @dataclass

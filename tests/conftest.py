@@ -75,7 +75,7 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("warm_tier", warm_tiers())
 
 
-TIER_FOLDERS = ("unit", "integration", "security")
+TIER_FOLDERS = ("unit", "integration", "security", "browser")
 
 
 def pytest_collection_modifyitems(items):

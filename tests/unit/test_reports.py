@@ -24,7 +24,7 @@ def _result(tmp_path):
 
 
 def test_every_format_is_registered():
-    assert set(RENDERERS) == {"text", "json", "junit", "gradescope"}
+    assert set(RENDERERS) == {"text", "json", "junit", "gradescope", "html"}
 
 
 def test_text_report_lists_checks_failures_and_the_score(tmp_path):
