@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generator, cast
 
 from .case_size import smallest_first
 from .cases import ReferenceFailed, split_arguments
@@ -123,7 +123,7 @@ def _observe(ctx: Context, checks: list[CheckSpec]) -> dict[str, list[Observatio
             params = ctx.task.functions[check.function()]
             items = [split_arguments(params, args) for _, (args, _expected) in wanted]
             seen: list[Observation] = []
-            outcomes = sandbox.calls(check.function(), items, limits=limits)
+            outcomes = cast(Generator, sandbox.calls(check.function(), items, limits=limits))
             try:
                 for (_, (args, expected)), outcome in zip(wanted, outcomes):
                     if outcome.status in (TIMEOUT, CRASHED):
