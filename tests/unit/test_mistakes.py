@@ -325,3 +325,20 @@ def test_samples_declare_their_diagnosis_and_an_undeclared_one_is_a_problem(tmp_
     assert "declared diagnosis m-one, m-two but got m-one" in diagnosis_mismatch(("m-one", "m-two"), got, names)
     assert "declares no diagnosis" in diagnosis_mismatch((), got, names)
     assert "do not name" in diagnosis_mismatch(("m-three",), got, names)
+
+
+def test_every_other_format_names_the_likely_cause():
+    import json as json_module
+    import xml.etree.ElementTree as ET
+
+    from grader.report import github, gradescope, json_report, junit
+    checks = [CheckResult("a-check", FAILED, 0, 1, message="values differ", mistake="m")]
+    result = Result("t", "f.py", 0, 1, FAILED, "none", checks,
+                    diagnoses=[Diagnosis("m", "Your table <b>matches</b> m.", ["a-check"])])
+    assert json_module.loads(json_report.render(result))["diagnoses"][0]["mistake"] == "m"
+    assert "Likely cause: Your table <b>matches</b> m. (explains a-check)" in \
+        json_module.loads(gradescope.render(result))["output"]
+    failure = ET.fromstring(junit.render(result)).find(".//failure")
+    assert failure is not None and failure.text.startswith("likely cause: Your table <b>matches</b> m.")
+    [annotation] = github.annotations([result], "/nowhere")
+    assert "Likely cause: Your table <b>matches</b> m." in annotation
