@@ -93,7 +93,11 @@ def _matches(ctx: Context, variant: Variant, check: CheckSpec, seen: list[Observ
             mistaken = output(ctx.task, variant, check, observation.args)
         except Exception:   # the mistaken code has no answer here: it explains nothing
             return False
-        if not check_values(mistaken, observation.got, options.tolerance, options.select).ok:
+        try:
+            agrees = check_values(mistaken, observation.got, options.tolerance, options.select).ok
+        except Exception:   # whatever a submission's answer makes the comparison trip over
+            return False
+        if not agrees:
             return False
         outcome = types.SimpleNamespace(value=mistaken)
         if not compare_output(check, observation.expected, outcome, observation.args).ok:

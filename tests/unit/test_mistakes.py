@@ -288,6 +288,13 @@ def test_a_submission_that_raises_on_diagnosis_calls_is_not_observed(pe):
     assert diagnose(ctx, results) == ([], {})
 
 
+def test_an_answer_the_comparison_trips_over_is_no_match_and_no_crash(pe):
+    task, reference = pe
+    ctx, results = _graded(task, reference, _functions(_variant(task, "exponent-uses-i").module))
+    ctx.sandbox.functions = {name: (lambda *a, **k: np.full((3, 4), "x")) for name in ctx.sandbox.functions}
+    assert diagnose(ctx, results) == ([], {})
+
+
 def test_of_two_mistakes_the_one_that_explains_more_is_named_first(pe):
     """Ignoring base in the table also drops it from add: base-ignored explains both
     failed checks; add-drops-base (which matches the second) is not reported."""
