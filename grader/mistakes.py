@@ -29,6 +29,7 @@ class Variant:
 
     spec: MistakeSpec
     module: types.ModuleType
+    key: tuple = ()   # the task's folder and digest, mistakes.py's SHA-256, the mistake's name
 
 
 _variants: dict[tuple[str, str, str], tuple[Variant, ...]] = {}
@@ -78,7 +79,7 @@ def variants(task: Task) -> tuple[Variant, ...]:
         for function in task.functions:   # the task's functions by name, this variant's
             if not hasattr(replacements, function):
                 setattr(replacements, function, getattr(reference, function))
-        found.append(Variant(mistake, reference))
+        found.append(Variant(mistake, reference, key + (mistake.name,)))
     if problems:
         raise SpecError(problems)
     _variants[key] = tuple(found)
@@ -93,14 +94,14 @@ def profiled(check) -> bool:
             and check.kind in ("example", "property"))
 
 
-# (task folder, digest, mistakes.py's sha, mistake, check) -> whether the mistake fails it
+# (Variant.key, check) -> whether the mistake fails it
 _fails: dict[tuple, bool] = {}
 
 
 def fails(task: Task, reference, variant: Variant, check, use_cache: bool = True) -> bool:
     """Whether the mistake fails ``check``: its output judged on every case of the check's
     set as the check would judge a student's (raising is failing). Kept per process."""
-    key = (task.folder, task.digest, _sha(task.mistakes_path), variant.spec.name, check.name)
+    key = variant.key + (check.name,)
     if key not in _fails:
         from .checks.examples import check_cases
         cases = check_cases(task, reference, check, use_cache)
