@@ -56,6 +56,9 @@ class Context:
     runtime_imports: list[str]
     use_cache: bool
     script: ScriptRun = field(default_factory=ScriptRun)
+    # the arguments of the input each failed visible call check shows (diagnosis.py); kept
+    # here, on the trusted side, never in a result
+    shown: dict[str, dict] = field(default_factory=dict)
 
     def case_set(self, check: CheckSpec):
         from .cases import case_set
@@ -98,7 +101,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         from .reference import load_reference
         reference = load_reference(task)
         ctx = Context(task, sandbox, reference, source, [], options.use_cache)
-        prepare(task, options)  # cases and expected outputs: ready before the worker is
+        prepare(task, options, profile_mistakes=False)  # cases and expected outputs: ready before the worker is
         sandbox.answer_bytes = answer_bytes(task, reference, options.use_cache)
         sandbox.start_budget()  # the student's time starts now, not while cases were made
         if source.text is None:  # never run what Python (or the import scan) cannot read
@@ -125,14 +128,18 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
                 sandbox.renew()
                 renewed = True
             done.append(_run_or_skip(ctx, check, load, defined, done))
+        from .diagnosis import diagnose
+        diagnoses, explained = diagnose(ctx, done)   # after every check: it changes no score
         printed = outcome.stdout + outcome.stderr if outcome is not None else ""
         filled = _filled(ctx, done[1:])
     by_name = {r.name: r for r in counted(task.checks, done[1:], filled)}
     results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order
+    results = [dataclasses.replace(r, mistake=explained[r.name]) if r.name in explained else r
+               for r in results]
     return total(task.id, visible_name(submission.path), tier, results, load_failed=not defined,
                  task_version=task.version, output=printed, seconds=time.monotonic() - start,
                  isolation_note=downgrade_note(tier), grader_version=__version__,
-                 cases_digest=cases_digest(task), kit=_is_kit(task))
+                 cases_digest=cases_digest(task), kit=_is_kit(task), diagnoses=diagnoses)
 
 
 def _filled(ctx: Context, results: list[CheckResult]) -> frozenset[str]:
@@ -249,9 +256,12 @@ def _run_result(task: Task, outcome) -> CheckResult:
                        reason=call_reason(outcome.status))
 
 
-def prepare(task: Task, options: Options = Options()) -> None:
+def prepare(task: Task, options: Options = Options(), profile_mistakes: bool = True) -> None:
     """Build every check's cases and expected outputs now; they stay in this process's
-    memory (and that of processes forked from it) for every submission of the task."""
+    memory (and that of processes forked from it) for every submission of the task. The
+    known mistakes are imported (a broken mistakes.py stops here, before any student code
+    runs) and, with ``profile_mistakes`` (a batch), profiled; one submission profiles only
+    what its diagnosis needs, and only when a check failed."""
     from .call_limits import reference_seconds
     from .cases import CasesFailed, ReferenceFailed, case_set
     from .reference import load_reference
@@ -271,6 +281,10 @@ def prepare(task: Task, options: Options = Options()) -> None:
         raise SpecError(problems)
     answer_bytes(task, reference, options.use_cache)
     one_fill_checks(task, reference, options.use_cache)
+    from . import mistakes
+    mistakes.variants(task)
+    if profile_mistakes:
+        mistakes.profile(task, reference, options.use_cache)
 
 
 def _unreadable(task: Task, problem: str) -> CheckResult:

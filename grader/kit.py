@@ -2,7 +2,7 @@
 
 ``grader kit TASK -o DIR`` writes ``DIR/<task id>/``: the statement, a ``task.yaml``
 without the hidden checks (absent, not redacted: no name, input or value of one) and
-without the reference, and a freeze of the public checks' cases and expected outputs,
+without the reference (nor its known mistakes), and a freeze of the public checks' cases and expected outputs,
 taken from the task's own freeze so the kit grades exactly as the full task does. A kit
 has no reference: a failure shows the smallest failing frozen case (checks try them
 smallest first, case_size.py), and the report says hidden checks may be added at final
@@ -34,6 +34,7 @@ def make_kit(task: Task, out_dir: str) -> str:
         spec = yaml.safe_load(f)
     spec["checks"] = [c for c in spec["checks"] if not c.get("hidden", False)]
     spec.pop("reference", None)
+    spec.pop("mistakes", None)   # mistakes.py is near-reference code: a kit has neither
     statement = os.path.basename(task.statement_path)
     spec["statement"] = statement
     public = [c for c in task.checks if not c.hidden]

@@ -8,6 +8,10 @@
 ``error`` means nothing can be graded (e.g. the file does not import). The declaration is
 read as text; the sample is only ever run in the sandbox. A notebook sample declares it in
 its first code or markdown cell (a markdown heading ``# expect: full marks`` reads the same).
+
+A sample of a task with known mistakes also declares the ones it is diagnosed with, the
+same way (``# diagnosis: sin-cos-swapped``; several, comma-separated); a sample without
+that line must get no diagnosis.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from .source_map import location_text
 from .submission_file import python_source, source_stem
 
 _DECLARATION = re.compile(r"^\s*#\s*expect:\s*(.+?)\s*$")
+_DIAGNOSIS = re.compile(r"^\s*#\s*diagnosis:\s*(.*?)\s*$")
 HEAD_LINES = 30
 
 
@@ -67,6 +72,31 @@ def read_expectation(path: str) -> Expectation | None:
         raise ValueError(f"{where}: '# expect: {text}' is not understood. Write "
                          "'full marks', 'error' or 'fails CHECK[, CHECK...]'.")
     return None
+
+
+def read_diagnosis(path: str) -> tuple[str, ...]:
+    """The mistakes a sample declares it is diagnosed with; () without the line."""
+    _cell, lines = _head(path)
+    for line in lines:
+        match = _DIAGNOSIS.match(line)
+        if match:
+            return tuple(n.strip() for n in match.group(1).split(",") if n.strip())
+    return ()
+
+
+def diagnosis_mismatch(declared: tuple[str, ...], result: Result, mistake_names: set[str]) -> str | None:
+    """Why the result's diagnoses are not the ones the sample declares, or None."""
+    unknown = [n for n in declared if n not in mistake_names]
+    if unknown:
+        return (f"declares '# diagnosis: {', '.join(unknown)}', which the task's mistakes: do not "
+                f"name (it has: {', '.join(sorted(mistake_names)) or 'none'})")
+    got = [d.mistake for d in result.diagnoses]
+    if set(got) == set(declared):
+        return None
+    if not declared:
+        return (f"diagnosed with {', '.join(got)} but declares no diagnosis: a wrong diagnosis "
+                "of this file, or add '# diagnosis: ...' near the top")
+    return f"declared diagnosis {', '.join(declared)} but got {', '.join(got) or 'none'}"
 
 
 def mismatch(expectation: Expectation, result: Result, check_names: set[str]) -> str | None:

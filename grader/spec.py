@@ -62,6 +62,20 @@ class CheckSpec(Generic[O]):
 
 
 @dataclass(frozen=True)
+class MistakeSpec:
+    """A known mistake: the reference with some task functions replaced by functions of the
+    task's mistakes.py (mistakes.py), and what to tell a student whose outputs match it."""
+
+    name: str
+    explanation: str
+    replaces: tuple[tuple[str, str], ...]   # (task function, function of mistakes.py)
+    line: int = 0
+
+
+MISTAKES_FILE = "mistakes.py"
+
+
+@dataclass(frozen=True)
 class Task:
     id: str
     title: str
@@ -78,6 +92,8 @@ class Task:
     tolerance: Tolerance
     checks: tuple[CheckSpec, ...]
     digest: str
+    mistakes: tuple[MistakeSpec, ...] = ()
+    mistakes_path: str = ""   # mistakes.py beside task.yaml (read only when mistakes are declared)
 
     @property
     def max_score(self) -> float:
@@ -305,6 +321,8 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
             needs=tuple(raw.get("needs", ())), hidden=bool(raw.get("hidden", False)), call=call,
             line=_line(lines, at), hint=raw.get("hint", "")))
     imports = data.get("imports", {})
+    mistakes_path = os.path.join(folder, MISTAKES_FILE)
+    mistakes = _mistakes(data, kind, functions, mistakes_path, lines, problem)
     if problems:
         raise SpecError(problems)
     limits = Limits(**data.get("limits", {}))
@@ -313,7 +331,35 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
                 functions=functions, allowed_imports=tuple(imports.get("allowed", ())),
                 stdlib_imports=tuple(imports.get("stdlib", ())), limits=limits,
                 tolerance=default_tolerance, checks=tuple(checks),
-                digest=_digest(path, files["reference"]))
+                digest=_digest(path, files["reference"]), mistakes=mistakes,
+                mistakes_path=mistakes_path)
+
+
+def _mistakes(data: dict, kind: str, functions: dict, mistakes_path: str, lines: dict,
+              problem) -> tuple[MistakeSpec, ...]:
+    """The declared mistakes, with the rules a schema cannot express (whether mistakes.py
+    defines each replacement is checked when it is imported: mistakes.py)."""
+    declared = data.get("mistakes", [])
+    if declared and kind != "functions":
+        problem(("mistakes",), "known mistakes are declared for a functions task only (a mistake "
+                               "replaces task functions). Remove mistakes:.")
+        return ()
+    if declared and not os.path.isfile(mistakes_path):
+        problem(("mistakes",), f"file {mistakes_path} does not exist. Write the mistaken "
+                               "functions there (beside reference.py), or remove mistakes:.")
+    found: list[MistakeSpec] = []
+    for i, raw in enumerate(declared):
+        at = ("mistakes", i)
+        if raw["name"] in {m.name for m in found}:
+            problem(at + ("name",), f"mistake name '{raw['name']}' is used twice. Mistake names "
+                                    "must be unique.")
+        for function in raw["replaces"]:
+            if function not in functions:
+                problem(at + ("replaces", function), f"'{function}' is not among functions: "
+                        f"({', '.join(functions)}). A mistake replaces task functions.")
+        found.append(MistakeSpec(raw["name"], raw["explanation"], tuple(raw["replaces"].items()),
+                                 _line(lines, at)))
+    return tuple(found)
 
 
 def _check_names(raw: dict, at: tuple, earlier: list[CheckSpec[Any]], problem) -> None:

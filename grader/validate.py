@@ -12,7 +12,7 @@ from .compare import check_values
 from .grading import LOAD_CHECK, RUN_CHECK, Options, grade
 from .reference import load_reference
 from .result import PASSED
-from .samples import mismatch, read_expectation, sample_files
+from .samples import diagnosis_mismatch, mismatch, read_diagnosis, read_expectation, sample_files
 from .spec import SpecError, Task
 from .strategies import literal_case
 
@@ -87,6 +87,8 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
     if not samples:
         add(Finding("samples", True, f"no sample submissions in {folder}"))
     names = {c.name for c in task.checks} | {LOAD_CHECK, RUN_CHECK}
+    mistake_names = {m.name for m in task.mistakes}
+    diagnosed: dict[str, list[str]] = {name: [] for name in mistake_names}
     for path in samples:
         subject = os.path.relpath(path)
         try:
@@ -100,6 +102,36 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
             continue
         result = grade(task, path, options)
         problem = mismatch(expectation, result, names)
+        if problem is None and reference is not None:   # (a kit has no mistakes)
+            problem = diagnosis_mismatch(read_diagnosis(path), result, mistake_names)
+        for d in result.diagnoses:
+            diagnosed.setdefault(d.mistake, []).append(os.path.basename(path))
         summary = f"{result.status} {result.score:g}/{result.max_score:g}"
+        if result.diagnoses:
+            summary += f", diagnosed: {', '.join(d.mistake for d in result.diagnoses)}"
         add(Finding(subject, problem is None, problem or f"as declared ({summary})"))
+    if reference is not None:
+        for finding in _mistake_findings(task, reference, options, diagnosed):
+            add(finding)
     return report
+
+
+def _mistake_findings(task: Task, reference, options: Options,
+                      diagnosed: dict[str, list[str]]) -> list[Finding]:
+    """Each declared mistake is really wrong (fails a check) and is diagnosed on a sample."""
+    from .mistakes import profile
+    findings = []
+    for name, failing in profile(task, reference, options.use_cache).items():
+        subject = f"mistake {name}"
+        if not failing:
+            findings.append(Finding(subject, False, "fails no visible example or property check: "
+                                    "it is not a mistake the checks can see. Fix its function in "
+                                    "mistakes.py, or remove it."))
+        elif not diagnosed.get(name):
+            findings.append(Finding(subject, False, f"fails {len(failing)} checks but is diagnosed "
+                                    "on no sample: add a sample that makes it, with "
+                                    f"'# diagnosis: {name}' near the top"))
+        else:
+            findings.append(Finding(subject, True, f"fails {len(failing)} checks; diagnosed on "
+                                    f"{', '.join(diagnosed[name])}"))
+    return findings

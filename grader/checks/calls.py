@@ -160,6 +160,8 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
         found = _shrink(ctx, check, judge)
         if found is not None and case_size(found[0].args) <= case_size(shown.args):
             shown, failure = found
+    if not check.hidden and failure.reason == MISMATCH:
+        ctx.shown[check.name] = shown.args   # what diagnosis.py observes first (trusted side only)
     return failed(check, params, failure, shown, tried, time.monotonic() - start)
 
 

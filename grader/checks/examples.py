@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..cases import CaseSet
+from ..cases import CaseSet, case_set
 from ..result import CheckResult
-from ..spec import CheckSpec
+from ..spec import CheckSpec, Task
 from ..strategies import literal_case
 from . import fields
 from .calls import (CALL_FIELDS, COMPARE_FIELDS, CallOptions, call_options, compare_output,
@@ -52,12 +52,17 @@ def literal_expectation(check: CheckSpec[ExampleOptions]) -> Any:
     return value if value.dtype.kind in "biufc" else check.options.expect
 
 
+def check_cases(task: Task, reference, check: CheckSpec, use_cache: bool = True) -> CaseSet:
+    """The cases an example or property check tries, with their expected outputs: the
+    literal expect: of an example that gives one, else the check's case set."""
+    if getattr(check.options, "has_expect", False):
+        return CaseSet([literal_case(check.options.fixed_cases[0])], [literal_expectation(check)], 1)
+    return case_set(task, reference, check, use_cache)
+
+
 def run(ctx: Context, check: CheckSpec[ExampleOptions]) -> CheckResult:
-    if check.options.has_expect:
-        cases = CaseSet([literal_case(check.options.fixed_cases[0])], [literal_expectation(check)], 1)
-    else:
-        cases = ctx.case_set(check)
-    return run_cases(ctx, check, compare_output, cases)
+    return run_cases(ctx, check, compare_output,
+                     check_cases(ctx.task, ctx.reference, check, ctx.use_cache))
 
 
 KIND = Kind(

@@ -85,11 +85,14 @@ def annotations(results: list[Result], workspace: str) -> list[str]:
     errors = []
     for result in results:
         file = relative_path(result.submission, workspace)
+        causes = {d.mistake: d.explanation for d in result.diagnoses}
         for check in result.checks:
             if check.status not in (FAILED, ERROR):
                 continue
             message = check.message + (f" Failing input: {check.failing_input}"
                                        if check.failing_input else "")
+            if check.mistake in causes:
+                message += f" Likely cause: {causes[check.mistake]}"
             errors.append(command("error", message, file=file,
                                   line=failure_line(result, check) if file else None,
                                   title=f"{result.task}: {check.name}"))

@@ -32,6 +32,8 @@ def render(result: Result, **_options) -> str:
               f"graded in the {result.isolation} sandbox."
     if result.isolation_note:
         summary += f" ({result.isolation_note})"
+    for diagnosis in result.diagnoses:
+        summary += f"\n\nLikely cause: {diagnosis.explanation} (explains {', '.join(diagnosis.checks)})"
     if result.output.strip():
         summary += "\n\nYour file printed:\n" + result.output
     return json.dumps(clean_report({"score": result.score,

@@ -33,12 +33,14 @@ def suite(result: Result, workspace: str | None = None) -> ET.Element:
                   value=f"{result.score:g}/{result.max_score:g}")
     # (every string below may be student text, or come from an old stored report)
     file = result.submission if workspace is None else relative_path(result.submission, workspace)
+    causes = {d.mistake: f"likely cause: {d.explanation}" for d in result.diagnoses}
     for check in result.checks:
         case = ET.SubElement(element, "testcase", classname=_clean(f"{result.task}.{_stem(result.submission)}"),
                              name=_clean(check.name), time=f"{check.seconds:.3f}")
         if file:
             case.set("file", _clean(file))
-        details = _clean("\n".join(check_details(check)))
+        cause = [causes[check.mistake]] if check.mistake in causes else []
+        details = _clean("\n".join(cause + check_details(check)))
         tag = {FAILED: "failure", ERROR: "error", SKIPPED: "skipped"}.get(check.status)
         if tag:
             ET.SubElement(case, tag, message=_clean(check.message[:500])).text = details

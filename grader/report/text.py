@@ -50,6 +50,21 @@ def check_details(check) -> list[str]:
     return detail
 
 
+def _check_lines(checks, width: int, colour: bool) -> list[str]:
+    lines: list[str] = []
+    previous_skip = None
+    for check in checks:
+        label = _paint(_LABEL[check.status], _COLOUR[check.status], colour)
+        points = _points(check.score, check.max_score) if check.max_score else ""
+        lines.append(f"  {label}  {_shown(check.name):<{width}}  {points:>7}  "
+                     f"{_shown(check.description)}".rstrip())
+        if check.status == SKIPPED and check.message == previous_skip:
+            continue  # the same reason as the line above: said once is enough
+        previous_skip = check.message if check.status == SKIPPED else None
+        lines += [shown for d in check_details(check) for shown in _lines(d, "        ")]
+    return lines
+
+
 def render(result: Result, colour: bool = False, **_options) -> str:
     lines = [_paint(_shown(f"{result.task} · {os.path.basename(result.submission)}"), "1", colour)
              + f"   (isolation: {_shown(result.isolation)})", ""]
@@ -59,16 +74,16 @@ def render(result: Result, colour: bool = False, **_options) -> str:
         lines[-1:-1] = ["note: graded on a student kit: the public checks only; hidden checks "
                         "may be added at final grading."]
     width = max((len(_shown(c.name)) for c in result.checks), default=10)
-    previous_skip = None
-    for check in result.checks:
-        label = _paint(_LABEL[check.status], _COLOUR[check.status], colour)
-        points = _points(check.score, check.max_score) if check.max_score else ""
-        lines.append(f"  {label}  {_shown(check.name):<{width}}  {points:>7}  "
-                     f"{_shown(check.description)}".rstrip())
-        if check.status == SKIPPED and check.message == previous_skip:
-            continue  # the same reason as the line above: said once is enough
-        previous_skip = check.message if check.status == SKIPPED else None
-        lines += [shown for d in check_details(check) for shown in _lines(d, "        ")]
+    # each diagnosis once, first, with the checks it explains under it; the rest as ever
+    explained = {d.mistake for d in result.diagnoses}
+    for diagnosis in result.diagnoses:
+        lines += _lines(f"Likely cause ({diagnosis.mistake}): {diagnosis.explanation}", "")
+        lines += _check_lines([c for c in result.checks if c.mistake == diagnosis.mistake],
+                              width, colour)
+        lines.append("")
+    if result.diagnoses:
+        lines.append("The other checks:")
+    lines += _check_lines([c for c in result.checks if c.mistake not in explained], width, colour)
     if result.output.strip():
         lines += ["", "Your file printed:"]
         lines += [f"  | {_shown(line)}" for line in result.output.splitlines()[:OUTPUT_LINES_SHOWN]]

@@ -1,4 +1,5 @@
 # expect: fails add-custom-base
+# diagnosis: add-drops-base
 """add_positional_encoding forgets to pass base on."""
 import numpy as np
 

@@ -1,4 +1,5 @@
 # expect: fails exponent-2i-over-d, sin-even-cos-odd
+# diagnosis: exponent-uses-column-index
 """Uses the column index j in base ** (j / d), so each cosine turns at the wrong speed
 (the classic `angle_rates = 1 / base ** (j / d)` without the `2 * (j // 2)`)."""
 import numpy as np

@@ -1,4 +1,5 @@
 # expect: fails exponent-2i-over-d, example-table-3x4
+# diagnosis: exponent-uses-i
 """Uses base ** (i / d) instead of base ** (2i / d)."""
 import numpy as np
 

@@ -1,4 +1,5 @@
 # expect: fails sin-even-cos-odd, exponent-2i-over-d
+# diagnosis: halves-not-interleaved
 """Puts all sines in the first half and all cosines in the second (concatenated, not
 interleaved), as some libraries do."""
 import numpy as np

@@ -1,4 +1,5 @@
 # expect: fails table-custom-base, add-custom-base
+# diagnosis: base-ignored
 """Hard-codes 10000 and ignores the base argument."""
 import numpy as np
 

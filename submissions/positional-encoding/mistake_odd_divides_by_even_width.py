@@ -1,4 +1,5 @@
 # expect: fails odd-width-exponent, example-table-2x5
+# diagnosis: odd-width-divides-by-d-minus-1
 """Builds the table for the even width d_model - 1 and pads a zero column: the exponent
 then divides by d_model - 1 instead of d_model."""
 import numpy as np

@@ -1,4 +1,5 @@
 # expect: fails odd-width-last-column-zero, example-table-2x5
+# diagnosis: odd-last-column-filled
 """Rounds the number of pairs up, so an odd width gets a sine in its last column."""
 import numpy as np
 

@@ -1,4 +1,5 @@
 # expect: fails positions-start-at-zero, example-table-3x4
+# diagnosis: positions-start-at-one
 """Counts positions from 1 instead of 0."""
 import numpy as np
 

@@ -1,4 +1,5 @@
 # expect: fails sin-even-cos-odd, positions-start-at-zero, example-table-3x4
+# diagnosis: sin-cos-swapped
 """Cosine in the even columns and sine in the odd ones."""
 import numpy as np
 

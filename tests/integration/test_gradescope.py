@@ -87,7 +87,7 @@ def test_zip_holds_the_task_a_wheel_and_exact_pins(autograder):
         setup = archive.read("setup.sh").decode()
         modes = {n: archive.getinfo(n).external_attr >> 16 for n in ("setup.sh", "run_autograder")}
     assert {"setup.sh", "run_autograder", "finish_results.py", "requirements.txt",
-            "task/task.yaml", "task/reference.py", "task/frozen/manifest.json",
+            "task/task.yaml", "task/reference.py", "task/mistakes.py", "task/frozen/manifest.json",
             "task/frozen/cases.json"} <= names   # the frozen full task: the same grade next year
     assert all(mode & stat.S_IXUSR for mode in modes.values())
     [wheel] = [n for n in names if n.startswith("wheels/")]

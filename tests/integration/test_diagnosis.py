@@ -1,0 +1,174 @@
+"""Known-mistake diagnosis as users meet it: `grader check` names the likely cause of a
+sample's failures, never for a correct or unrelated wrong file, never from a hidden check,
+never changing a score; `grader validate` holds samples to their declared diagnosis; a kit
+carries no mistakes."""
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli, write
+from grader.samples import read_diagnosis, sample_files
+from grader.spec import load_task
+
+DIAGNOSED = [p for p in sample_files(PE_SAMPLES) if read_diagnosis(p)]
+UNRELATED = ["correct_vectorized.py", "correct_exp_log.py", "correct_notebook_with_magics.ipynb",
+             "mistake_returns_list.py", "mistake_crashes_on_odd_width.py", "mistake_float32_table.py",
+             "mistake_hardcoded_examples.py", "mistake_first_batch_only.py", "mistake_adds_in_place.py"]
+
+
+def checked(task, sample) -> dict:
+    done = run_cli("check", str(task), str(sample), "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_every_declared_mistake_is_diagnosed_on_a_sample():
+    declared = {m.name for m in load_task(PE_TASK).mistakes}
+    assert len(declared) >= 8
+    assert declared <= {name for p in DIAGNOSED for name in read_diagnosis(p)}
+
+
+@pytest.mark.parametrize("sample", DIAGNOSED, ids=os.path.basename)
+def test_a_sample_is_diagnosed_with_the_mistake_it_makes(sample):
+    report = checked(PE_TASK, sample)
+    assert {d["mistake"] for d in report["diagnoses"]} == set(read_diagnosis(sample))
+    by_name = {c["name"]: c for c in report["checks"]}
+    for diagnosis in report["diagnoses"]:
+        assert diagnosis["explanation"] and diagnosis["checks"]
+        for name in diagnosis["checks"]:   # each explained check is a failed visible one
+            assert by_name[name]["status"] == "failed" and not by_name[name]["hidden"]
+            assert by_name[name]["mistake"] == diagnosis["mistake"]
+
+
+@pytest.mark.parametrize("name", UNRELATED)
+def test_a_correct_or_unrelated_wrong_file_gets_no_diagnosis(name):
+    report = checked(PE_TASK, os.path.join(PE_SAMPLES, name))
+    assert report["diagnoses"] == [] and all(c["mistake"] is None for c in report["checks"])
+
+
+def test_text_report_puts_the_likely_cause_first():
+    done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py"))
+    first_check = done.stdout.index("  PASS  loads")
+    assert done.stdout.index("Likely cause (sin-cos-swapped): Your table matches") < first_check
+
+
+@pytest.fixture(scope="module")
+def without_mistakes(tmp_path_factory):
+    """The positional-encoding task with its mistakes: taken out (and refrozen)."""
+    folder = tmp_path_factory.mktemp("plain") / "positional-encoding"
+    shutil.copytree(PE_TASK, folder)
+    spec = (folder / "task.yaml").read_text()
+    (folder / "task.yaml").write_text(spec[:spec.index("\nmistakes:")] + "\n")
+    (folder / "mistakes.py").unlink()
+    assert run_cli("freeze", str(folder)).returncode == 0
+    return folder
+
+
+@pytest.mark.parametrize("name", ["mistake_sin_cos_swapped.py", "mistake_tutorial_column_index.py",
+                                  "mistake_ignores_base.py", "correct_loops.py"])
+def test_diagnosis_never_changes_a_score(without_mistakes, name):
+    plain, diagnosed = (checked(task, os.path.join(PE_SAMPLES, name)) for task in (without_mistakes, PE_TASK))
+    assert plain["diagnoses"] == [] and (name.startswith("correct") or diagnosed["diagnoses"])
+    verdicts = [[(c["name"], c["status"], c["score"], c["message"]) for c in r["checks"]]
+                for r in (plain, diagnosed)]
+    assert verdicts[0] == verdicts[1] and plain["score"] == diagnosed["score"]
+
+
+# --------------------------------------------------------------------------- a small task
+
+CUBE_YAML = """
+id: square
+title: Square
+version: 1
+functions:
+  square: [x]
+limits: {{call_limit: absolute, call_seconds: 30}}
+checks:
+  - name: visible-case
+    kind: example
+    call: square
+    args: {{x: {{array: {{value: [1.5, 2.0]}}}}}}
+  - name: secret-case
+    kind: example
+    hidden: true
+    call: square
+    args: {{x: {{array: {{value: [4321.5, 3.0]}}}}}}
+{mistakes}"""
+CUBE_MISTAKE = """mistakes:
+  - name: cubed
+    explanation: "Your result matches x ** 3."
+    replaces: {square: cube}
+"""
+CUBE = "import numpy as np\n\ndef cube(x):\n    return np.asarray(x, dtype=float) ** 3\n"
+STUDENT_CUBE = "import numpy as np\n\ndef square(x):\n    return np.asarray(x, dtype=float) ** 3\n"
+# Cubes on the checks' calls, then hangs on every call after (the diagnosis calls).
+STUDENT_HANGS_LATER = """
+import time
+import numpy as np
+CALLS = [0]
+
+def square(x):
+    CALLS[0] += 1
+    if CALLS[0] > 1:
+        time.sleep(600)
+    return np.asarray(x, dtype=float) ** 3
+"""
+
+
+def _cube_task(folder, with_mistakes=True):
+    task = make_task(folder, CUBE_YAML.format(mistakes=CUBE_MISTAKE if with_mistakes else ""))
+    write(folder / "mistakes.py", CUBE)
+    return task
+
+
+def test_a_hidden_checks_input_never_reaches_a_diagnosis(tmp_path):
+    report = checked(_cube_task(tmp_path / "t"), write(tmp_path / "s.py", STUDENT_CUBE))
+    [diagnosis] = report["diagnoses"]
+    assert diagnosis["checks"] == ["visible-case"]
+    secret = next(c for c in report["checks"] if c["name"] == "secret-case")
+    assert secret["status"] == "failed" and secret["mistake"] is None
+    assert "4321" not in json.dumps(report["diagnoses"])
+
+
+def test_a_submission_that_hangs_in_diagnosis_calls_costs_at_most_the_cap(tmp_path):
+    from grader.diagnosis import DIAGNOSIS_SECONDS
+    student = write(tmp_path / "s.py", STUDENT_HANGS_LATER)
+    plain = checked(_cube_task(tmp_path / "plain", with_mistakes=False), student)
+    start = time.monotonic()
+    report = checked(_cube_task(tmp_path / "t"), student)
+    took = time.monotonic() - start
+    assert report["diagnoses"] == [] and report["score"] == plain["score"]
+    # the hidden check runs in a new worker (its first call cubes); the diagnosis call hangs
+    assert took < plain["seconds"] + DIAGNOSIS_SECONDS + 5, took
+
+
+def test_validate_holds_samples_to_their_declared_diagnosis(tmp_path):
+    task = _cube_task(tmp_path / "tasks" / "square")
+    assert run_cli("freeze", task).returncode == 0
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    write(samples / "undeclared.py", "# expect: fails visible-case\n" + STUDENT_CUBE)
+    done = run_cli("validate", task, "--samples", str(samples))
+    assert done.returncode != 0
+    assert "undeclared.py: diagnosed with cubed but declares no diagnosis" in done.stdout
+    write(samples / "undeclared.py", "# expect: fails visible-case\n# diagnosis: cubed\n" + STUDENT_CUBE)
+    done = run_cli("validate", task, "--samples", str(samples))
+    assert done.returncode == 0, done.stdout
+    assert "mistake cubed: fails 1 checks; diagnosed on undeclared.py" in done.stdout
+    (samples / "undeclared.py").unlink()
+    write(samples / "right.py", "# expect: full marks\nimport numpy as np\n\ndef square(x):\n"
+                                "    return np.asarray(x, dtype=float) ** 2\n")
+    done = run_cli("validate", task, "--samples", str(samples))
+    assert done.returncode != 0 and "mistake cubed: fails 1 checks but is diagnosed on no sample" in done.stdout
+
+
+def test_a_kit_carries_no_mistakes_and_diagnoses_nothing(tmp_path):
+    done = run_cli("kit", PE_TASK, "-o", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    kit = tmp_path / "positional-encoding"
+    assert not (kit / "mistakes.py").exists() and "mistakes" not in (kit / "task.yaml").read_text()
+    report = checked(kit, os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py"))
+    assert report["kit"] and report["diagnoses"] == []
