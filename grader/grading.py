@@ -128,6 +128,10 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
                 sandbox.renew()
                 renewed = True
             done.append(_run_or_skip(ctx, check, load, defined, done))
+        if renewed:
+            # Diagnosis calls go to a worker that never saw a hidden input: which mistake is
+            # diagnosed must not be a channel for what the hidden checks sent.
+            sandbox.renew()
         from .diagnosis import diagnose
         diagnoses, explained = diagnose(ctx, done)   # after every check: it changes no score
         printed = outcome.stdout + outcome.stderr if outcome is not None else ""

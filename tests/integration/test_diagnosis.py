@@ -133,6 +133,27 @@ def test_a_hidden_checks_input_never_reaches_a_diagnosis(tmp_path):
     assert "4321" not in json.dumps(report["diagnoses"])
 
 
+# Wrong on the visible case; after it has seen the hidden input, answers like the mistake:
+# were diagnosis calls sent to the worker that ran the hidden check, the diagnosis would tell
+# the student what the hidden check sent.
+STUDENT_SIGNALS_HIDDEN = """
+import numpy as np
+SEEN = [False]
+
+def square(x):
+    x = np.asarray(x, dtype=float)
+    if (x > 4000).any():
+        SEEN[0] = True
+    return x ** 3 if SEEN[0] else x * 0
+"""
+
+
+def test_diagnosis_calls_never_reach_the_worker_that_saw_hidden_inputs(tmp_path):
+    report = checked(_cube_task(tmp_path / "t"), write(tmp_path / "s.py", STUDENT_SIGNALS_HIDDEN))
+    assert report["diagnoses"] == []
+    assert {c["name"]: c["status"] for c in report["checks"]}["visible-case"] == "failed"
+
+
 def test_a_submission_that_hangs_in_diagnosis_calls_costs_at_most_the_cap(tmp_path):
     from grader.diagnosis import DIAGNOSIS_SECONDS
     student = write(tmp_path / "s.py", STUDENT_HANGS_LATER)
