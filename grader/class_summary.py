@@ -15,7 +15,7 @@ import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .result import ERROR, FAILED, PASSED, UNGRADABLE_CHECK, CheckResult, Result
 from .statuses import MISMATCH, TIMED_OUT, Reason
@@ -54,14 +54,15 @@ class CommonFailure:
     students: int                       # how many students failed it
     reasons: list[tuple[str, int]]      # (why, in words; how many of them), most first
 
-    def sentence(self) -> str:
-        """Markdown: '**check** failed for 3 students (why)', the parts escaped."""
+    def sentence(self, escape: Callable[[str], str] = for_markdown, emphasis: str = "**{}**") -> str:
+        """'**check** failed for 3 students (why)', the parts escaped for the medium
+        (Markdown by default; the class page passes HTML's escape and emphasis)."""
         who = f"{self.students} student{'s' if self.students != 1 else ''}"
         if len(self.reasons) == 1:
-            why = f" ({for_markdown(self.reasons[0][0])})"
+            why = f" ({escape(self.reasons[0][0])})"
         else:
-            why = ": " + ", ".join(f"{n} ({for_markdown(words)})" for words, n in self.reasons)
-        return f"**{for_markdown(self.check)}** failed for {who}{why}"
+            why = ": " + ", ".join(f"{n} ({escape(words)})" for words, n in self.reasons)
+        return f"{emphasis.format(escape(self.check))} failed for {who}{why}"
 
 
 @dataclass

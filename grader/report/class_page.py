@@ -24,12 +24,7 @@ class StudentLine:
 
 
 def _failure(failure: CommonFailure) -> str:
-    who = f"{failure.students} student{'s' if failure.students != 1 else ''}"
-    if len(failure.reasons) == 1:
-        why = f" ({text(failure.reasons[0][0])})"
-    else:
-        why = ": " + ", ".join(f"{n} ({text(words)})" for words, n in failure.reasons)
-    return f'<li><span class="name">{text(failure.check)}</span> failed for {who}{why}</li>'
+    return "<li>" + failure.sentence(text, '<span class="name">{}</span>') + "</li>"
 
 
 def _names(students: list[str]) -> str:
