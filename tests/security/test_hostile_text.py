@@ -197,7 +197,7 @@ def _sections(markdown: str) -> dict[str, list[str]]:
 def _assert_summary_is_honest(markdown: str, timed_out: str) -> None:
     assert_no_raw_controls(markdown, "summary.md")
     headings = [line for line in markdown.splitlines() if re.match(r"\s{0,3}#", line)]
-    assert len(headings) == 6 and sum(h.startswith("## Errored") for h in headings) == 1, headings
+    assert len(headings) == 7 and sum(h.startswith("## Errored") for h in headings) == 1, headings
     assert not re.search(r"(?<!\\)<", markdown), "student text opens an HTML tag or comment"
     assert not re.search(r"(?<!\\)\]\(", markdown), "student text makes a link"
     sections = _sections(markdown)
