@@ -151,10 +151,12 @@ def _shape(shape: list[int]) -> str:
 
 def picture(shot: Picture) -> str:
     """Expected, yours and (when the shapes agree) yours minus expected, as heatmaps on one
-    colour scale with its legend; the difference on a scale of its own."""
+    colour scale with its legend; the difference on a scale of its own. The values' scale
+    spans the expected output (yours beyond it shows in the end colours): one huge value of
+    yours must not wash the expected picture out."""
     same = shot.expected_shape == shot.got_shape and \
         [len(r) for r in shot.expected] == [len(r) for r in shot.got]
-    scale = svg.values_scale(shot.expected, shot.got)
+    scale = svg.values_scale(shot.expected)
     panels = [_panel(f"expected {_shape(shot.expected_shape)}", shot.expected, scale),
               _panel(f"yours {_shape(shot.got_shape)}", shot.got, scale)]
     legends = [svg.legend(scale, "values (expected and yours)")]

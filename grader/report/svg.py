@@ -62,7 +62,8 @@ def _mix(share: float, end: tuple[int, int, int]) -> str:
 
 
 def values_scale(*grids: list) -> Scale:
-    """Blue below zero, red above, one scale for every grid (so equal values look equal)."""
+    """Blue below zero, red above, spanning ``grids`` (a page draws every grid on it, so equal
+    values look equal)."""
     return Scale(_largest(grids), (33, 102, 172), (178, 24, 43), "values")
 
 

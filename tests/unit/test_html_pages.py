@@ -141,6 +141,14 @@ def test_values_that_are_not_finite_are_drawn_apart_and_tiny_inputs_stay_readabl
     assert svg.cell_size(64, 64) * 64 <= 480   # a 64x64 picture still fits beside the others
 
 
+def test_one_huge_value_of_yours_does_not_wash_out_the_expected_picture():
+    shot = picture([[0.0, 1.0], [0.84, 0.54]], [[1e308, 1.0], [0.84, 0.54]])
+    page = html.render(result(checks=[CheckResult("c", FAILED, 0.0, 1.0, picture=shot)]))
+    expected_panel = page.split('class="heatmap"')[1]
+    scale = svg.values_scale(shot.expected)
+    assert scale.limit == 1.0 and scale.colour(1.0) in expected_panel and scale.colour(0.84) in expected_panel
+
+
 def test_a_diagnosis_comes_first_with_the_checks_it_explains_under_it():
     diagnosed = result(diagnoses=[Diagnosis("sin-cos-swapped", "Your table matches sin and cos swapped",
                                             ["sin-even-cos-odd"])])
