@@ -39,9 +39,11 @@ def _cut(array: np.ndarray) -> tuple[np.ndarray, str]:
 
 def picture(expected, actual, select: str | None = None) -> Picture | None:
     """Both outputs, drawn alike (the same ``select`` as the check, when the shapes allow
-    it); None when either holds no real numbers."""
+    it); None when either holds no real numbers or none at all."""
     want, got = numbers_of(expected), numbers_of(actual)
     if want is None or got is None or want.dtype.kind not in "biuf" or got.dtype.kind not in "biuf":
+        return None
+    if want.size == 0 or got.size == 0:   # nothing to draw (and no first entry to cut to)
         return None
     if select and got.shape == want.shape:
         try:

@@ -234,8 +234,12 @@ def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict
     verdict = judge(check, expected, outcome, sent)
     if verdict.ok:
         return None
-    drawn = (picture(expected, outcome.value, check.options.select)
-             if judge.draws and check.options.compare == "values" else None)
+    drawn = None
+    if judge.draws and check.options.compare == "values":
+        try:
+            drawn = picture(expected, outcome.value, check.options.select)
+        except Exception:   # a picture is feedback: whatever the answer makes it trip over
+            drawn = None    # costs the picture, never the verdict
     return Failure(MISMATCH, verdict.message, output, picture=drawn)
 
 

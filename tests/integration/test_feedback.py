@@ -287,3 +287,16 @@ def test_what_a_submission_prepares_while_its_failure_is_shrunk_serves_no_later_
     checks = {c.name: c for c in result.checks}
     assert checks["squares"].status == "failed"
     assert checks["later"].status != "passed" and checks["later"].reason == "timeout", checks["later"]
+
+
+def test_an_empty_batch_of_tables_fails_its_checks_with_no_picture_never_errs(tmp_path):
+    student = write(tmp_path / "empty.py", "import numpy as np\n\n"
+                    "def sinusoidal_pe(max_len, d_model, base=10000.0):\n"
+                    "    return np.zeros((0, max_len, d_model))\n\n"
+                    "def add_positional_encoding(x, base=10000.0):\n"
+                    "    return np.zeros((0,) + np.shape(x))\n")
+    done = run_cli("check", PE_TASK, student, "--format", "json", timeout=300)
+    checks = json.loads(done.stdout)["checks"]
+    assert [c["name"] for c in checks if c["status"] == "error"] == []
+    shape_failures = [c for c in checks if "returned shape (0," in c["message"]]
+    assert shape_failures and all(c["picture"] is None for c in shape_failures)
