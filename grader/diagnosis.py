@@ -3,9 +3,10 @@ outputs match (mistakes.py), found after every check has run, so it never change
 or what a check sees.
 
 Observations: for each failed visible example or property check whose values differed,
-the submission's output on the input its report shows and on up to MORE_CASES more of the
-check's cases (smallest first), from extra calls made outside the student's budget, all of
-them within DIAGNOSIS_SECONDS. A call that raises, times out or crashes gives no
+the submission's output on the input its report shows, on the SMALLER_CASES smallest other
+cases of the check and on one of middle size (a tiny table hides what grows with the width),
+from extra calls made outside the student's budget, all of them within DIAGNOSIS_SECONDS;
+each is judged as it arrives and dropped. A call that raises, times out or crashes gives no
 observation (and a timeout or crash ends the diagnosis: a new worker is not worth it).
 
 A mistake *matches* a check when, on every observation of it, the submission's output
@@ -24,7 +25,7 @@ from __future__ import annotations
 import time
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generator, cast
+from typing import TYPE_CHECKING, Any, Callable, Generator, cast
 
 from .case_size import smallest_first
 from .cases import ReferenceFailed, split_arguments
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
     from .grading import Context
     from .spec import CheckSpec
 
-MORE_CASES = 3            # cases observed besides the one shown
+SMALLER_CASES = 2         # the smallest cases observed besides the one shown...
+MORE_CASES = SMALLER_CASES + 1   # ...and one of middle size (small ones hide what grows)
 DIAGNOSIS_SECONDS = 4.0   # all the diagnosis calls of one submission, at most
 
 
@@ -47,6 +49,19 @@ class Observation:
     args: dict       # by the names the task gives them
     expected: Any    # the reference's output (or the literal expect:)
     got: Any         # the submission's output, as it came back over the wire
+
+
+@dataclass
+class _Match:
+    """How one mistake fares on one check's observations so far (an observation is judged
+    when it arrives and then dropped: a class of huge answers is never held at once)."""
+    agrees: bool = True           # the submission's output agreed with the mistake's on each
+    mistake_fails: bool = False   # on at least one, the mistake's output fails the check
+    seen: int = 0
+
+    @property
+    def explains(self) -> bool:
+        return self.seen > 0 and self.agrees and self.mistake_fails
 
 
 def diagnose(ctx: Context, results: list[CheckResult]) -> tuple[list[Diagnosis], dict[str, str]]:
@@ -58,17 +73,30 @@ def diagnose(ctx: Context, results: list[CheckResult]) -> tuple[list[Diagnosis],
               if r.status == FAILED and r.reason == MISMATCH and not r.hidden
               and r.name in specs and profiled(specs[r.name]) and r.name in ctx.shown]
     known = variants(task) if failed else ()
-    if not known:
+    # who passed a check the mistake fails did not make that mistake: out before any call
+    passed = [specs[r.name] for r in results
+              if r.status == PASSED and r.name in specs and profiled(specs[r.name])]
+    candidates = [v for v in known
+                  if not any(fails(task, ctx.reference, v, check, ctx.use_cache) for check in passed)]
+    if not candidates:
         return [], {}
-    observed = _observe(ctx, failed)
-    passed = {r.name for r in results if r.status == PASSED}
-    explains: dict[str, list[str]] = {}
-    for variant in known:
-        matched = [name for name, seen in observed.items() if _matches(ctx, variant, specs[name], seen)]
-        if matched and not any(fails(task, ctx.reference, variant, specs[name], ctx.use_cache)
-                               for name in passed if name in specs and profiled(specs[name])):
-            explains[variant.spec.name] = matched
-    return _chosen(task, explains)
+    matches = {(v.spec.name, c.name): _Match() for v in candidates for c in failed}
+
+    def take(check: CheckSpec, observation: Observation) -> bool:
+        """Judge one observation for every mistake still in the running on ``check``;
+        whether any still is (else the check's remaining calls are not made)."""
+        running = False
+        for variant in candidates:
+            match = matches[(variant.spec.name, check.name)]
+            if match.agrees:
+                _judge(ctx, variant, check, observation, match)
+                running = running or match.agrees
+        return running
+
+    _observe(ctx, failed, take)
+    explains = {v.spec.name: [c.name for c in failed if matches[(v.spec.name, c.name)].explains]
+                for v in candidates}
+    return _chosen(task, {name: checks for name, checks in explains.items() if checks})
 
 
 def _chosen(task, explains: dict[str, list[str]]) -> tuple[list[Diagnosis], dict[str, str]]:
@@ -86,34 +114,35 @@ def _chosen(task, explains: dict[str, list[str]]) -> tuple[list[Diagnosis], dict
     return chosen, taken
 
 
-def _matches(ctx: Context, variant: Variant, check: CheckSpec, seen: list[Observation]) -> bool:
+def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observation,
+           match: _Match) -> None:
+    """One observation of ``check`` against one mistake, into ``match``."""
     from .checks.calls import compare_output
     options = check.options
-    mistake_fails = False
-    for observation in seen:
-        try:
-            mistaken = output(ctx.task, variant, check, observation.args)
-        except Exception:   # the mistaken code has no answer here: it explains nothing
-            return False
-        try:
-            agrees = check_values(mistaken, observation.got, options.tolerance, options.select).ok
-        except Exception:   # whatever a submission's answer makes the comparison trip over
-            return False
-        if not agrees:
-            return False
+    match.seen += 1
+    try:
+        mistaken = output(ctx.task, variant, check, observation.args)
+    except Exception:   # the mistaken code has no answer here: it explains nothing
+        match.agrees = False
+        return
+    try:
+        match.agrees = check_values(mistaken, observation.got, options.tolerance, options.select).ok
+    except Exception:   # whatever a submission's answer makes the comparison trip over
+        match.agrees = False
+    if match.agrees:
         outcome = types.SimpleNamespace(value=mistaken)
         if not compare_output(check, observation.expected, outcome, observation.args).ok:
-            mistake_fails = True
-    return mistake_fails
+            match.mistake_fails = True
 
 
-def _observe(ctx: Context, checks: list[CheckSpec]) -> dict[str, list[Observation]]:
-    """Check name -> what the submission returned on its shown input and a few more cases
-    (calls outside the budget, DIAGNOSIS_SECONDS in all; a timeout or crash ends them)."""
+def _observe(ctx: Context, checks: list[CheckSpec],
+             take: Callable[[CheckSpec, Observation], bool]) -> None:
+    """Hands ``take`` what the submission returned on each check's shown input and a few
+    more cases, as each answer arrives (calls outside the budget, DIAGNOSIS_SECONDS in
+    all; a timeout or crash ends them; a check no mistake can still explain gets no more)."""
     from .checks.examples import check_cases
     sandbox = ctx.sandbox
     stop = time.monotonic() + DIAGNOSIS_SECONDS
-    observed: dict[str, list[Observation]] = {}
     with sandbox.outside_budget(fresh_after=float("inf")):   # (no check runs after these calls)
         for check in checks:
             if sandbox.stalled(check.function()) is not None:
@@ -122,32 +151,28 @@ def _observe(ctx: Context, checks: list[CheckSpec]) -> dict[str, list[Observatio
             wanted = _wanted(ctx, check, cases)
             left = stop - time.monotonic()
             if not wanted or left <= 0:
-                break
+                return
             case_limits = ctx.call_limits(check, cases)
             widest = max(case_limits, key=lambda limit: limit.seconds)   # (a shrunk input's, as in _shrink)
             limits = [_capped(case_limits[i] if i is not None else widest, left) for i, _ in wanted]
             params = ctx.task.functions[check.function()]
             items = [split_arguments(params, args) for _, (args, _expected) in wanted]
-            seen: list[Observation] = []
             outcomes = cast(Generator, sandbox.calls(check.function(), items, limits=limits))
             try:
                 for (_, (args, expected)), outcome in zip(wanted, outcomes):
                     if outcome.status in (TIMEOUT, CRASHED):
-                        return observed
-                    if outcome.status == OK:
-                        seen.append(Observation(args, expected, outcome.value))
+                        return
+                    if outcome.status == OK and not take(check, Observation(args, expected, outcome.value)):
+                        break
                     if time.monotonic() > stop:
                         break
             finally:
                 outcomes.close()   # (a generator: stops waiting for the calls under way)
-                if seen:
-                    observed[check.name] = seen
-    return observed
 
 
 def _wanted(ctx: Context, check: CheckSpec, cases) -> list[tuple[int | None, tuple[dict, Any]]]:
-    """(index in the case set or None, (args, expected)): the shown input first, then up to
-    MORE_CASES more cases of the set, smallest first."""
+    """(index in the case set or None, (args, expected)): the shown input first, then the
+    SMALLER_CASES smallest other cases of the set and one of middle size."""
     shown = ctx.shown[check.name]
     index = next((i for i, args in enumerate(cases.cases) if args is shown), None)
     if index is not None:
@@ -158,7 +183,11 @@ def _wanted(ctx: Context, check: CheckSpec, cases) -> list[tuple[int | None, tup
         except ReferenceFailed:
             return []
     wanted: list[tuple[int | None, tuple[dict, Any]]] = [(index, (shown, expected))]
-    more = [i for i in smallest_first(cases.cases) if i != index][:MORE_CASES]
+    others = [i for i in smallest_first(cases.cases) if i != index]
+    more = others[:SMALLER_CASES]
+    middle = others[len(others) // 2] if others else None
+    if middle is not None and middle not in more:
+        more.append(middle)
     return wanted + [(i, (cases.cases[i], cases.expected[i])) for i in more]
 
 

@@ -349,3 +349,38 @@ def test_every_other_format_names_the_likely_cause():
     assert failure is not None and failure.text.startswith("likely cause: Your table <b>matches</b> m.")
     [annotation] = github.annotations([result], "/nowhere")
     assert "Likely cause: Your table <b>matches</b> m." in annotation
+
+
+def test_a_check_no_mistake_can_explain_gets_no_more_calls(pe):
+    """Wrong in a way no mistake is: after the first answer of each failed check no mistake is
+    left in the running, so the other cases are not asked (and no answer is kept)."""
+    task, reference = pe
+
+    ctx, results = _graded(task, reference, {
+        "sinusoidal_pe": lambda *a, **k: 2 * reference.sinusoidal_pe(*a, **k),
+        "add_positional_encoding": lambda *a, **k: 2 * reference.add_positional_encoding(*a, **k)})
+    failed = [r for r in results if r.status == FAILED]
+    assert failed and diagnose(ctx, results) == ([], {})
+    assert ctx.sandbox.made == len(failed)
+
+
+LIMIT = 256
+
+
+def test_like_a_mistake_on_tiny_tables_only_is_not_diagnosed_where_a_middle_case_differs(pe):
+    """Swapped on tables of at most LIMIT values, wrong otherwise: the middle-sized case
+    observed of each property check tells it from the mistake."""
+    task, reference = pe
+    swapped = _variant(task, "sin-cos-swapped").module
+
+    def tiny_swapped(max_len, d_model, base=10000.0):
+        if max_len * d_model <= LIMIT:
+            return swapped.sinusoidal_pe(max_len, d_model, base)
+        return 2 * reference.sinusoidal_pe(max_len, d_model, base) + 1
+    def add(x, base=10000.0):
+        return x + tiny_swapped(x.shape[-2], x.shape[-1], base)
+    ctx, results = _graded(task, reference, {"sinusoidal_pe": tiny_swapped, "add_positional_encoding": add})
+    diagnoses, explained = diagnose(ctx, results)
+    assert "example-table-3x4" in explained   # 12 values: there it is the mistake
+    tables = {c.name for c in task.checks if c.kind == "property" and c.call == "sinusoidal_pe"}
+    assert not tables & set(explained), explained
