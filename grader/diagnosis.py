@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, cast
 from .case_size import smallest_first
 from .cases import ReferenceFailed, split_arguments
 from .compare import check_values
-from .mistakes import Variant, fails, output, profiled, variants
+from .mistakes import Variant, fails, output, profiled, too_slow, variants
 from .result import FAILED, PASSED, CheckResult, Diagnosis
 from .sandbox.inside.limits import CallLimit
 from .statuses import CRASHED, MISMATCH, OK, TIMEOUT
@@ -77,7 +77,8 @@ def diagnose(ctx: Context, results: list[CheckResult]) -> tuple[list[Diagnosis],
     passed = [specs[r.name] for r in results
               if r.status == PASSED and r.name in specs and profiled(specs[r.name])]
     candidates = [v for v in known
-                  if not any(fails(task, ctx.reference, v, check, ctx.use_cache) for check in passed)]
+                  if not any(fails(task, ctx.reference, v, check, ctx.use_cache) for check in passed)
+                  and too_slow(v) is None]   # (mistaken code past its deadline: validate says so)
     if not candidates:
         return [], {}
     matches = {(v.spec.name, c.name): _Match() for v in candidates for c in failed}

@@ -20,7 +20,12 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from .deadline import TooSlow, deadline
 from .spec import MistakeSpec, SpecError, Task
+
+# Instructor code, run in this process: an endless loop in it costs this long, once
+# (deadline.py); the reference's cases take milliseconds.
+MISTAKE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,10 @@ def _fresh(path: str, name: str, problem: str) -> types.ModuleType:
     assert spec is not None and spec.loader is not None   # (a .py path always has both)
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        with deadline(MISTAKE_SECONDS):
+            spec.loader.exec_module(module)
+    except TooSlow as exc:
+        raise SpecError([f"{problem}: it {exc}"]) from None
     except Exception as exc:
         raise SpecError([f"{problem}: {type(exc).__name__}: {exc}"]) from None
     return module
@@ -96,6 +104,8 @@ def profiled(check) -> bool:
 
 # (Variant.key, check) -> whether the mistake fails it
 _fails: dict[tuple, bool] = {}
+# Variant.key -> why its code is not used: it ran past MISTAKE_SECONDS once (in this process)
+_too_slow: dict[tuple, str] = {}
 
 
 def fails(task: Task, reference, variant: Variant, check, use_cache: bool = True) -> bool:
@@ -111,11 +121,26 @@ def fails(task: Task, reference, variant: Variant, check, use_cache: bool = True
 
 
 def output(task: Task, variant: Variant, check, args: dict) -> Any:
-    """The mistake's output on one case (raises what the mistaken code raises)."""
+    """The mistake's output on one case (raises what the mistaken code raises). A mistake
+    that once took longer than MISTAKE_SECONDS is too slow for good (``too_slow``): it
+    raises TooSlow at once after that, for every case."""
     from .cases import split_arguments
     from .reference import call_reference
+    if variant.key in _too_slow:
+        raise TooSlow(_too_slow[variant.key])
     positional, keywords = split_arguments(task.functions[check.function()], args)
-    return call_reference(variant.module, check.function(), positional, keywords)
+    try:
+        with deadline(MISTAKE_SECONDS):
+            return call_reference(variant.module, check.function(), positional, keywords)
+    except TooSlow as exc:
+        _too_slow[variant.key] = (f"{task.mistakes_path}: {check.function()} of mistake "
+                                  f"'{variant.spec.name}' {exc} on {args!r:.200}")
+        raise TooSlow(_too_slow[variant.key]) from None
+
+
+def too_slow(variant: Variant) -> str | None:
+    """Why the mistake's code is not used (it ran past its deadline), or None."""
+    return _too_slow.get(variant.key)
 
 
 def judged_ok(task: Task, variant: Variant, check, args: dict, expected: Any) -> bool:

@@ -119,11 +119,16 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
 def _mistake_findings(task: Task, reference, options: Options,
                       diagnosed: dict[str, list[str]]) -> list[Finding]:
     """Each declared mistake is really wrong (fails a check) and is diagnosed on a sample."""
-    from .mistakes import profile
+    from .mistakes import profile, too_slow, variants
     findings = []
-    for name, failing in profile(task, reference, options.use_cache).items():
+    profiled = profile(task, reference, options.use_cache)
+    slow = {v.spec.name: too_slow(v) for v in variants(task)}   # (known once profiled)
+    for name, failing in profiled.items():
         subject = f"mistake {name}"
-        if not failing:
+        if slow[name]:
+            findings.append(Finding(subject, False, f"{slow[name]}: it is never used. Make it as "
+                                    "quick as the reference (it runs on every case of the checks)."))
+        elif not failing:
             findings.append(Finding(subject, False, "fails no visible example or property check: "
                                     "it is not a mistake the checks can see. Fix its function in "
                                     "mistakes.py, or remove it."))

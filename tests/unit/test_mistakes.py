@@ -4,6 +4,7 @@ calls in process: the matching rules alone, no worker)."""
 import contextlib
 import copy
 import types
+import time
 
 import numpy as np
 import pytest
@@ -384,3 +385,30 @@ def test_like_a_mistake_on_tiny_tables_only_is_not_diagnosed_where_a_middle_case
     assert "example-table-3x4" in explained   # 12 values: there it is the mistake
     tables = {c.name for c in task.checks if c.kind == "property" and c.call == "sinusoidal_pe"}
     assert not tables & set(explained), explained
+
+
+# --------------------------------------------------------------------------- instructor code that hangs
+
+LOOPING_MISTAKES = SCALE_MISTAKES + """
+def scale_ignoring_k(x, k=1.0):
+    while True:
+        pass
+"""
+
+
+def test_a_mistake_that_loops_costs_its_deadline_once_and_is_then_not_used(tmp_path, monkeypatch):
+    monkeypatch.setattr(mistakes, "MISTAKE_SECONDS", 0.3)
+    task = load_task(_scale_task(tmp_path / "a", mistakes_text=LOOPING_MISTAKES))
+    reference = load_reference(task)
+    [variant] = mistakes.variants(task)
+    start = time.monotonic()
+    profile = mistakes.profile(task, reference)            # every case of every check
+    assert time.monotonic() - start < 3
+    assert "did not finish within 0.3 s" in mistakes.too_slow(variant)
+    assert profile == {"k-ignored": ["scale-values", "twice-values"]}
+
+
+def test_a_mistakes_py_that_loops_at_import_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(mistakes, "MISTAKE_SECONDS", 0.3)
+    folder = _scale_task(tmp_path / "a", mistakes_text="while True:\n    pass\n")
+    assert "mistakes.py does not import: it did not finish within 0.3 s" in _problems(folder)
