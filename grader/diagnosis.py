@@ -5,9 +5,9 @@ or what a check sees.
 Observations: for each failed visible example or property check whose values differed,
 the submission's output on the input its report shows, on the SMALLER_CASES smallest other
 cases of the check and on one of middle size (a tiny table hides what grows with the width),
-from extra calls made outside the student's budget, all of them within DIAGNOSIS_SECONDS;
-each is judged as it arrives and dropped. A call that raises, times out or crashes gives no
-observation (and a timeout or crash ends the diagnosis: a new worker is not worth it).
+from extra calls on a budget of their own (DIAGNOSIS_SECONDS in all, whatever the checks
+left); each is judged as it arrives and dropped. A call that raises gives no observation;
+a timeout, crash, spent budget or malformed answer ends the diagnosis.
 
 A mistake *matches* a check when, on every observation of it, the submission's output
 agrees with the mistake's under the check's own comparison (its select and tolerance,
@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, cast
 from .case_size import smallest_first
 from .cases import ReferenceFailed, split_arguments
 from .compare import check_values
+from .deadline import TooSlow
 from .mistakes import Variant, fails, output, profiled, too_slow, variants
 from .result import FAILED, PASSED, CheckResult, Diagnosis
 from .sandbox.inside.limits import CallLimit
-from .statuses import CRASHED, MISMATCH, OK, TIMEOUT
+from .statuses import MISMATCH, OK, RAISED
 
 if TYPE_CHECKING:
     from .grading import Context
@@ -123,7 +124,7 @@ def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observ
     match.seen += 1
     try:
         mistaken = output(ctx.task, variant, check, observation.args)
-    except Exception:   # the mistaken code has no answer here: it explains nothing
+    except (Exception, TooSlow):   # the mistaken code has no answer here: it explains nothing
         match.agrees = False
         return
     try:
@@ -139,12 +140,13 @@ def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observ
 def _observe(ctx: Context, checks: list[CheckSpec],
              take: Callable[[CheckSpec, Observation], bool]) -> None:
     """Hands ``take`` what the submission returned on each check's shown input and a few
-    more cases, as each answer arrives (calls outside the budget, DIAGNOSIS_SECONDS in
-    all; a timeout or crash ends them; a check no mistake can still explain gets no more)."""
+    more cases, as each answer arrives (calls on a budget of their own, DIAGNOSIS_SECONDS
+    in all, a new worker's load included; any answer but a value or an exception ends them;
+    a check no mistake can still explain gets no more)."""
     from .checks.examples import check_cases
     sandbox = ctx.sandbox
     stop = time.monotonic() + DIAGNOSIS_SECONDS
-    with sandbox.outside_budget(fresh_after=float("inf")):   # (no check runs after these calls)
+    with sandbox.own_budget(DIAGNOSIS_SECONDS):   # (not what the checks, hidden ones too, left)
         for check in checks:
             if sandbox.stalled(check.function()) is not None:
                 continue
@@ -161,7 +163,7 @@ def _observe(ctx: Context, checks: list[CheckSpec],
             outcomes = cast(Generator, sandbox.calls(check.function(), items, limits=limits))
             try:
                 for (_, (args, expected)), outcome in zip(wanted, outcomes):
-                    if outcome.status in (TIMEOUT, CRASHED):
+                    if outcome.status not in (OK, RAISED):   # timeout, crash, budget, malformed
                         return
                     if outcome.status == OK and not take(check, Observation(args, expected, outcome.value)):
                         break

@@ -13,6 +13,7 @@ diagnosis needs it otherwise (``fails``).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -45,13 +46,14 @@ def _sha(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
-def _fresh(path: str, name: str, problem: str) -> types.ModuleType:
-    """A new copy of the module at ``path``; ``problem`` starts the error when it does not import."""
+def _fresh(path: str, name: str, problem: str, seconds: float | None = None) -> types.ModuleType:
+    """A new copy of the module at ``path`` (importing within ``seconds``, if given);
+    ``problem`` starts the error when it does not import."""
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None   # (a .py path always has both)
     module = importlib.util.module_from_spec(spec)
     try:
-        with deadline(MISTAKE_SECONDS):
+        with deadline(seconds) if seconds is not None else contextlib.nullcontext():
             spec.loader.exec_module(module)
     except TooSlow as exc:
         raise SpecError([f"{problem}: it {exc}"]) from None
@@ -74,9 +76,10 @@ def variants(task: Task) -> tuple[Variant, ...]:
     for number, mistake in enumerate(task.mistakes):
         reference = _fresh(task.reference_path, f"{stem}_{number}_reference",
                            f"{task.reference_path}: the reference solution does not import")
+        # (the reference imported once already, with no limit: only mistakes.py is new code)
         replacements = _fresh(task.mistakes_path, f"{stem}_{number}",
                               f"{task.spec_path}:{mistake.line}: mistakes[{number}]: "
-                              f"{task.mistakes_path} does not import")
+                              f"{task.mistakes_path} does not import", MISTAKE_SECONDS)
         for function, replacement in mistake.replaces:
             if not callable(getattr(replacements, replacement, None)):
                 problems.append(f"{task.spec_path}:{mistake.line}: mistakes[{number}].replaces."
@@ -148,7 +151,7 @@ def judged_ok(task: Task, variant: Variant, check, args: dict, expected: Any) ->
     from .checks.calls import compare_output
     try:
         value = output(task, variant, check, args)
-    except Exception:
+    except (Exception, TooSlow):
         return False
     return compare_output(check, expected, types.SimpleNamespace(value=value), args).ok
 

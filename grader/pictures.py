@@ -43,15 +43,21 @@ def picture(expected, actual, select: str | None = None) -> Picture | None:
     want, got = numbers_of(expected), numbers_of(actual)
     if want is None or got is None or want.dtype.kind not in "biuf" or got.dtype.kind not in "biuf":
         return None
-    if want.size == 0 or got.size == 0:   # nothing to draw (and no first entry to cut to)
-        return None
     if select and got.shape == want.shape:
         try:
             index = parse_select(select)
             want, got = want[index], got[index]
         except (IndexError, ValueError):
             return None
-    want_cut, where = _cut(np.asarray(want, dtype=np.float64))
-    got_cut, got_where = _cut(np.asarray(got, dtype=np.float64))
-    return Picture(expected=_plain(want_cut), got=_plain(got_cut), expected_shape=list(want.shape),
-                   got_shape=list(got.shape), where=where or got_where)
+    if want.size == 0 or got.size == 0:   # nothing to draw (and no first entry to cut to)
+        return None
+    # cut first, then convert: an answer as large as the wire allows is never copied whole
+    (want_cut, want_where), (got_cut, got_where) = _cut(want), _cut(got)
+    if want_where == got_where:
+        where = want_where
+    else:
+        where = "; ".join(f"{side}: {words or 'all'}" for side, words in
+                          (("expected", want_where), ("yours", got_where)))
+    return Picture(expected=_plain(np.asarray(want_cut, dtype=np.float64)),
+                   got=_plain(np.asarray(got_cut, dtype=np.float64)), expected_shape=list(want.shape),
+                   got_shape=list(got.shape), where=where)

@@ -159,7 +159,7 @@ def picture(shot: Picture) -> str:
     scale = svg.values_scale(shot.expected)
     panels = [_panel(f"expected {_shape(shot.expected_shape)}", shot.expected, scale),
               _panel(f"yours {_shape(shot.got_shape)}", shot.got, scale)]
-    legends = [svg.legend(scale, "values (expected and yours)")]
+    legends = [svg.legend(scale, "values (the expected range; yours beyond it in the end colours)")]
     if same:
         delta = svg.difference(shot.expected, shot.got)
         delta_scale = svg.difference_scale(delta)

@@ -113,6 +113,19 @@ class Sandbox:
         return self.deadline - time.monotonic()
 
     @contextlib.contextmanager
+    def own_budget(self, seconds: float) -> Iterator[None]:
+        """Calls for the grader's own ends once every check has run (diagnosis): a budget of
+        their own, ``seconds`` from now (a worker's load included), and no grace, whatever
+        the checks left of either: how long the checks took, hidden ones included, cannot
+        change what these calls get."""
+        saved = self.deadline, self.grace_left
+        self.deadline, self.grace_left = time.monotonic() + seconds, 0.0
+        try:
+            yield
+        finally:
+            self.deadline, self.grace_left = saved
+
+    @contextlib.contextmanager
     def outside_budget(self, fresh_after: float = 1.0) -> Iterator[None]:
         """The time spent inside is given back to the budget: calls made for the grader's
         own ends (shrinking a failure to show it) never cost the submission a verdict. The

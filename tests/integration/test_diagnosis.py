@@ -158,6 +158,30 @@ def test_diagnosis_calls_never_reach_the_worker_that_saw_hidden_inputs(tmp_path)
     assert {c["name"]: c["status"] for c in report["checks"]}["visible-case"] == "failed"
 
 
+# Cubes (the mistake); spends the whole budget on the hidden input. Were diagnosis calls
+# bound by what the checks left, the time a hidden input costs would decide the diagnosis.
+STUDENT_SPENDS_BUDGET_ON_HIDDEN = """
+import time
+import numpy as np
+
+def square(x):
+    x = np.asarray(x, dtype=float)
+    if (x > 4000).any():
+        time.sleep(30)
+    return x ** 3
+"""
+
+
+def test_diagnosis_calls_have_a_budget_of_their_own(tmp_path):
+    task = _cube_task(tmp_path / "t")
+    spec = open(f"{task}/task.yaml").read()
+    write(tmp_path / "t" / "task.yaml", spec.replace("call_seconds: 30}", "call_seconds: 30, submission_seconds: 3}"))
+    report = checked(task, write(tmp_path / "s.py", STUDENT_SPENDS_BUDGET_ON_HIDDEN))
+    secret = next(c for c in report["checks"] if c["name"] == "secret-case")
+    assert secret["reason"] in ("timeout", "budget")     # it spent the submission's budget
+    assert [d["mistake"] for d in report["diagnoses"]] == ["cubed"]
+
+
 def test_a_submission_that_hangs_in_diagnosis_calls_costs_at_most_the_cap(tmp_path):
     from grader.diagnosis import DIAGNOSIS_SECONDS
     student = write(tmp_path / "s.py", STUDENT_HANGS_LATER)

@@ -189,7 +189,7 @@ class StandInSandbox:
         self.limits = Limits()
 
     @contextlib.contextmanager
-    def outside_budget(self, fresh_after=1.0):
+    def own_budget(self, seconds):
         yield
 
     def stalled(self, function):
@@ -412,3 +412,26 @@ def test_a_mistakes_py_that_loops_at_import_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(mistakes, "MISTAKE_SECONDS", 0.3)
     folder = _scale_task(tmp_path / "a", mistakes_text="while True:\n    pass\n")
     assert "mistakes.py does not import: it did not finish within 0.3 s" in _problems(folder)
+
+
+RETRYING_MISTAKES = SCALE_MISTAKES + """
+import time
+
+def scale_ignoring_k(x, k=1.0):
+    for _ in range(5):          # a retry loop that catches every Exception
+        try:
+            time.sleep(60)
+            break
+        except Exception:
+            continue
+    return np.asarray(x, dtype=float)
+"""
+
+
+def test_a_mistakes_own_except_exception_does_not_swallow_its_deadline(tmp_path, monkeypatch):
+    monkeypatch.setattr(mistakes, "MISTAKE_SECONDS", 0.3)
+    task = load_task(_scale_task(tmp_path / "a", mistakes_text=RETRYING_MISTAKES))
+    [variant] = mistakes.variants(task)
+    start = time.monotonic()
+    mistakes.profile(task, load_reference(task))
+    assert time.monotonic() - start < 3 and mistakes.too_slow(variant)

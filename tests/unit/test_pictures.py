@@ -26,3 +26,12 @@ def test_an_empty_answer_has_no_picture_rather_than_an_error():
 def test_the_checks_select_is_drawn_when_the_shapes_agree():
     shot = picture(np.arange(6.0).reshape(2, 3), np.zeros((2, 3)), select="[:, -1]")
     assert shot.expected == [[2.0, 5.0]] and shot.expected_shape == [2]
+
+
+def test_where_names_each_side_when_they_were_cut_differently():
+    shot = picture(np.zeros((3, 80)), np.zeros((2, 3, 80)))
+    assert shot.where == "expected: columns 0-63 of 80; yours: batch entry [0], columns 0-63 of 80"
+
+
+def test_a_select_that_leaves_nothing_has_no_picture():
+    assert picture(np.zeros((3, 4, 4)), np.ones((3, 4, 4)), select="[5:]") is None
