@@ -125,7 +125,9 @@ class Failure:
     output: str = ""
     line: int | None = None   # where in the student's file it raised, when it did
     cell: int | None = None   # (in a notebook: the cell of that line)
-    picture: Picture | None = None   # expected and actual output, for a values mismatch
+    # what a values mismatch's picture is drawn from (expected, actual, select): drawn only
+    # for the failure shown (failed()), not for each one met while shrinking
+    outputs: tuple[Any, Any, str | None] | None = None
 
 
 SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
@@ -234,13 +236,9 @@ def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict
     verdict = judge(check, expected, outcome, sent)
     if verdict.ok:
         return None
-    drawn = None
-    if judge.draws and check.options.compare == "values":
-        try:
-            drawn = picture(expected, outcome.value, check.options.select)
-        except Exception:   # a picture is feedback: whatever the answer makes it trip over
-            drawn = None    # costs the picture, never the verdict
-    return Failure(MISMATCH, verdict.message, output, picture=drawn)
+    outputs = ((expected, outcome.value, check.options.select)
+               if judge.draws and check.options.compare == "values" else None)
+    return Failure(MISMATCH, verdict.message, output, outputs=outputs)
 
 
 class _CompareOutput:
@@ -321,4 +319,13 @@ def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, sho
                                       if shown is not None else None),
                        output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
                        line=failure.line, cell=failure.cell, reason=failure.reason,
-                       picture=None if check.hidden else failure.picture)
+                       picture=None if check.hidden else _picture(failure))
+
+
+def _picture(failure: Failure) -> Picture | None:
+    if failure.outputs is None:
+        return None
+    try:
+        return picture(*failure.outputs)
+    except Exception:   # a picture is feedback: whatever the answer makes it trip over
+        return None     # costs the picture, never the verdict
