@@ -317,7 +317,7 @@ def run_batch(task: Task, folder: str, out_dir: str, jobs: int, force: bool,
         summary = grade_files.task_file(out_dir, "summary", task.id, "md")
         with open(summary, "w", encoding="utf-8") as f:
             f.write(text)
-        pages = _write_class_page(class_summary, reports, out_dir, task.id)
+        pages = page_files.write_class_page(class_summary, reports, out_dir, task.id)
         return BatchOutcome(len(todo), len(submissions) - len(todo), text, failed,
                             written.paths + [summary, pages], discovery.skipped)
     finally:
@@ -337,7 +337,7 @@ def _grader_failed(book, task, s, why: str, progress, out_dir: str) -> None:
     student's): every point lost for now, the reason said, and regraded on the next run."""
     report = _cannot_grade(task, s, f"the grader failed on this submission ({why}); it is not "
                                     "your grade: the next run of the batch grades it again.")
-    _write_page(out_dir, task.id, s.student, report)
+    page_files.write_student_page(out_dir, task.id, s.student, report)
     book.record(task.id, s.student, REGRADE, task.version, task.digest, report)
     progress.update(report)
 
@@ -402,36 +402,10 @@ def _store(book, task, s, report, progress, out_dir: str) -> None:
     # The page first, then the row: a batch killed between them grades the student again
     # (no row), so a stored row always has its page. Pictures go only to the page: kept in
     # the gradebook they would make it ~100 kB a student for no other reader.
-    _write_page(out_dir, task.id, s.student, report)
+    page_files.write_student_page(out_dir, task.id, s.student, report)
     book.record(task.id, s.student, s.content_hash, task.version, task.digest,
-                _without_pictures(report))
+                page_files.without_pictures(report))
     progress.update(report)
-
-
-def _write_page(out_dir: str, task_id: str, student: str, report: dict) -> None:
-    """The student's page: the student view (hidden checks redacted, as `grader check`)."""
-    from .redact import for_students
-    from .report.html import render
-    from .result import Result
-    page_files.write_whole(page_files.student_page(out_dir, task_id, student),
-                           render(for_students(Result.from_dict(report))))
-
-
-def _without_pictures(report: dict) -> dict:
-    return {**report, "checks": [{**c, "picture": None} for c in report.get("checks", [])]}
-
-
-def _write_class_page(summary, reports: list[tuple[str, dict]], out_dir: str, task_id: str) -> str:
-    from .report.class_page import StudentLine, render
-    lines = []
-    for student, report in reports:
-        path = page_files.student_page(out_dir, task_id, student)
-        link = os.path.relpath(path, out_dir).replace(os.sep, "/") if os.path.exists(path) else None
-        lines.append(StudentLine(student, report.get("score", 0.0), report.get("max_score", 0.0),
-                                 str(report.get("status", "")), link))
-    path = page_files.class_page(out_dir, task_id)
-    page_files.write_whole(path, render(summary, lines))
-    return path
 
 
 # --------------------------------------------------------------------------- exports

@@ -1,5 +1,6 @@
 """Where a batch's HTML pages go: ``OUT/pages-<task>/<student>.html`` (one per student, the
-student view) and ``OUT/class-<task>.html``, each written whole or not at all.
+student view) and ``OUT/class-<task>.html``, each written whole or not at all (a batch
+writes them with these functions; the renderers are in grader/report/).
 
 A student id is a file name, hostile text: it may hold ``..``, separators, markup, names
 that differ only in case (``Alice`` and ``alice`` share one file on a case-insensitive file
@@ -72,3 +73,34 @@ def tidy(out_dir: str, task_id: str) -> None:
         for entry in os.scandir(folder):
             if entry.name.startswith(".") and entry.name.endswith(TEMPORARY_SUFFIX):
                 os.unlink(entry.path)
+
+
+# --------------------------------------------------------------------------- writing them
+
+def write_student_page(out_dir: str, task_id: str, student: str, report: dict) -> None:
+    """The student's page: the student view (hidden checks redacted, as `grader check`)."""
+    from .redact import for_students
+    from .report.html import render
+    from .result import Result
+    write_whole(student_page(out_dir, task_id, student),
+                render(for_students(Result.from_dict(report))))
+
+
+def without_pictures(report: dict) -> dict:
+    """The report as the gradebook keeps it: pictures go only to the page."""
+    return {**report, "checks": [{**c, "picture": None} for c in report.get("checks", [])]}
+
+
+def write_class_page(summary, reports: list[tuple[str, dict]], out_dir: str, task_id: str) -> str:
+    """The class page (class_summary.ClassSummary and every stored report), linking each
+    student's page that exists; returns its path."""
+    from .report.class_page import StudentLine, render
+    lines = []
+    for student, report in reports:
+        path = student_page(out_dir, task_id, student)
+        link = os.path.relpath(path, out_dir).replace(os.sep, "/") if os.path.exists(path) else None
+        lines.append(StudentLine(student, report.get("score", 0.0), report.get("max_score", 0.0),
+                                 str(report.get("status", "")), link))
+    path = class_page(out_dir, task_id)
+    write_whole(path, render(summary, lines))
+    return path
