@@ -23,7 +23,6 @@ trusted side, on the values that came back.
 from __future__ import annotations
 
 import time
-import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generator, cast
 
@@ -31,7 +30,7 @@ from .case_size import smallest_first
 from .cases import ReferenceFailed, split_arguments
 from .compare import check_values
 from .deadline import TooSlow
-from .mistakes import Variant, fails, output, profiled, too_slow, variants
+from .mistakes import Variant, fails, output, passes, profiled, too_slow, variants
 from .result import FAILED, PASSED, CheckResult, Diagnosis
 from .sandbox.inside.limits import CallLimit
 from .statuses import MISMATCH, OK, RAISED
@@ -119,7 +118,6 @@ def _chosen(task, explains: dict[str, list[str]]) -> tuple[list[Diagnosis], dict
 def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observation,
            match: _Match) -> None:
     """One observation of ``check`` against one mistake, into ``match``."""
-    from .checks.calls import compare_output
     options = check.options
     match.seen += 1
     try:
@@ -131,10 +129,8 @@ def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observ
         match.agrees = check_values(mistaken, observation.got, options.tolerance, options.select).ok
     except Exception:   # whatever a submission's answer makes the comparison trip over
         match.agrees = False
-    if match.agrees:
-        outcome = types.SimpleNamespace(value=mistaken)
-        if not compare_output(check, observation.expected, outcome, observation.args).ok:
-            match.mistake_fails = True
+    if match.agrees and not passes(check, observation.expected, mistaken, observation.args):
+        match.mistake_fails = True
 
 
 def _observe(ctx: Context, checks: list[CheckSpec],

@@ -148,11 +148,16 @@ def too_slow(variant: Variant) -> str | None:
 
 def judged_ok(task: Task, variant: Variant, check, args: dict, expected: Any) -> bool:
     """The check's verdict on the mistake's output for ``args``."""
-    from .checks.calls import compare_output
     try:
         value = output(task, variant, check, args)
     except (Exception, TooSlow):
         return False
+    return passes(check, expected, value, args)
+
+
+def passes(check, expected: Any, value: Any, args: dict) -> bool:
+    """Whether ``check`` passes a mistake's output ``value`` (judged as a student's would be)."""
+    from .checks.calls import compare_output
     return compare_output(check, expected, types.SimpleNamespace(value=value), args).ok
 
 
