@@ -48,6 +48,11 @@ REASON_WORDS: dict[Reason, str] = {
 }
 
 
+def how_many_students(count: int) -> str:
+    """'1 student', '31 students'."""
+    return f"{count} student{'s' if count != 1 else ''}"
+
+
 @dataclass
 class CommonFailure:
     check: str
@@ -57,7 +62,7 @@ class CommonFailure:
     def sentence(self, escape: Callable[[str], str] = for_markdown, emphasis: str = "**{}**") -> str:
         """'**check** failed for 3 students (why)', the parts escaped for the medium
         (Markdown by default; the class page passes HTML's escape and emphasis)."""
-        who = f"{self.students} student{'s' if self.students != 1 else ''}"
+        who = how_many_students(self.students)
         if len(self.reasons) == 1:
             why = f" ({escape(self.reasons[0][0])})"
         else:
@@ -73,7 +78,7 @@ class MistakeCount:
 
     def sentence(self) -> str:
         """Markdown: '**31 students**: sin-cos-swapped (explanation)', the parts escaped."""
-        who = f"{self.students} student{'s' if self.students != 1 else ''}"
+        who = how_many_students(self.students)
         return f"**{who}**: {for_markdown(self.mistake)} ({for_markdown(self.explanation)})"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from ..class_summary import BUCKETS, ClassSummary, CommonFailure
+from ..class_summary import BUCKETS, ClassSummary, CommonFailure, how_many_students
 from . import svg
 from .html import page
 from .svg import Bar, text
@@ -53,8 +53,8 @@ def render(summary: ClassSummary, students: list[StudentLine]) -> str:
                               for m in summary.mistakes], top, "#c62828",
                              "students per diagnosed mistake"))
         body.append("<ul>" + "".join(
-            f'<li><span class="name">{text(m.mistake)}</span>: {m.students} '
-            f"student{'s' if m.students != 1 else ''}: {text(m.explanation)}</li>"
+            f'<li><span class="name">{text(m.mistake)}</span>: {how_many_students(m.students)}: '
+            f"{text(m.explanation)}</li>"
             for m in summary.mistakes) + "</ul>")
     else:
         body.append("<p>none diagnosed</p>")
