@@ -160,9 +160,8 @@ _one_fill_checks: dict[tuple[str, str], frozenset[str]] = {}
 def one_fill_checks(task: Task, reference, use_cache: bool) -> frozenset[str]:
     """The values checks whose expected outputs one repeated value matches: read from their
     expected outputs here, on the trusted side (frozen where frozen)."""
-    from .cases import case_set
     from .checks import kind_of
-    from .checks.examples import literal_expectation
+    from .checks.examples import check_cases
     from .policy import one_fill
     key = (task.folder, task.digest)
     if key in _one_fill_checks:
@@ -173,10 +172,7 @@ def one_fill_checks(task: Task, reference, use_cache: bool) -> frozenset[str]:
         if (check.call is None or not kind_of(check).expected_values
                 or getattr(options, "compare", None) != "values"):
             continue
-        if getattr(options, "expected_given", False):
-            outputs = [literal_expectation(check)]
-        else:
-            outputs = case_set(task, reference, check, use_cache).expected
+        outputs = check_cases(task, reference, check, use_cache).expected
         if one_fill(outputs, options.select):
             filled.add(check.name)
     _one_fill_checks[key] = frozenset(filled)
