@@ -208,6 +208,57 @@ def test_hidden_inputs_leak_neither_through_output_nor_time(tmp_path):
             assert report["seconds"] == pytest.approx(shown, abs=0.01), report
 
 
+# A file that answers a hidden case in a way chosen by its input: the line it raises on,
+# whether it raises, loops or returns a wrong value, how many cases pass before it fails.
+MODULATOR = """
+import numpy as np
+
+def _raise_here():
+    raise ValueError("boom")
+
+def _raise_there():
+    raise ValueError("boom")
+
+def square(x):
+    first = float(np.ravel(x)[0])
+    if first == 4321.5:
+        _raise_here()
+    if first == 1234.5:
+        _raise_there()
+    if first == 2222.0:
+        while True:
+            pass
+    if first == 3333.0:
+        return np.zeros_like(x)
+    return np.asarray(x, dtype=float) ** 2
+"""
+
+
+def test_a_hidden_check_tells_a_submission_nothing_but_passed_or_failed(tmp_path, plain_tier):
+    """The student's report of a hidden check is the same whichever way the submission
+    failed it (it could otherwise spell the hidden input in its line, reason or count)."""
+    path = write(tmp_path / "modulator.py", MODULATOR)
+    seen = {}
+    for value in (4321.5, 1234.5, 2222.0, 3333.0):
+        task = make_task(tmp_path / f"task-{value}", HIDDEN_TASK.replace("4321.5", str(value)))
+        for fmt in ("json", "gradescope", "text"):
+            done = run_cli("check", task, path, "--format", fmt, "--call-seconds", "1",
+                           *isolation(plain_tier)[:2])
+            assert done.returncode == 1, done.stderr
+            if fmt == "json":
+                shown = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "hidden-case")
+            elif fmt == "gradescope":
+                shown = next(t for t in json.loads(done.stdout)["tests"] if "hidden-case" in t["name"])
+            else:
+                shown = next(line for line in done.stdout.splitlines() if "hidden-case" in line)
+            seen.setdefault(fmt, []).append(shown)
+    for fmt, views in seen.items():
+        assert all(view == views[0] for view in views), (fmt, views)
+    staff = json.loads(run_cli("check", make_task(tmp_path / "staff", HIDDEN_TASK), path, "--format",
+                               "json", "--staff", *isolation(plain_tier)[:2]).stdout)
+    assert next(c for c in staff["checks"] if c["name"] == "hidden-case")["line"] is not None
+
+
 def test_a_visible_check_may_not_need_a_hidden_one(tmp_path):
     task = make_task(tmp_path / "task", HIDDEN_TASK + "    needs: [hidden-case]\n")
     done = run_cli("validate", task)
