@@ -18,7 +18,8 @@ from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, ti
 from .policy import counted
 from .checks.script_work import wanted_shapes
 from .spec import CheckSpec, SpecError, Task
-from .submission_file import PythonSource, SubmissionFile, read_submission, submission_source
+from .source_scan import read_source
+from .submission_file import PythonSource, SubmissionFile, read_submission
 from .student_text import clip, name as visible_name
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
@@ -88,7 +89,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     start = time.monotonic()
     if not isinstance(submission, SubmissionFile):
         submission = read_submission(submission)
-    source = submission_source(submission)  # a .py file's bytes, or a notebook's code cells
+    # a .py file's bytes, or a notebook's code cells, and the scan of them (bounded.py)
+    source = read_source(submission, task.allowed_imports + task.stdlib_imports)
     tier = choose_tier(options.isolation, options.others_work)
     if sandbox_tier(tier).file_permissions_are_walls:
         from .cases import cache_dir
@@ -143,7 +145,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     return total(task.id, visible_name(submission.path), tier, results, load_failed=not defined,
                  task_version=task.version, output=printed, seconds=time.monotonic() - start,
                  isolation_note=downgrade_note(tier), grader_version=__version__,
-                 cases_digest=cases_digest(task), kit=_is_kit(task), diagnoses=diagnoses)
+                 cases_digest=cases_digest(task), kit=_is_kit(task), diagnoses=diagnoses,
+                 definitions=source.scan.defined_at(task.functions))
 
 
 def _filled(ctx: Context, results: list[CheckResult]) -> frozenset[str]:

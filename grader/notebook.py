@@ -96,7 +96,19 @@ def _json_object(data: bytes):
 
 def _check_cells(raw: dict) -> None:
     """What the library would trip over before its validator says where: cells that are
-    not a list, a cell's source that is not text (format 4; format 3 is converted)."""
+    not a list, a cell's source that is not text (format 4; format 3 is converted), and in
+    format 3 what converting would blow up (a heading cell of level 200000000 becomes that
+    many '#'): Jupyter's headings have levels 1 to 6."""
+    if raw.get("nbformat") == 3:
+        worksheets = raw.get("worksheets")
+        for sheet in worksheets if isinstance(worksheets, list) else ():
+            cells = sheet.get("cells") if isinstance(sheet, dict) else None
+            for number, cell in enumerate(cells if isinstance(cells, list) else (), start=1):
+                level = cell.get("level", 1) if isinstance(cell, dict) else 1
+                if isinstance(cell, dict) and cell.get("cell_type") == "heading" and \
+                        not (type(level) is int and 1 <= level <= 6):
+                    raise NotebookProblem(f"is not a notebook Jupyter saved: heading cell {number} "
+                                          f"has level {_shown(level, 40)} (Jupyter's are 1 to 6)")
     if raw.get("nbformat") != 4:
         return
     cells = raw.get("cells")

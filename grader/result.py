@@ -96,6 +96,9 @@ class Result:
     cases_digest: str = ""     # the frozen cases it was graded on ("generated ..." without a freeze)
     kit: bool = False          # graded on a student kit: public checks only
     diagnoses: list[Diagnosis] = field(default_factory=list)   # likely causes, shown first
+    # where the task's functions are defined in the file (the scan's): the line a failure
+    # that raised nowhere points at
+    definitions: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

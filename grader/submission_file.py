@@ -152,6 +152,26 @@ def _read_file(path: str) -> SubmissionFile:
 
 
 @dataclass(frozen=True)
+class SourceScan:
+    """What the static checks read of a submission's code (checks/imports.py ``scan``): its
+    imports, the routes it has to other code, where its functions are defined; or why it
+    could not be read (``problem``). Plain data, made in a bounded child (source_scan.py)."""
+
+    imports: tuple[tuple[str, int], ...] = ()     # (module, line) of every import
+    routes: tuple[str, ...] = ()                  # each route with where it is
+    definitions: tuple[tuple[str, int], ...] = ()   # (function name, line) of every def
+    problem: str = ""
+
+    def defined_at(self, names) -> dict[str, int]:
+        """The line of the first definition of each of ``names`` that the file defines."""
+        found: dict[str, int] = {}
+        for name, line in self.definitions:
+            if name in names:
+                found.setdefault(name, line)
+        return found
+
+
+@dataclass(frozen=True)
 class PythonSource:
     """A submission's code as Python reads it, or why it is refused. ``code`` is what the
     sandbox runs and ``text`` what the import scan reads, the same code decoded as Python
@@ -163,6 +183,7 @@ class PythonSource:
     code: bytes = b""
     source_map: SourceMap = SourceMap()
     notes: tuple[str, ...] = ()   # what of the submission was not run, and why (for the report)
+    scan: SourceScan = SourceScan()
 
     def where(self, line: int) -> str:
         """A line of ``text``, as its author finds it: "line 7", "cell 4, line 2"."""

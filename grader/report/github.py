@@ -14,7 +14,6 @@ Three rules of the runner shape this module:
 """
 # (no `from __future__ import annotations`: this module defines a function of that name)
 
-import ast
 import os
 
 from ..notebook import is_notebook
@@ -55,29 +54,14 @@ def relative_path(path: str, workspace: str) -> str | None:
     return relative.replace(os.sep, "/")
 
 
-def definition_line(path: str, function: str | None) -> int:
-    """Where the function is defined, found by parsing (never running) the file; 1 when
-    it cannot be found."""
-    if not function:
-        return 1
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            tree = ast.parse(f.read(1 << 20))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return 1
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
-            return node.lineno
-    return 1
-
-
 def failure_line(result: Result, check) -> int | None:
     """The line a failure points at: where the student's code raised, else where the
-    function it calls is defined. None in a notebook: a line of its JSON is no place in
+    function it calls is defined (found by the grader's scan of the file, never parsed
+    here: a renderer only renders). None in a notebook: a line of its JSON is no place in
     its code, so the file is named without a line (the message says the cell and line)."""
     if check.cell is not None or is_notebook(result.submission):
         return None
-    return check.line or definition_line(result.submission, check.function)
+    return check.line or result.definitions.get(check.function or "", 1)
 
 
 def annotations(results: list[Result], workspace: str) -> list[str]:

@@ -322,7 +322,7 @@ class Sandbox:
     def _note_evidence(self, entry) -> None:
         if not isinstance(entry, str) or not entry:
             return
-        text = line(entry, 100)   # the worker's word: shown as text, never as markup or lines
+        text = line(entry, 160)   # the worker's word: shown as text, never as markup or lines
         if len(self.evidence) >= EVIDENCE_CAP:
             text = OVERFLOW       # a flood could push out what follows: itself evidence
         if text not in self.evidence:

@@ -398,3 +398,98 @@ def test_the_grader_takes_no_descriptor_from_the_worker(tmp_path):
 
 
 # --------------------------------------------------------------------------- the judge
+
+
+# --------------------------------------------------------------------------- round three
+# Code run through allowed APIs that turn data into code (issue 22, class 5): typing
+# evaluates a string annotation, numpy unpickles bytes the file made. What runs there
+# rewrites the harness that hands the function its argument and writes back what it did:
+# the module's name for it (the old harness looked it up at each call), or the default the
+# new one binds it to. Neither may turn an in-place add into a pass.
+
+ADDS_IN_PLACE_PLAIN = """
+
+def add_positional_encoding(x, base=10000.0):
+    x += sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+    return x
+"""
+
+# What the smuggled code does, as one expression (it is evaluated, not executed).
+REBIND_COPY_BACK = ("__import__('sys').modules['__main__'].__dict__.__setitem__("
+                    "'_copy_back', lambda *args, **kwargs: None)")
+REPLACE_DEFAULTS = ("[setattr(f, '__defaults__', tuple((lambda *args, **kwargs: None) "
+                    "if n == '_copy_back' else d for n, d in zip(c.co_varnames[c.co_argcount - "
+                    "len(f.__defaults__):c.co_argcount], f.__defaults__))) for m in "
+                    "[__import__('sys').modules['__main__']] if hasattr(m, 'Worker') "
+                    "for f in [m.Worker.call] for c in [f.__code__]]")
+
+SMUGGLERS = {
+    # typing.get_type_hints evaluates the annotation (a string of the file) as code. (The
+    # defaults variant attacks the harness as it is now; on main there were none to replace.)
+    "type-hints-rebind-the-copy-back": f"""
+import typing
+
+
+class _Hints:
+    x: "{REBIND_COPY_BACK}"
+
+
+try:
+    typing.get_type_hints(_Hints)
+except Exception:
+    pass
+""",
+    "type-hints-replace-the-defaults": f"""
+import typing
+
+
+class _Hints:
+    x: "{REPLACE_DEFAULTS}"
+
+
+try:
+    typing.get_type_hints(_Hints)
+except Exception:
+    pass
+""",
+    # np.load(allow_pickle=True) of a pickle the file wrote: builtins.eval of the same code.
+    "pickle-rebinds-the-copy-back": f"""
+_PICKLE = b"cbuiltins\\neval\\n(V{REBIND_COPY_BACK}\\ntR."
+with open("smuggled.pkl", "wb") as _f:
+    _f.write(_PICKLE)
+try:
+    np.load("smuggled.pkl", allow_pickle=True)
+except Exception:
+    pass
+""",
+    # ... with the keyword spelled so that no scan of the source can read it.
+    "pickle-keyword-hidden": f"""
+_PICKLE = b"cbuiltins\\neval\\n(V{REBIND_COPY_BACK}\\ntR."
+with open("smuggled.pkl", "wb") as _f:
+    _f.write(_PICKLE)
+try:
+    np.load("smuggled.pkl", **{{"allow" + "_pick" + "le": True}})
+except Exception:
+    pass
+""",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SMUGGLERS))
+def test_code_smuggled_through_allowed_apis_earns_no_mutation_points(tmp_path, tier, samples, attack):
+    report, _ = grade_attack(tmp_path, tier, CORRECT + SMUGGLERS[attack] + ADDS_IN_PLACE_PLAIN)
+    by_name = checks(report)
+    assert by_name[MUTATION_CHECK]["score"] == 0, by_name[MUTATION_CHECK]
+    assert by_name[IMPORTS_CHECK]["score"] == 0, by_name[IMPORTS_CHECK]
+    honest = samples(tier)["mistake_adds_in_place.py"]
+    assert report["score"] <= honest["score"] - by_name[IMPORTS_CHECK]["max_score"], \
+        [c for c in report["checks"] if c["status"] != "passed"]
+
+
+def test_an_unrelated_import_costs_only_the_imports_point(tmp_path, tier):
+    """One fault, one deduction: an unused `import os` is not evidence that the file reached
+    the harness, so the mutation check still counts (it did not on main: 30/33)."""
+    with open(os.path.join(PE_SAMPLES, "correct_vectorized.py")) as f:
+        source = "import os\n" + f.read()
+    report, _ = grade_attack(tmp_path, tier, source)
+    assert_loses_exactly(report, (IMPORTS_CHECK,))

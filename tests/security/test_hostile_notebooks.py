@@ -3,6 +3,8 @@ verdict (the file named, no points, no traceback, never the grader's crash), and
 syntax cannot hide code from the import scan nor run code the scan did not see. (What each
 refusal says: tests/unit/test_notebook_source.py.)"""
 import json
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -115,3 +117,60 @@ def test_stored_outputs_are_not_an_answer(tmp_path):
     report = json.loads(done.stdout)
     prints = next(c for c in report["checks"] if c["name"] == "prints-the-shape")
     assert prints["status"] == "failed" and report["output"].strip() == "not finished"
+
+
+# --------------------------------------------------------------------------- documents that expand
+# A hand-in's bytes are capped (1 MiB), but what the grader builds when it reads them is not,
+# unless the reading is bounded (grader/bounded.py, grader/source_scan.py): an 866-byte
+# notebook of format 3 whose heading has level 2*10^8 became gigabytes when converted, a
+# 1 MiB file of `a;a;a;...` a syntax tree of 900 MiB, in the grader's own process.
+
+GRADE_AND_MEASURE = """
+import json, resource, sys
+from grader.grading import Options, grade
+from grader.spec import load_task
+result = grade(load_task(sys.argv[1]), sys.argv[2], Options(others_work=True))
+print(json.dumps({"report": result.to_dict(),
+                  "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _v3_heading_bomb() -> bytes:
+    cells = [{"cell_type": "heading", "level": level, "source": "x", "metadata": {}}
+             for level in (200_000_000, 300_000_000)]
+    cells.append({"cell_type": "code", "input": CORRECT, "language": "python", "outputs": [],
+                  "metadata": {}})
+    return json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""},
+                       "worksheets": [{"cells": cells, "metadata": {}}]}).encode()
+
+
+def _v4_deep_metadata_bomb() -> bytes:
+    raw = json.loads(notebook(CORRECT))
+    raw["metadata"]["x"] = None
+    text = json.dumps(raw)
+    return text.replace('"x": null', '"x": ' + "[" * 100_000 + "]" * 100_000).encode()
+
+
+EXPANDING = {
+    "a format-3 heading of level 2*10^8": ("mallory.ipynb", _v3_heading_bomb()),
+    "a million-statement Python file": ("mallory.py", b"a;" * ((1 << 19) - 16)),
+    "a million-name list": ("mallory.py", b"x = [" + b"a," * ((1 << 19) - 16) + b"]\n"),
+    "deeply nested notebook metadata": ("mallory.ipynb", _v4_deep_metadata_bomb()),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(EXPANDING))
+def test_a_document_that_expands_costs_its_student_not_the_grader(tmp_path, attack):
+    name, data = EXPANDING[attack]
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert len(data) <= 1 << 20
+    done = subprocess.run([sys.executable, "-c", GRADE_AND_MEASURE, PE_TASK, str(path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout.splitlines()[-1])
+    report = measured["report"]
+    assert report["score"] == 0 and report["status"] == "error", report["checks"][0]
+    assert report["checks"][0]["message"].startswith(f"your file was not run: {name} ")
+    # An honest file leaves the grader at ~100 MiB; before the bound, these took it to 0.8-1.4 GiB.
+    assert measured["rss_mib"] < 250, measured["rss_mib"]

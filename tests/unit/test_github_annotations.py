@@ -4,6 +4,7 @@ tests/integration/test_github_actions.py)."""
 import os
 
 from conftest import ROOT
+from grader.checks.imports import scan
 from grader.report import github
 from grader.result import FAILED, PASSED, CheckResult, Result
 from workflow_commands import parse_command
@@ -14,8 +15,10 @@ NODE24_MAJOR = {"actions/checkout": 5, "actions/setup-python": 6, "actions/uploa
 
 
 def _result(path, checks, task="t"):
+    """A result as grading makes it: the functions' definitions found by the scan of the file."""
+    definitions = scan(path.read_text(), [], str).defined_at(["f"])
     return Result(task=task, submission=str(path), score=0, max_score=1, status=FAILED,
-                  isolation="bubblewrap", checks=checks)
+                  isolation="bubblewrap", checks=checks, definitions=definitions)
 
 
 def _failed(name, message="wrong", line=None, function=None):

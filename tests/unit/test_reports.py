@@ -4,6 +4,7 @@ test_github_annotations.py)."""
 import json
 import xml.etree.ElementTree as ET
 
+from grader.checks.imports import scan
 from grader.report import RENDERERS, gradescope, json_report, junit, text
 from grader.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 
@@ -19,8 +20,9 @@ def _result(tmp_path):
               CheckResult("other", SKIPPED, 0.0, 1.0, message="skipped: g is not defined"),
               CheckResult("more", SKIPPED, 0.0, 1.0, message="skipped: g is not defined"),
               CheckResult("crash", ERROR, 0.0, 1.0, message="ZeroDivisionError", function="f")]
+    # as grading makes it: where f is defined, found by the scan of the file
     return Result("t", str(path), 3.0, 8.0, FAILED, "bubblewrap", checks, output="hello\n",
-                  seconds=0.75)
+                  seconds=0.75, definitions=scan(path.read_text(), [], str).defined_at(["f"]))
 
 
 def test_every_format_is_registered():

@@ -10,6 +10,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import socket
 import sys
 import traceback
@@ -23,10 +24,8 @@ import shared  # noqa: E402
 import wire  # noqa: E402
 
 # What the harness uses of numpy, bound before any submission runs: a submission that
-# rebinds numpy.copyto or numpy.may_share_memory changes nothing here (and is seen
-# doing so: _numpy_replaced).
-_ndarray, _array_copy, _copyto, _may_share_memory = np.ndarray, np.array, np.copyto, np.may_share_memory
-_map_array = shared.map_array
+# rebinds numpy.may_share_memory changes nothing here (and is seen doing so: _check_numpy).
+_ndarray, _may_share_memory = np.ndarray, np.may_share_memory
 _NUMPY_NAMES = dict(vars(np))
 
 TEXT_CAP = 4000           # characters of an exception message or repr sent back
@@ -57,34 +56,55 @@ def _error_record(exc: BaseException, submission: str | None) -> dict:
     return record
 
 
-# Audit events that lead out of numpy's world (processes, C libraries, sockets): recorded
-# when the submission's code is on the stack and no module is being imported (a framework
-# such as torch loads its C libraries with ctypes while it is imported).
+# Audit events that lead out of numpy's world (processes, C libraries, sockets), and
+# introspection that reaches other code's frames, functions and objects (the worker's own
+# harness included): recorded when the submission's own code raised them, directly or
+# through code compiled from a string at run time. What a library does in its own frames is
+# the library's (matplotlib's font cache starts a process, a framework loads its C libraries
+# with ctypes, typing looks at frames): never evidence against the student.
 ROUTES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "subprocess.Popen",
                         "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                         "os.forkpty", "pty.spawn", "socket.__new__"})
 DYNAMIC_CODE = frozenset({"exec", "compile"})   # exec/eval/compile called by the submission
-# Introspection that reaches other code's frames, functions and objects (the worker's own
-# harness included): recorded when the submission is on the stack (inspect, functools or a
-# thread start on its behalf included), as for routes out.
 INTROSPECTION = frozenset({"sys._getframe", "sys._current_frames", "sys._current_exceptions",
                            "gc.get_objects", "gc.get_referrers", "gc.get_referents",
                            "sys.settrace", "sys.setprofile", "sys.addaudithook",
                            "function.__new__", "code.__new__", "object.__getattr__",
+                           "object.__setattr__", "object.__delattr__",
                            "_thread.start_new_thread"})
+# Data turned into code, whichever frame does it, while the submission is on the stack and
+# nothing is being imported: unpickling (np.load(allow_pickle=True) of bytes it made),
+# code objects from bytes, and the process's own memory opened as a file (/proc/self/mem:
+# any object rewritten in place, with no import at all).
+DATA_AS_CODE = frozenset({"pickle.find_class", "marshal.loads", "marshal.load"})
+_PROCESS_MEMORY = re.compile(r"^/proc/[^/]+(/task/[^/]+)?/(mem|pagemap)$")
 EVIDENCE_CAP = 100
 OVERFLOW = "evidence-overflow()"   # more records than the cap: itself evidence
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
 # The recorder's frames that do the submission's arithmetic (computed.py): what happens in
 # there is the submission's doing, as it was before its code was rewritten.
 _PASS_THROUGH = computed.OPERATOR_CODES
+_WATCHED = frozenset({"import", "open"}) | DYNAMIC_CODE | ROUTES_OUT | INTROSPECTION | DATA_AS_CODE
+
+
+def _compiled_from_string(code) -> bool:
+    """Code made at run time from a string (exec, eval, a library's eval of one): its
+    'file' is a name in angle brackets, never a frozen module of the import system."""
+    name = code.co_filename
+    return name.startswith("<") and not name.startswith("<frozen")
+
+
+def _signature(code) -> tuple:
+    return (code.co_code, code.co_names, code.co_consts)
 
 
 class RuntimeEvidence:
     """Audit hook that records what the submission itself imports, the dynamic code it
-    runs, the routes out of numpy it takes and the introspection it does (evidence only:
-    it can cost points, never earn them; the verdict rests on the grader's scan of the
-    source). Entries are module names, ``event()`` for a call, ``.name`` for an attribute.
+    runs, the routes out of numpy it takes and the introspection it does, and what it has
+    a library run for it: a string of its own file evaluated as code (typing.get_type_hints
+    of a string annotation), a pickle (evidence only: it can cost points, never earn them;
+    the verdict rests on the grader's scan of the source). Entries are module names,
+    ``event()`` for a call, ``.name`` for an attribute read, ``.name=`` for one replaced.
 
     Each new entry is sent to the grader at once, as its own frame, before the event's
     call returns: a submission that goes on to find this hook (with gc or a frame walk,
@@ -95,10 +115,15 @@ class RuntimeEvidence:
         self.sock = sock
         self.entries: list[str] = []
         self.busy = False   # the hook's own frame walk raises the events it listens to
+        try:
+            with open(submission, "rb") as f:
+                self.text = f.read().decode("utf-8", "replace")
+        except OSError:
+            self.text = ""
+        self.file_strings: set[tuple] = set()   # code compiled by a library from the file's text
 
     def __call__(self, event, args):
-        if self.busy or (event != "import" and event not in DYNAMIC_CODE
-                         and event not in ROUTES_OUT and event not in INTROSPECTION):
+        if self.busy or event not in _WATCHED:
             return
         self.busy = True
         try:
@@ -107,18 +132,75 @@ class RuntimeEvidence:
             self.busy = False
 
     def _record(self, event, args) -> None:
-        frame: FrameType | None = sys._getframe(2)
-        while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
-            frame = frame.f_back
-        direct = frame is not None and frame.f_code.co_filename == self.submission
-        if event == "import" and direct:
-            self._add(str(args[0]))
-        elif event in DYNAMIC_CODE and direct:
+        raiser = sys._getframe(2)   # the frame whose call raised the event
+        if event == "import":
+            frame: FrameType | None = raiser
+            while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
+                frame = frame.f_back
+            if frame is not None and frame.f_code.co_filename == self.submission:
+                self._add(str(args[0]))
+            return
+        own = self._submissions(raiser)
+        if event in DYNAMIC_CODE and own:
             self._add("exec()" if event == "exec" else "compile()")
-        elif event in ROUTES_OUT and self._caused_by_submission(frame):
+        elif event in DYNAMIC_CODE:
+            self._library_runs_a_string(event, args, raiser)
+        elif event in ROUTES_OUT and own:
             self._add(f"{event}()")
-        elif event in INTROSPECTION and self._caused_by_submission(frame):
-            self._add(f".{args[1]}" if event == "object.__getattr__" else f"{event}()")
+        elif event in INTROSPECTION and own:
+            if event in ("object.__getattr__", "object.__setattr__", "object.__delattr__"):
+                self._add(f".{args[1]}" + ("" if event == "object.__getattr__" else "="))
+            else:
+                self._add(f"{event}()")
+        elif event in DATA_AS_CODE and self._caused_by_submission(raiser):
+            self._add("unpickling()" if event == "pickle.find_class" else f"{event}()")
+        elif event == "open" and self._opens_process_memory(args) and self._caused_by_submission(raiser):
+            self._add("open(/proc/.../mem)")
+
+    def _submissions(self, frame) -> bool:
+        """Whether the event was raised by the submission's own code (its file, or code it
+        compiled from a string): the recorder's pass-through frames are looked through."""
+        while frame is not None and frame.f_code in _PASS_THROUGH:
+            frame = frame.f_back
+        if frame is None:
+            return False
+        if frame.f_code.co_filename == self.submission:
+            return True
+        return _compiled_from_string(frame.f_code) and self._caused_by_submission(frame.f_back)
+
+    def _library_runs_a_string(self, event, args, raiser) -> None:
+        """A library compiling, then running, text of the submission's own file (an annotation
+        typing evaluates, a string handed to any API that evals): its code as much as an
+        exec() would be. Compiled code is remembered by its signature, and recorded when run."""
+        if event == "compile":
+            source = args[0]
+            if isinstance(source, bytes):
+                source = source.decode("utf-8", "replace")
+            if isinstance(source, str) and source.strip() and source.strip() in self.text \
+                    and self._caused_by_submission(raiser):
+                for mode in ("eval", "exec"):
+                    try:
+                        self.file_strings.add(_signature(compile(source, "<string>", mode)))
+                        break
+                    except (SyntaxError, ValueError, MemoryError, RecursionError):
+                        continue
+        elif hasattr(args[0], "co_code") and _signature(args[0]) in self.file_strings:
+            caller = raiser.f_globals.get("__name__", "?")
+            self._add(f"{str(caller)[:60]}.{raiser.f_code.co_name[:60]} evaluating a string of the file()")
+
+    @staticmethod
+    def _opens_process_memory(args) -> bool:
+        path = args[0] if args else None
+        if isinstance(path, bytes):
+            path = path.decode("utf-8", "replace")
+        if not isinstance(path, str):
+            return False
+        try:
+            full = os.path.normpath(os.path.join(os.getcwd(), path))
+        except (OSError, ValueError):
+            return True   # no working directory to resolve it against: count it
+        return bool(_PROCESS_MEMORY.match(full)) or (not os.path.isabs(path) and
+                                                     os.path.basename(full) in ("mem", "pagemap"))
 
     def _caused_by_submission(self, frame) -> bool:
         while frame is not None:
@@ -144,7 +226,7 @@ class RuntimeEvidence:
                 return
         self.entries.append(entry)
         try:
-            wire.send(self.sock, {"op": "evidence", "entry": entry[:100]})
+            wire.send(self.sock, {"op": "evidence", "entry": entry[:160]})
         except Exception:
             pass
 
@@ -327,12 +409,51 @@ def _write_source(path: str, source: bytes) -> None:
         f.write(source)
 
 
+def _copy_back(shared_back: list, _copyto=np.copyto) -> None:
+    """What the call did to the arrays it got, into the grader's memory."""
+    for memory, given in shared_back:
+        try:
+            _copyto(memory, given, casting="unsafe")
+        except Exception:
+            pass  # (a shape the function changed in place: the grader sees the memory as it was)
+
+
+def _argument(value, blobs: list[bytes], fds: list[int], shared_back: list,
+              _map_array=shared.map_array, _array_copy=np.array, _decode=wire.decode):
+    """One argument: for an array the grader shared, an ordinary array of its own (it owns
+    its data, like any caller's array, so a function cannot tell the grader's from another
+    and mutate only the latter), copied back into the shared memory after the call; else
+    plain data decoded."""
+    if isinstance(value, dict) and "$shared" in value:
+        index = value["$shared"]
+        if fds[index] < 0:
+            raise ValueError("a shared argument was named twice")
+        try:
+            memory = _map_array(fds[index], value["descr"], value["shape"])
+            given = _array_copy(memory, copy=True)
+            shared_back.append((memory, given))
+            return given
+        finally:
+            os.close(fds[index])  # the mapping needs no descriptor
+            fds[index] = -1
+    return _decode(value, blobs)
+
+
 class Worker:
+    """The harness around a submission, in the submission's own process. What it does for
+    a call is bound before any student code runs: its methods into the instance (a class
+    attribute the submission rebinds changes nothing here) and the functions that hand over
+    and give back shared arguments as default values (rebinding a module's name changes
+    nothing; replacing ``__defaults__`` or ``__code__`` is an audit event, recorded)."""
+
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.module: ModuleType | None = None
         self.submission: str | None = None
         self.evidence: RuntimeEvidence | None = None
+        for name in ("serve", "_serve_one", "_answer", "_watch", "load", "run", "call",
+                     "_check_numpy"):
+            setattr(self, name, getattr(self, name))
 
     def serve(self) -> None:
         while True:
@@ -446,7 +567,8 @@ class Worker:
             reply["error"] = error
         return reply, out
 
-    def call(self, name: str, item: dict, blobs: list[bytes], fds: list[int]) -> tuple[dict, list[bytes]]:
+    def call(self, name: str, item: dict, blobs: list[bytes], fds: list[int],
+             _argument=_argument, _copy_back=_copy_back) -> tuple[dict, list[bytes]]:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
         check's) are mapped from its memory, so what the call does to them is seen there;
         nothing about the arguments after the call is sent back."""
@@ -487,35 +609,6 @@ class Worker:
         for name, value in _NUMPY_NAMES.items():
             if vars(np).get(name, value) is not value:
                 self.evidence._add(f"numpy.{name} replaced()")
-
-
-def _copy_back(shared_back: list) -> None:
-    """What the call did to the arrays it got, into the grader's memory."""
-    for memory, given in shared_back:
-        try:
-            _copyto(memory, given, casting="unsafe")
-        except Exception:
-            pass  # (a shape the function changed in place: the grader sees the memory as it was)
-
-
-def _argument(value, blobs: list[bytes], fds: list[int], shared_back: list):
-    """One argument: for an array the grader shared, an ordinary array of its own (it owns
-    its data, like any caller's array, so a function cannot tell the grader's from another
-    and mutate only the latter), copied back into the shared memory after the call; else
-    plain data decoded."""
-    if isinstance(value, dict) and "$shared" in value:
-        index = value["$shared"]
-        if fds[index] < 0:
-            raise ValueError("a shared argument was named twice")
-        try:
-            memory = _map_array(fds[index], value["descr"], value["shape"])
-            given = _array_copy(memory, copy=True)
-            shared_back.append((memory, given))
-            return given
-        finally:
-            os.close(fds[index])  # the mapping needs no descriptor
-            fds[index] = -1
-    return wire.decode(value, blobs)
 
 
 def become_worker(sock: socket.socket, confinement: dict) -> None:
