@@ -81,10 +81,28 @@ _PROCESS_MEMORY = re.compile(r"^/proc/[^/]+(/task/[^/]+)?/(mem|pagemap)$")
 EVIDENCE_CAP = 100
 OVERFLOW = "evidence-overflow()"   # more records than the cap: itself evidence
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
+_STDLIB = os.path.dirname(os.__file__) + os.sep                 # the standard library's
 # The recorder's frames that do the submission's arithmetic (computed.py): what happens in
 # there is the submission's doing, as it was before its code was rewritten.
 _PASS_THROUGH = computed.OPERATOR_CODES
 _WATCHED = frozenset({"import", "open"}) | DYNAMIC_CODE | ROUTES_OUT | INTROSPECTION | DATA_AS_CODE
+
+
+# Standard-library modules that are themselves routes out or into other code: an event one
+# of them raises is raised for whoever called it (ctypes.CDLL's dlopen is its caller's). Any
+# other module's frames (a framework's, matplotlib's, typing's own frame lookups) act on
+# their own account.
+_ROUTE_TOOLS = frozenset({"ctypes", "_ctypes", "subprocess", "os", "posix", "posixpath", "socket",
+                          "multiprocessing", "pty", "inspect", "traceback", "threading", "_thread",
+                          "signal", "shutil", "pickle", "copyreg", "code", "codeop", "pdb", "bdb",
+                          "trace", "runpy", "gc", "sys", "builtins", "marshal"})
+
+
+def _is_route_tool(frame) -> bool:
+    if not frame.f_code.co_filename.startswith(_STDLIB):
+        return False
+    name = frame.f_globals.get("__name__")
+    return isinstance(name, str) and name.split(".")[0] in _ROUTE_TOOLS
 
 
 def _compiled_from_string(code) -> bool:
@@ -159,8 +177,10 @@ class RuntimeEvidence:
 
     def _submissions(self, frame) -> bool:
         """Whether the event was raised by the submission's own code (its file, or code it
-        compiled from a string): the recorder's pass-through frames are looked through."""
-        while frame is not None and frame.f_code in _PASS_THROUGH:
+        compiled from a string), or by a tool of the standard library that leads out or in
+        (ctypes, subprocess, inspect, ...) that the submission called: the recorder's
+        pass-through frames and those tools' frames are looked through."""
+        while frame is not None and (frame.f_code in _PASS_THROUGH or _is_route_tool(frame)):
             frame = frame.f_back
         if frame is None:
             return False
