@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 
 from . import collection as records
 from .collection import Record
-from .git_repo import GitError, Repository, Secrets
+from .git_repo import EmptyRepository, GitError, Repository, Secrets
 from .roster import Enrolled, Roster
 from .student_text import line, student_id
 from .submission_file import (MAX_SOURCE_BYTES, SubmissionError, choose_in_folder, hand_ins_for,
@@ -70,10 +70,10 @@ def parse_deadline(text: str) -> float:
     try:
         when = datetime.fromisoformat(value)
     except ValueError:
-        raise CollectError([f"--deadline {line(text)!r}: not an ISO 8601 date and time; write "
+        raise CollectError([f"--deadline '{line(text)}': not an ISO 8601 date and time; write "
                             "it like 2026-12-01T23:59:00+01:00"]) from None
     if when.tzinfo is None:
-        raise CollectError([f"--deadline {line(text)!r}: give its UTC offset too (like "
+        raise CollectError([f"--deadline '{line(text)}': give its UTC offset too (like "
                             f"{when.isoformat(timespec='minutes')}+01:00, or Z for UTC): a time "
                             "without one means a different moment on each machine"])
     return when.timestamp()
@@ -161,18 +161,18 @@ def check_roster(roster: Roster, path: str, template: Template) -> None:
         where = f"{path}:{s.line}"
         why = id_problem(s.submission_id)
         if why:
-            problems.append(f"{where}: submission_id {line(s.submission_id)!r} {why}; grader collect "
+            problems.append(f"{where}: submission_id '{line(s.submission_id)}' {why}; grader collect "
                             "names each student's file by it: change it in the roster")
         key = unicodedata.normalize("NFC", s.submission_id).casefold()
         if key in folded:
-            problems.append(f"{where}: submission_id {line(s.submission_id)!r} differs from line "
+            problems.append(f"{where}: submission_id '{line(s.submission_id)}' differs from line "
                             f"{folded[key].line}'s only in case, so both would be one file on a "
                             "case-insensitive disk (macOS, Windows): change one of them")
         folded.setdefault(key, s)
         if template.uses_repo and not s.extra.get("repo"):
-            problems.append(f"{where}: no repo for {line(s.submission_id)!r}"
+            problems.append(f"{where}: no repo for '{line(s.submission_id)}'"
                             + ("" if "repo" in s.extra else " (the roster has no repo column)")
-                            + f"; --repo-url {line(template.text)!r} takes it from there")
+                            + f"; --repo-url '{line(template.text)}' takes it from there")
     if problems:
         raise CollectError(problems)
 
@@ -330,6 +330,8 @@ def _collect_one(job: Job, tasks, deadline: float | None, secrets: Secrets, seco
     try:
         try:
             repo.fetch(job.url)
+        except EmptyRepository as exc:
+            return every_task(records.MISSING, f"{job.shown_repo}: {exc}")
         except GitError as exc:
             return every_task(records.UNREACHABLE, f"could not fetch {job.shown_repo}: {exc}")
         try:

@@ -36,6 +36,10 @@ class GitError(Exception):
     """A git command failed; the message is git's reason, secrets redacted."""
 
 
+class EmptyRepository(GitError):
+    """The repository was reached and holds no commit: nothing was ever pushed to it."""
+
+
 @dataclass(frozen=True)
 class Secrets:
     """The strings no output may hold (tokens from the environment)."""
@@ -168,7 +172,7 @@ class Repository:
             except GitError:
                 raise exc from None
             if not heads.strip():
-                raise GitError("the repository is empty (nothing was ever pushed to it)") from None
+                raise EmptyRepository("the repository is empty (nothing was ever pushed to it)") from None
             raise
 
     def first_parent_history(self, limit: int = 100_000) -> list[tuple[str, int]]:
