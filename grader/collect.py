@@ -321,12 +321,36 @@ class Job:
 
 def _collect_one(job: Job, tasks, deadline: float | None, secrets: Secrets, seconds: float,
                  work: str, staging: str) -> list[Record]:
+    """One student's records. A failure of the grader itself on this repository is that
+    student's row (not collected: no grade, and said), never the end of the collection."""
+    try:
+        return _collect_repository(job, tasks, deadline, secrets, seconds, work, staging)
+    except Exception as exc:
+        for task in tasks:   # (what was written of this student, before the failure, goes)
+            for suffix in (".py", ".ipynb"):
+                try:
+                    os.unlink(os.path.join(staging, task.id, job.student.submission_id + suffix))
+                except FileNotFoundError:
+                    pass
+        why = secrets.redact(line(f"{type(exc).__name__}: {exc}", 300))
+        return [Record(job.student.submission_id, t.id, records.UNREACHABLE,
+                       f"could not collect {job.shown_repo}: the grader failed on it ({why}); "
+                       "it is not the student's doing: collect again", max_score=t.max_score)
+                for t in tasks]
+
+
+def _collect_repository(job: Job, tasks, deadline: float | None, secrets: Secrets, seconds: float,
+                        work: str, staging: str) -> list[Record]:
     sid = job.student.submission_id
 
     def every_task(status: str, reason: str, **more) -> list[Record]:
         return [Record(sid, t.id, status, reason, max_score=t.max_score, **more) for t in tasks]
 
-    repo = Repository(work, secrets, seconds)
+    try:
+        repo = Repository(work, secrets, seconds)
+    except GitError as exc:
+        return every_task(records.UNREACHABLE, f"could not fetch {job.shown_repo}: git cannot "
+                                               f"make a repository here ({exc})")
     try:
         try:
             repo.fetch(job.url)

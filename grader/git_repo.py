@@ -36,6 +36,10 @@ class GitError(Exception):
     """A git command failed; the message is git's reason, secrets redacted."""
 
 
+class GitTimeout(GitError):
+    """A git command ran past its time limit (and was killed, with its helpers)."""
+
+
 class EmptyRepository(GitError):
     """The repository was reached and holds no commit: nothing was ever pushed to it."""
 
@@ -77,7 +81,8 @@ def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     env.pop("GIT_WORK_TREE", None)
     if extra:
         # Configuration by environment (git 2.31+), after any the caller already set.
-        count = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
+        given = env.get("GIT_CONFIG_COUNT", "0")
+        count = int(given) if given.isdigit() else 0
         for key, value in extra.items():
             env[f"GIT_CONFIG_KEY_{count}"], env[f"GIT_CONFIG_VALUE_{count}"] = key, value
             count += 1
@@ -110,7 +115,7 @@ def _run(args: list[str], secrets: Secrets, seconds: float, cap: int = LISTING_B
             while selector.get_map():
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise GitError(f"git gave no answer within {seconds:g} s")
+                    raise GitTimeout(f"git gave no answer within {seconds:g} s")
                 for key, _ in selector.select(left):
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk:
@@ -122,7 +127,7 @@ def _run(args: list[str], secrets: Secrets, seconds: float, cap: int = LISTING_B
         try:
             process.wait(max(deadline - time.monotonic(), 0.1))
         except subprocess.TimeoutExpired:
-            raise GitError(f"git gave no answer within {seconds:g} s") from None
+            raise GitTimeout(f"git gave no answer within {seconds:g} s") from None
     finally:
         if process.poll() is None:
             _kill(process)
@@ -166,8 +171,10 @@ class Repository:
         try:
             self.git("fetch", "--quiet", "--no-write-fetch-head", "--no-tags", "--no-recurse-submodules",
                      "origin", f"+HEAD:{GRADED_REF}", config=remote)
+        except GitTimeout:
+            raise
         except GitError as exc:
-            try:
+            try:   # reached, but holding no branch: the student never pushed
                 heads = self.git("ls-remote", "origin", config=remote)
             except GitError:
                 raise exc from None
@@ -175,7 +182,7 @@ class Repository:
                 raise EmptyRepository("the repository is empty (nothing was ever pushed to it)") from None
             raise
 
-    def first_parent_history(self, limit: int = 100_000) -> list[tuple[str, int]]:
+    def first_parent_history(self, limit: int = 50_000) -> list[tuple[str, int]]:
         """(commit, committer timestamp) from the tip back to the first commit, along first
         parents: the default branch as it grew."""
         out = self.git("rev-list", "--first-parent", "--timestamp", f"--max-count={limit + 1}",

@@ -2,7 +2,8 @@
 into the same folder never overwrite each other):
 
 - ``grades-<task>.csv``, detailed: ``student[, lms_id, name], score, max_score, status,
-  diagnosis`` (the known mistakes diagnosed, by name, ``;`` between them) and the points of
+  diagnosis`` (the known mistakes diagnosed, by name, ``;`` between them), with a collection
+  (collection.py) ``collection, collection_note``, and the points of
   every graded check; a check that never ran (the file did not load, a
   prerequisite failed, the submission could not be graded at all) is an empty cell, not 0;
 - ``canvas-<task>.csv``: Canvas's gradebook import (``Student, ID, SIS User ID, SIS Login ID,

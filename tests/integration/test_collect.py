@@ -366,6 +366,26 @@ def test_roster_and_template_problems_are_named_with_their_lines_before_anything
     assert "Traceback" not in done.stderr
 
 
+def test_a_remote_that_never_answers_costs_its_student_alone_and_leaves_no_process(tmp_path):
+    import socket
+    from conftest import no_process_with
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)          # connections are taken, never answered
+    port = silent.getsockname()[1]
+    try:
+        ann = repo(tmp_path, "ann", {"solutions/normalize-rows.py": CORRECT})
+        done, out = collect(tmp_path, {"hung": f"http://127.0.0.1:{port}/hung.git", "ann": ann.path},
+                            "--fetch-seconds", "3")
+    finally:
+        silent.close()
+    assert done.returncode == 1, done.stdout + done.stderr
+    record = collection(out)
+    assert record["hung"]["status"] == "unreachable" and "no answer within 3 s" in record["hung"]["reason"]
+    assert record["ann"]["status"] == "collected"
+    assert no_process_with(f"127.0.0.1:{port}")       # git and its http helper were killed
+
+
 def test_an_empty_repository_is_missing_work_not_an_unreachable_one(tmp_path):
     empty = StudentRepo(tmp_path / "remote" / "empty.git")
     done, out = collect(tmp_path, {"ann": empty.path})
