@@ -353,7 +353,8 @@ def cmd_collect(args) -> int:
         print(visible(f"{r.submission_id:<{width}}  {r.task}  {r.status}: {r.summary()}"))
     counts = {s: sum(r.status == s for r in outcome.records) for s in
               ("collected", "missing", "two-hand-ins", "refused", "unreachable")}
-    print(f"{len(roster.students)} students, {len(tasks)} task(s): "
+    print(f"{len(roster.students)} student{'s' if len(roster.students) != 1 else ''}, {len(tasks)} "
+          f"task{'s' if len(tasks) != 1 else ''}: "
           + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
     print(f"wrote {outcome.written} and {args.out}/<task id>/ (next: grader batch TASK "
           f"{args.out}/<task id> --out grades, then grader export grades --roster {args.roster} "

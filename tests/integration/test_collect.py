@@ -138,6 +138,7 @@ def test_links_submodules_and_oversized_blobs_are_refused_and_score_nothing(tmp_
         "folder-link": {"solutions/normalize-rows": Link(TASK)},
         "inner-link": {"solutions/normalize-rows/solution.py": Link(REFERENCE)},
         "solutions-link": {"solutions": Link(os.path.dirname(TASK))},
+        "solutions-submodule": {"solutions": Submodule()},
         "submodule": {"solutions/normalize-rows.py": Submodule()},
         "submodule-folder": {"solutions/normalize-rows": Submodule()},
         "big": {"solutions/normalize-rows.py": b"#" * (2 << 20)},
@@ -154,7 +155,8 @@ def test_links_submodules_and_oversized_blobs_are_refused_and_score_nothing(tmp_
     for name in ("abs-link", "rel-link", "environ", "folder-link", "inner-link", "solutions-link"):
         assert "symbolic link" in record[name]["reason"], record[name]
     assert "(to '/proc/self/environ')" in record["environ"]["reason"]
-    assert "submodule" in record["submodule"]["reason"] and "submodule" in record["submodule-folder"]["reason"]
+    for name in ("submodule", "submodule-folder", "solutions-submodule"):
+        assert "submodule" in record[name]["reason"], record[name]
     assert "larger than 1024 KiB" in record["big"]["reason"]
     assert "Clear the notebook's outputs" in record["notebook-big"]["reason"]
     assert os.listdir(os.path.join(out, TASK_ID)) == ["honest.py"]
@@ -384,6 +386,14 @@ def test_a_remote_that_never_answers_costs_its_student_alone_and_leaves_no_proce
     assert record["hung"]["status"] == "unreachable" and "no answer within 3 s" in record["hung"]["reason"]
     assert record["ann"]["status"] == "collected"
     assert no_process_with(f"127.0.0.1:{port}")       # git and its http helper were killed
+
+
+def test_a_repository_named_as_a_command_transport_runs_nothing(tmp_path):
+    pwned = tmp_path / "pwned"
+    done, out = collect(tmp_path, {"ann": f"ext::sh -c touch% {pwned}", "bob": f"--upload-pack=touch {pwned}"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert {r["status"] for r in collection(out).values()} == {"unreachable"}
+    assert not pwned.exists()
 
 
 def test_an_empty_repository_is_missing_work_not_an_unreachable_one(tmp_path):
