@@ -258,7 +258,7 @@ def _refused(repo: Repository, entry, path: str) -> Found:
     if entry.mode == "120000" and entry.size is not None and entry.size <= LINK_TARGET_BYTES:
         try:   # the target is the link's blob: data, shown, never followed
             target = os.fsdecode(repo.blob(entry, LINK_TARGET_BYTES))
-            what += f" (to {shown(target)!r})"
+            what += f" (to '{shown(target)}')"
         except GitError:
             pass
     return Found(records.REFUSED, path, reason=str(refusal(path, what)))
