@@ -417,25 +417,34 @@ class Exported:
     matched: grade_files.Rows
 
 
-def _write_detailed(book, task_id: str, out_dir: str, roster, excel: bool, reports) -> Exported:
-    failed = {s for s, stored in book.stored(task_id).items() if stored.content_hash == REGRADE}
+def _write_detailed(book, task_id: str, out_dir: str, roster, excel: bool, reports,
+                    collection=None) -> Exported:
+    stored = book.stored(task_id)
+    failed = {s for s, row in stored.items() if row.content_hash == REGRADE}
     matched = grade_files.match(reports, roster, failed)
+    if collection is not None:
+        from .collection import join
+        matched = join(matched, task_id, collection,
+                       {s: row.content_hash for s, row in stored.items()})
     grades = grade_files.task_file(out_dir, "grades", task_id, "csv")
     grade_files.write_detailed(grades, matched, grade_files.check_columns(reports),
-                               roster is not None, excel)
+                               roster is not None, excel, with_collection=collection is not None)
     jsonl = grade_files.task_file(out_dir, "reports", task_id, "jsonl")
     write_jsonl(jsonl, reports)
     return Exported(task_id, [grades, jsonl], matched)
 
 
 def export(out_dir: str, formats=("detailed",), roster=None, task: str | None = None,
-           assignment: str | None = None, excel: bool = False) -> list[Exported]:
+           assignment: str | None = None, excel: bool = False, collection=None) -> list[Exported]:
     """Write a task's grade files again from the gradebook (every task's, without ``task``):
     the detailed grades-<task>.csv and reports-<task>.jsonl always, and each LMS format
-    asked for (they need ``roster``)."""
+    asked for (they need ``roster``). With a ``collection`` (collection.py, with a roster),
+    its tasks too, and each row says what was collected for that student, or why nothing was."""
     book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
     try:
         tasks = book.tasks()
+        if collection is not None:
+            tasks = sorted(set(tasks) | set(collection.tasks()))
         if task is not None:
             if task not in tasks:
                 raise ExportError(f"the gradebook holds no task {line(task)!r}; it holds: "
@@ -447,8 +456,11 @@ def export(out_dir: str, formats=("detailed",), roster=None, task: str | None = 
         done = []
         for task_id in tasks:
             reports = book.reports(task_id)
-            exported = _write_detailed(book, task_id, out_dir, roster, excel, reports)
+            exported = _write_detailed(book, task_id, out_dir, roster, excel, reports, collection)
             points = grade_files.max_score(reports)
+            if points is None and collection is not None:   # (no one's hand-in was graded)
+                points = grade_files.max_score([("", {"max_score": r.max_score}) for r in
+                                                collection.by_task.get(task_id, {}).values()])
             column = assignment or task_id
             if "canvas" in formats:
                 path = grade_files.task_file(out_dir, "canvas", task_id, "csv")

@@ -3,7 +3,9 @@
 Exit codes of ``grader check``: 0 at full marks, 1 below, 2 when the grader could not run
 (bad task spec, missing file, bad arguments); the reason goes to stderr. ``grader batch``
 exits 3 when the grader itself failed on some submissions (named on stderr; they are stored
-as error rows that the next run grades again).
+as error rows that the next run grades again). ``grader collect`` exits 0 when every
+repository was fetched (whatever each student handed in: the record says), 1 when some could
+not be (their rows say why), 2 when it could not run.
 """
 from __future__ import annotations
 
@@ -94,8 +96,33 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--task", help="only this task (default: every task of the gradebook)")
     export.add_argument("--assignment", help="the LMS's name of the assignment column (default: "
                                              "the task id; Canvas matches 'Name (id)' to an existing one)")
+    export.add_argument("--collection", metavar="COLLECTION.csv",
+                        help="the collection.csv of grader collect (needs --roster): every roster "
+                             "student's row says what was collected, or why nothing was")
     export.add_argument("--excel", action="store_true",
                         help="a UTF-8 BOM, so Excel opens the files as UTF-8")
+
+    collect = commands.add_parser(
+        "collect", help="final grading: fetch every roster student's repository and collect "
+                        "each task's hand-in from git, for grader batch (see README: course CI)")
+    collect.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+    collect.add_argument("--roster", required=True,
+                         help="the roster (as grader export reads it) with a repo column, or "
+                              "ids that --repo-url turns into repositories")
+    collect.add_argument("--out", default="collected",
+                         help="where OUT/<task id>/<student>.py|.ipynb and OUT/collection.csv go "
+                              "(new, empty or an earlier collection, which is replaced; default: collected)")
+    collect.add_argument("--repo-url", default="{repo}", metavar="TEMPLATE",
+                         help="each student's repository: {repo} (the roster's repo column), "
+                              "{submission_id}, {env:NAME} (a secret from the environment, never "
+                              "printed), e.g. 'https://x-access-token:{env:TOKEN}@github.com/{repo}.git' "
+                              "(default: {repo}, a URL or path)")
+    collect.add_argument("--deadline", metavar="ISO8601",
+                         help="grade the last commit before this time, with its UTC offset "
+                              "(2026-12-01T23:59:00+01:00); default: the tip of the default branch")
+    collect.add_argument("--jobs", "-j", type=int, default=4, help="repositories fetched at once (default 4)")
+    collect.add_argument("--fetch-seconds", type=float, default=300.0,
+                         help="time limit of each git command, in seconds (default 300)")
 
     gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
     gradescope.add_argument("task", help="task folder (holds task.yaml)")
@@ -243,17 +270,25 @@ def cmd_export(args) -> int:
     if args.formats and not args.roster:
         raise _Usage(f"--format {args.formats[0]} needs --roster: an LMS matches students by its "
                      "own ids (see README: exporting grades)")
+    if args.collection and not args.roster:
+        raise _Usage("--collection needs --roster: the collection says what each roster student "
+                     "handed in (see README: course CI)")
     roster = None
     if args.roster:
         try:
             roster = load_roster(args.roster)
         except RosterError as exc:
-            print("grader: the roster has problems:", file=sys.stderr)
-            for problem in exc.problems:
-                print(f"  {line(problem, 2000)}", file=sys.stderr)
-            return EXIT_CANNOT_RUN
+            return _problems("the roster has problems", exc.problems)
+    collection = None
+    if args.collection:
+        from .collection import CollectionError, read
+        try:
+            collection = read(args.collection)
+        except CollectionError as exc:
+            return _problems("the collection has problems", exc.problems)
     try:
-        done = export(args.out, args.formats, roster, args.task, args.assignment, args.excel)
+        done = export(args.out, args.formats, roster, args.task, args.assignment, args.excel,
+                      collection)
     except ExportError as exc:
         raise _Usage(str(exc)) from None
     for exported in done:
@@ -267,12 +302,68 @@ def cmd_export(args) -> int:
             names = ", ".join(f"{e.submission_id} ({e.name})" for e in matched.missing)
             print(f"{task}: {len(matched.missing)} roster student(s) without a submission, exported "
                   f"with an empty score: {line(names, 4000)}", file=sys.stderr)
+        if matched.not_collected:
+            print(f"{task}: {len(matched.not_collected)} repositor{'y' if len(matched.not_collected) == 1 else 'ies'} "
+                  f"could not be fetched, exported with an empty score (the reason is in the "
+                  f"grades file): {line(', '.join(matched.not_collected), 4000)}", file=sys.stderr)
+        if matched.ungraded_hand_ins:
+            print(f"{task}: {len(matched.ungraded_hand_ins)} collected hand-in(s) without a grade of "
+                  f"that very file (run grader batch on the collection), exported with an empty "
+                  f"score: {line(', '.join(matched.ungraded_hand_ins), 4000)}", file=sys.stderr)
         if matched.not_graded and args.formats:
             print(f"{task}: the grader failed on {len(matched.not_graded)} submission(s), exported "
                   f"to an LMS with an empty score until a batch grades them: "
                   f"{line(', '.join(matched.not_graded), 4000)}", file=sys.stderr)
         for path in exported.paths:
             print(f"wrote {path}")
+    return EXIT_FULL
+
+
+def _problems(title: str, problems: list[str]) -> int:
+    from .student_text import line
+    print(f"grader: {title}:", file=sys.stderr)
+    for problem in problems:
+        print(f"  {line(problem, 2000)}", file=sys.stderr)
+    return EXIT_CANNOT_RUN
+
+
+def cmd_collect(args) -> int:
+    from .collect import CollectError, Template, parse_deadline, run_collect
+    from .roster import RosterError, load_roster
+    from .spec import load_task
+    from .student_text import visible
+    if args.jobs < 1:
+        raise _Usage("--jobs must be at least 1")
+    if args.fetch_seconds <= 0:
+        raise _Usage("--fetch-seconds must be positive")
+    tasks = [load_task(folder) for folder in args.tasks]
+    try:
+        roster = load_roster(args.roster)
+    except RosterError as exc:
+        return _problems("the roster has problems", exc.problems)
+    try:
+        template = Template.parse(args.repo_url)
+        deadline = parse_deadline(args.deadline) if args.deadline else None
+        outcome = run_collect(tasks, roster, args.roster, args.out, template, deadline, args.jobs,
+                              args.fetch_seconds)
+    except CollectError as exc:
+        return _problems("cannot collect", exc.problems)
+    width = max(len(r.submission_id) for r in outcome.records)
+    for r in outcome.records:
+        print(visible(f"{r.submission_id:<{width}}  {r.task}  {r.status}: {r.summary()}"))
+    counts = {s: sum(r.status == s for r in outcome.records) for s in
+              ("collected", "missing", "two-hand-ins", "refused", "unreachable")}
+    print(f"{len(roster.students)} student{'s' if len(roster.students) != 1 else ''}, {len(tasks)} "
+          f"task{'s' if len(tasks) != 1 else ''}: "
+          + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    print(f"wrote {outcome.written} and {args.out}/<task id>/ (next: grader batch TASK "
+          f"{args.out}/<task id> --out grades, then grader export grades --roster {args.roster} "
+          f"--collection {outcome.written})", file=sys.stderr)
+    if outcome.unreachable:
+        print(f"grader: {len(outcome.unreachable)} repositor{'y' if len(outcome.unreachable) == 1 else 'ies'} "
+              f"could not be fetched (their rows say why; their grades stay empty until a "
+              f"collection fetches them): {visible(', '.join(outcome.unreachable))}", file=sys.stderr)
+        return EXIT_BELOW
     return EXIT_FULL
 
 
@@ -364,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     from .spec import SpecError
     try:
         return {"check": cmd_check, "validate": cmd_validate, "batch": cmd_batch,
-                "export": cmd_export, "gradescope": cmd_gradescope,
+                "export": cmd_export, "collect": cmd_collect, "gradescope": cmd_gradescope,
                 "freeze": cmd_freeze, "kit": cmd_kit,
                 "ci": cmd_ci}[args.command](args)
     except SpecError as exc:

@@ -23,7 +23,7 @@ import os
 import sys
 
 from .grading import Options, grade
-from .submission_file import SubmissionError, source_stem
+from .submission_file import SubmissionError, hand_ins_for
 from .redact import for_students
 from .report import github
 from .report.junit import render_many
@@ -52,7 +52,7 @@ def solution_for(root: str, task: Task) -> str | None:
         names = sorted(os.listdir(folder))
     except OSError:
         return None
-    found = [n for n in names if (source_stem(n) or n) == task.id]
+    found = hand_ins_for(task.id, names)
     if len(found) > 1:
         raise SubmissionError(f"two solutions for {task.id}: {' and '.join(found)} in "
                               f"{folder}; keep one of them.")

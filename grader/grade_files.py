@@ -2,7 +2,8 @@
 into the same folder never overwrite each other):
 
 - ``grades-<task>.csv``, detailed: ``student[, lms_id, name], score, max_score, status,
-  diagnosis`` (the known mistakes diagnosed, by name, ``;`` between them) and the points of
+  diagnosis`` (the known mistakes diagnosed, by name, ``;`` between them), with a collection
+  (collection.py) ``collection, collection_note``, and the points of
   every graded check; a check that never ran (the file did not load, a
   prerequisite failed, the submission could not be graded at all) is an empty cell, not 0;
 - ``canvas-<task>.csv``: Canvas's gradebook import (``Student, ID, SIS User ID, SIS Login ID,
@@ -26,7 +27,7 @@ import hashlib
 import os
 import re
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .result import SKIPPED, UNGRADABLE_CHECK
 from .roster import Enrolled, Roster
@@ -55,6 +56,9 @@ class Row:
     enrolled: Enrolled | None    # the roster's line, when there is a roster and it knows them
     report: dict | None          # None: nothing was submitted
     graded: bool = True          # False: the grader failed on it, so it holds no grade
+    collection: str | None = None   # with a collection (collection.py): its status for them
+    note: str = ""               # ... and what was collected, or why nothing was
+    status: str | None = None    # the status shown when there is no report (default: no submission)
 
 
 @dataclass
@@ -63,6 +67,8 @@ class Rows:
     unknown: list[str]           # submission ids not in the roster
     missing: list[Enrolled]      # roster students without a submission
     not_graded: list[str]        # submissions the grader failed on (regraded by the next batch)
+    not_collected: list[str] = field(default_factory=list)      # repositories not fetched
+    ungraded_hand_ins: list[str] = field(default_factory=list)  # collected, no grade of that file
 
 
 def match(reports: list[tuple[str, dict]], roster: Roster | None,
@@ -119,21 +125,26 @@ def _write(path: str, rows: list[list[str]], excel: bool) -> None:
 
 
 def write_detailed(path: str, matched: Rows, names: list[str], with_roster: bool,
-                   excel: bool = False) -> None:
+                   excel: bool = False, with_collection: bool = False) -> None:
+    """With a collection, ``collection`` and ``collection_note`` follow ``diagnosis``: what
+    was collected for the student (path, commit, date), or why nothing was."""
     header = ["student"] + (["lms_id", "name"] if with_roster else []) + \
-        ["score", "max_score", "status", "diagnosis"] + [for_csv(n) for n in names]
+        ["score", "max_score", "status", "diagnosis"] + \
+        (["collection", "collection_note"] if with_collection else []) + [for_csv(n) for n in names]
     out = [header]
     for row in matched.rows:
         report = row.report
         people = []
         if with_roster:
             people = [for_csv(row.enrolled.lms_id), for_csv(row.enrolled.name)] if row.enrolled else ["", ""]
+        collected = [row.collection or "", for_csv(row.note)] if with_collection else []
         if report is None:
-            out.append([for_csv(row.student)] + people + ["", "", NO_SUBMISSION, ""] + [""] * len(names))
+            out.append([for_csv(row.student)] + people + ["", "", row.status or NO_SUBMISSION, ""] +
+                       collected + [""] * len(names))
             continue
         out.append([for_csv(row.student)] + people +
                     [_number(report["score"]), _number(report["max_score"]), for_csv(report["status"]),
-                     for_csv(_diagnosed(report))] +
+                     for_csv(_diagnosed(report))] + collected +
                     _check_cells(report, names))
     _write(path, out, excel)
 

@@ -2,7 +2,8 @@
 
 ``roster.csv`` has a header and the columns ``submission_id,lms_id,name`` (the student ids
 of a batch: a file's stem or a folder's name, as grades-<task>.csv shows them), optionally
-``sis_user_id``, ``sis_login_id`` and ``section`` (copied into a Canvas import). It is read
+``sis_user_id``, ``sis_login_id`` and ``section`` (copied into a Canvas import) and ``repo``
+(the student's repository, for ``grader collect``; never exported). It is read
 as UTF-8, with or without a BOM (as Excel saves it). Every problem is reported with its line,
 all at once; a roster with problems is not used at all.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from .student_text import line as visible_line
 
 REQUIRED = ("submission_id", "lms_id", "name")
-OPTIONAL = ("sis_user_id", "sis_login_id", "section")
+OPTIONAL = ("sis_user_id", "sis_login_id", "section", "repo")
 MAX_BYTES = 16 << 20
 
 
@@ -31,6 +32,7 @@ class Enrolled:
     lms_id: str
     name: str
     extra: dict = field(default_factory=dict)   # the optional columns present
+    line: int = 0                               # the roster's line (for messages)
 
 
 @dataclass
@@ -89,7 +91,7 @@ def load_roster(path: str) -> Roster:
         seen_ids.setdefault(sid, number)
         seen_lms.setdefault(lms, number)
         students.append(Enrolled(sid, lms, cells["name"],
-                                 {c: cells[c] for c in OPTIONAL if c in cells}))
+                                 {c: cells[c] for c in OPTIONAL if c in cells}, number))
     if not students and not problems:
         problems.append(f"{path}: holds a header but no student")
     if problems:

@@ -62,12 +62,12 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _refuse(path: str, what: str) -> SubmissionError:
+def refusal(path: str, what: str) -> SubmissionError:
     return SubmissionError(f"{path}: is {what}, not a regular file. Hand in the .py or .ipynb "
                            "file itself (a copy, not a link).")
 
 
-def _too_large(path: str) -> SubmissionError:
+def too_large(path: str) -> SubmissionError:
     hint = (" Clear the notebook's outputs (Kernel > Restart & Clear Output) and save it again."
             if path.lower().endswith(".ipynb") else "")
     return SubmissionError(f"{path}: is larger than {MAX_SOURCE_BYTES // 1024} KiB; a solution "
@@ -89,34 +89,45 @@ def read_submission(path: str) -> SubmissionFile:
     return _read_file(path)
 
 
+def hand_ins_for(task_id: str, names) -> list[str]:
+    """The entries of a course repository's solutions/ folder that are a task's hand-in:
+    ``<task id>.py`` or ``.ipynb`` (the suffix in any case), or ``<task id>`` itself (a
+    folder holding one). Compared by name only: the caller decides what each entry is."""
+    return sorted(n for n in names if (source_stem(n) or n) == task_id)
+
+
+def choose_in_folder(folder: str, names) -> str:
+    """Which of a folder's .py and .ipynb entries (``names``, folders left out) is the
+    hand-in: the only one; among several, the one named solution (then submission, main),
+    when exactly one has that name. SubmissionError, naming ``folder``, otherwise."""
+    names = sorted(names)
+    if len(names) == 1:
+        return names[0]
+    for stem in PREFERRED_STEMS:
+        named = [n for n in names if (source_stem(n) or "").lower() == stem]
+        if len(named) > 1:
+            raise SubmissionError(f"{folder}: holds {' and '.join(named)}; keep one of them.")
+        if named:
+            return named[0]
+    raise SubmissionError(
+        f"{folder}: holds {len(names)} .py or .ipynb files ({', '.join(names[:5]) or 'none'}); "
+        f"submit exactly one, or name the solution {PREFERRED_STEMS[0]}.py "
+        f"(or {PREFERRED_STEMS[0]}.ipynb).")
+
+
 def _from_folder(folder: str) -> SubmissionFile:
-    """The folder's only .py or .ipynb file; among several, the one named solution (then
-    submission, main), when exactly one has that name."""
+    """The folder's hand-in, as ``choose_in_folder`` chooses it, read safely."""
     try:
         # A folder named sub.py is no file to hand in; a link or a FIFO is, and is refused below.
         entries = {e.name: e for e in os.scandir(folder)
                    if source_stem(e.name) is not None and not e.is_dir(follow_symlinks=False)}
     except OSError as exc:
         raise SubmissionError(f"{folder}: cannot be read ({exc.strerror}).") from None
-    names = sorted(entries)
-    chosen: str | None = names[0] if len(names) == 1 else None
-    if chosen is None:
-        for stem in PREFERRED_STEMS:
-            named = [n for n in names if (source_stem(n) or "").lower() == stem]
-            if len(named) > 1:
-                raise SubmissionError(f"{folder}: holds {' and '.join(named)}; keep one of them.")
-            if named:
-                chosen = named[0]
-                break
-    if chosen is None:
-        raise SubmissionError(
-            f"{folder}: holds {len(names)} .py or .ipynb files ({', '.join(names[:5]) or 'none'}); "
-            f"submit exactly one, or name the solution {PREFERRED_STEMS[0]}.py "
-            f"(or {PREFERRED_STEMS[0]}.ipynb).")
+    chosen = choose_in_folder(folder, entries)
     entry = entries[chosen]
     path = os.path.join(folder, chosen)
     if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
-        raise _refuse(path, _kind(entry.stat(follow_symlinks=False).st_mode))
+        raise refusal(path, _kind(entry.stat(follow_symlinks=False).st_mode))
     return _read_file(path)
 
 
@@ -126,14 +137,14 @@ def _read_file(path: str) -> SubmissionFile:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if os.path.islink(path):
-            raise _refuse(path, "a symbolic link") from None
+            raise refusal(path, "a symbolic link") from None
         raise SubmissionError(f"{path}: cannot be read ({exc.strerror}).") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise _refuse(path, _kind(info.st_mode))
+            raise refusal(path, _kind(info.st_mode))
         if info.st_size > MAX_SOURCE_BYTES:
-            raise _too_large(path)
+            raise too_large(path)
         chunks, size = [], 0
         while size <= MAX_SOURCE_BYTES:  # a file that grows while read stops at the cap
             chunk = os.read(fd, MAX_SOURCE_BYTES + 1 - size)
@@ -147,7 +158,7 @@ def _read_file(path: str) -> SubmissionFile:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > MAX_SOURCE_BYTES:  # it grew while it was read
-        raise _too_large(path)
+        raise too_large(path)
     return SubmissionFile(path, data)
 
 

@@ -1,5 +1,10 @@
-"""GitHub's workflow commands (::error file=...::text), read as the runner reads them: shared
-by tests/unit/test_github_annotations.py and tests/integration/test_github_actions.py."""
+"""GitHub Actions as the runner reads it: workflow commands (::error file=...::text), shared
+by tests/unit/test_github_annotations.py and tests/integration/test_github_actions.py, and
+the run steps of an example workflow file, run here as the runner runs them (bash -e, the
+step's env, ${{ }} expressions from given values)."""
+import os
+import re
+import subprocess
 
 
 def parse_command(line: str):
@@ -22,3 +27,36 @@ def _unescape(text, prop):
     for escaped, char in pairs + [("%25", "%")]:
         text = text.replace(escaped, char)
     return text
+
+
+# --------------------------------------------------------------------------- workflow files
+
+def workflow_steps(path: str, job: str = "grade") -> list[dict]:
+    import yaml
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f)["jobs"][job]["steps"]
+
+
+_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def expand(text: str, values: dict) -> str:
+    """``${{ a || b }}`` as the runner evaluates it, from ``values`` (name -> string; an
+    unknown name fails the test, so the test says what the workflow reads)."""
+    def one(match):
+        result = ""
+        for name in (part.strip() for part in match.group(1).split("||")):
+            assert name in values, f"the workflow reads {name}, which the test does not give"
+            result = values[name]
+            if result:
+                break
+        return result
+    return _EXPRESSION.sub(one, text)
+
+
+def run_step(step: dict, cwd, values: dict, env: dict, timeout: float = 900):
+    """A ``run:`` step as the runner runs it (``bash --noprofile --norc -eo pipefail``)."""
+    step_env = {k: expand(str(v), values) for k, v in (step.get("env") or {}).items()}
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
+                           expand(step["run"], values)], cwd=cwd, capture_output=True, text=True,
+                          env=dict(os.environ, **env, **step_env), timeout=timeout)

@@ -1,16 +1,20 @@
 """GitHub runners: annotations as the runner parses them (escaped, workspace-relative,
 capped at GitHub's limit with a notice), JUnit that links to the student's code, and an
 example workflow that makes bubblewrap work on ubuntu-24.04."""
+import csv
 import os
+import shutil
 import subprocess
 import sys
 
 import pytest
 
 from conftest import ROOT, course_with_full_tasks, WRONG_NORMALIZE
-from workflow_commands import parse_command
+from workflow_commands import parse_command, run_step, workflow_steps
 
 COURSE = os.path.join(ROOT, "examples", "course")
+INSTRUCTOR = os.path.join(ROOT, "examples", "course-instructor")
+FINAL_GRADING = os.path.join(INSTRUCTOR, ".github", "workflows", "final-grading.yml")
 
 
 def test_ci_annotations_in_a_course_below_the_repository_root(tmp_path):
@@ -138,3 +142,80 @@ def test_workflow_validate_step_passes_on_the_example_course():
                           text=True, timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "task normalize-rows" in done.stdout and "0 problems" in done.stdout
+
+
+# --------------------------------------------------------------------------- final grading
+
+def test_final_grading_collects_with_grader_collect_never_a_checkout_and_cp():
+    """The collection that followed links (a checkout, then ``[ -e solutions/...]`` and ``cp``: see
+    test_collect.py's control test) must never come back; the token never sits in a
+    script (GitHub writes a step's script to a file on the runner)."""
+    steps = workflow_steps(FINAL_GRADING)
+    scripts = [s["run"] for s in steps if "run" in s]
+    for script in scripts:
+        for forbidden in ("cp ", "git clone", "git checkout", "solutions/", "students.txt", "${{ secrets."):
+            assert forbidden not in script, (forbidden, script)
+    order = ["grader validate ", "grader collect ", "grader batch ", "grader export "]
+    at = [next(i for i, text in enumerate(scripts) if command in text) for command in order]
+    assert at == sorted(at), scripts
+    collect = next(s for s in steps if "grader collect " in s.get("run", ""))
+    assert "--roster roster.csv" in collect["run"] and "{env:STUDENT_REPOS_TOKEN}" in collect["run"]
+    assert collect["env"]["STUDENT_REPOS_TOKEN"] == "${{ secrets.STUDENT_REPOS_TOKEN }}"
+    export = next(s["run"] for s in steps if "grader export " in s.get("run", ""))
+    for part in ("--roster roster.csv", "--collection collected/collection.csv", "--format canvas"):
+        assert part in export
+
+
+def test_final_grading_workflow_runs_here_on_real_repositories_and_grades_every_roster_student(tmp_path):
+    """The workflow's own steps, run as the runner runs them, in a copy of the instructor's
+    repository, with its roster; github.com is this machine's folder (git's insteadOf), the
+    token a fake one that must appear nowhere."""
+    from grader.roster import load_roster
+    from grader.sandbox import tier
+    from student_repos import Link, StudentRepo
+    instructor = tmp_path / "instructor"
+    shutil.copytree(INSTRUCTOR, instructor)
+    github = tmp_path / "github"
+    students = load_roster(str(instructor / "roster.csv")).students
+    assert len(students) >= 4 and all(s.extra.get("repo") for s in students)
+    with open(os.path.join(COURSE, "solutions", "normalize-rows.py")) as f:
+        correct = f.read()
+    hand_ins = [{"solutions/normalize-rows.py": correct},
+                {"solutions/normalize-rows/solution.py": correct},
+                {"solutions/normalize-rows.py": Link("../../tasks/normalize-rows/reference.py")}]
+    for student, files in zip(students, hand_ins):    # (the last student's repository: none)
+        StudentRepo(github / f"{student.extra['repo']}.git").commit(files, "2026-11-20T10:00:00Z")
+    token = "ghp_FAKE0final0grading0token0000001"
+    outputs = tmp_path / "github-output"
+    env = {"PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}", "PYTHONPATH": ROOT,
+           "GITHUB_OUTPUT": str(outputs), "GIT_CONFIG_COUNT": "1",
+           "GIT_CONFIG_KEY_0": f"url.{github}/.insteadOf",
+           "GIT_CONFIG_VALUE_0": f"https://x-access-token:{token}@github.com/"}
+    values = {"secrets.STUDENT_REPOS_TOKEN": token, "inputs.deadline": "",
+              "vars.FINAL_DEADLINE": "2026-12-01T00:00:00Z"}
+    sandbox = tier("bubblewrap").works()
+    logs = ""
+    for step in workflow_steps(FINAL_GRADING):
+        if "run" not in step or step["name"].startswith(("Install", "Let bubblewrap", "Fail the run")):
+            continue
+        if not sandbox:
+            step = dict(step, run=step["run"].replace(" --require-sandbox", ""))
+        done = run_step(step, instructor, values, env)
+        logs += done.stdout + done.stderr
+        assert done.returncode == 0, (step["name"], done.stdout + done.stderr)
+    assert "unreachable=1" in outputs.read_text()      # so the last step fails the run
+    grades = list(csv.DictReader(open(instructor / "grades" / "grades-normalize-rows.csv", encoding="utf-8")))
+    by_id = {r["student"]: r for r in grades}
+    assert list(by_id) == [s.submission_id for s in students]
+    full = by_id[students[0].submission_id]["max_score"]
+    assert [by_id[s.submission_id]["score"] for s in students] == [full, full, "0", ""]
+    assert [by_id[s.submission_id]["collection"] for s in students] == \
+        ["collected", "collected", "refused", "unreachable"]
+    assert "symbolic link" in by_id[students[2].submission_id]["collection_note"]
+    canvas = list(csv.reader(open(instructor / "grades" / "canvas-normalize-rows.csv", encoding="utf-8")))
+    assert [row[1] for row in canvas[2:]] == [s.lms_id for s in students]
+    assert token not in logs
+    for root, _, names in os.walk(instructor):
+        for name in names:
+            with open(os.path.join(root, name), "rb") as f:
+                assert token.encode() not in f.read(), os.path.join(root, name)
