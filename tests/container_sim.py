@@ -2,10 +2,15 @@
 profile, which forbids the system calls that make namespaces (so bubblewrap cannot work)
 and, in the Docker versions Gradescope runs, knows nothing of Landlock's.
 
-    python container_sim.py COMMAND [ARG...]
+    python container_sim.py [--no-cgroup] COMMAND [ARG...]
+
+``--no-cgroup``: also as Docker mounts the cgroup filesystems by default, read-only, so the
+grader can make no cgroup of its own (done in a mount namespace of the simulation's own,
+before the profile forbids mounts; the machine's mounts are untouched).
 
 The filter is inherited by everything COMMAND starts, the grader's workers included.
 """
+import ctypes
 import errno
 import os
 import sys
@@ -19,6 +24,8 @@ CLONE_NAMESPACES = (0x10000000,  # CLONE_NEWUSER
                     0x08000000,  # CLONE_NEWIPC
                     0x04000000,  # CLONE_NEWUTS
                     0x02000000)  # CLONE_NEWCGROUP
+CGROUPS = "/sys/fs/cgroup"
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x20, 0x1000, 0x4000, 0x40000
 
 
 def docker_default_profile() -> None:
@@ -34,6 +41,27 @@ def docker_default_profile() -> None:
     rules.load()
 
 
+def read_only_cgroups() -> None:
+    """A mount namespace of its own in which every cgroup filesystem is read-only."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+    check(libc.unshare(0x00020000), "unshare(CLONE_NEWNS)")
+    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
+    with open("/proc/self/mountinfo") as f:
+        points = [line.split()[4] for line in f]
+    for point in sorted(p for p in points if p == CGROUPS or p.startswith(CGROUPS + "/")):
+        check(libc.mount(None, point.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
+              f"remounting {point} read-only")
+
+
 if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args[:1] == ["--no-cgroup"]:
+        read_only_cgroups()
+        args = args[1:]
     docker_default_profile()
-    os.execvp(sys.argv[1], sys.argv[1:])
+    os.execvp(args[0], args)
