@@ -2,11 +2,13 @@
 profile, which forbids the system calls that make namespaces (so bubblewrap cannot work)
 and, in the Docker versions Gradescope runs, knows nothing of Landlock's.
 
-    python container_sim.py [--no-cgroup] COMMAND [ARG...]
+    python container_sim.py [--no-cgroup] [--landlock] COMMAND [ARG...]
 
 ``--no-cgroup``: also as Docker mounts the cgroup filesystems by default, read-only, so the
 grader can make no cgroup of its own (done in a mount namespace of the simulation's own,
 before the profile forbids mounts; the machine's mounts are untouched).
+``--landlock``: a newer Docker, whose profile lets Landlock through (still no namespaces):
+root in a container where the landlock tier works without user namespaces.
 
 The filter is inherited by everything COMMAND starts, the grader's workers included.
 """
@@ -28,7 +30,7 @@ CGROUPS = "/sys/fs/cgroup"
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x20, 0x1000, 0x4000, 0x40000
 
 
-def docker_default_profile() -> None:
+def docker_default_profile(landlock: bool = False) -> None:
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in ("unshare", "setns", "mount", "umount2", "pivot_root"):
         rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
@@ -36,7 +38,9 @@ def docker_default_profile() -> None:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     # clone3's flags sit in memory a filter cannot read: Docker answers ENOSYS, and the C
     # library falls back to clone.
-    for name in ("clone3", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"):
+    landlock_calls = () if landlock else ("landlock_create_ruleset", "landlock_add_rule",
+                                          "landlock_restrict_self")
+    for name in ("clone3", *landlock_calls):
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
     rules.load()
 
@@ -60,8 +64,10 @@ def read_only_cgroups() -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    if args[:1] == ["--no-cgroup"]:
+    options = set()
+    while args and args[0] in ("--no-cgroup", "--landlock"):
+        options.add(args.pop(0))
+    if "--no-cgroup" in options:
         read_only_cgroups()
-        args = args[1:]
-    docker_default_profile()
+    docker_default_profile(landlock="--landlock" in options)
     os.execvp(args[0], args)
