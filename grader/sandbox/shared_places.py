@@ -5,19 +5,23 @@ A worker of that tier runs as a user of its own, with no namespace of its own: w
 every user may write (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock``, a folder someone
 made 0777) it could write too, and leave there for the next student's worker (or, during a
 batch, share with a classmate's). So once per grader process the machine is walked for
-such places (folders that other users may search and write, regular files they may
-write), on every filesystem that is mounted read-write and is not one of the kernel's own
-(/proc, /sys, cgroups: nothing there is storage a user may write), without following links
-and without descending where other users may not search. Each place found is closed to one
+such places (folders that other users may search and write, regular files they may write
+inside those), on every filesystem that is mounted read-write and is not one of the
+kernel's own (/proc, /sys, cgroups: nothing there is storage a user may write), without
+following links and without descending where other users may not search. Each place found is closed to one
 group that every worker of the tier holds and no other process does: an ACL entry
 ``group:GID:--x`` on a folder (it may still be passed through, not listed or written),
 ``group:GID:r--`` (or ``---``) on a file. The entries stay: they concern no other process,
 and a grader run at the same time relies on them too.
 
-Where a filesystem has no ACLs (a folder of ``/dev/mqueue``, say), a folder cannot be
-closed: it is *swept* instead, everything a worker's user owns in it removed after the
-worker ends (so the next worker never sees it, though two running at the same time could).
-A file there can be neither: that is *open*, and the tier says it cannot keep workers apart.
+Where a filesystem has no ACLs (``/dev/mqueue``, say), a folder cannot be closed: it is
+*swept* instead, everything a worker's user owns in it removed after the worker ends (so
+the next worker never sees it, though two running at the same time could). A file there
+that every user may write can be neither: that is *open*, and the tier says it cannot keep
+workers apart (a message queue's file is not: no write reaches its messages).
+
+Files every user may write are looked for only inside such folders: one elsewhere (none on
+a normal system) would need every file of the machine looked at, several times the walk.
 """
 from __future__ import annotations
 
@@ -40,6 +44,9 @@ PSEUDO = frozenset({"proc", "sysfs", "cgroup", "cgroup2", "devpts", "securityfs"
 # count of 2 holds no folder, and need not be listed to know it (others, btrfs or overlay
 # say 1: every folder there is listed).
 COUNTS_SUBFOLDERS = frozenset({"ext2", "ext3", "ext4", "xfs", "tmpfs", "devtmpfs", "ramfs"})
+# Filesystems whose files no write reaches: a POSIX message queue's messages come and go
+# only through the mq_* calls, which workers may not make (syscalls.py).
+UNWRITABLE_FILES = frozenset({"mqueue"})
 FOLDER_RIGHTS = 0o1   # --x: a closed folder may still be passed through
 _ESCAPE = re.compile(r"\\([0-7]{3})")
 
@@ -126,8 +133,10 @@ def find(mount_list: list[Mount] | None = None) -> Found:
         while pending:
             _walk_one(pending.pop(), points, counts, pending, folders)
     files: list[str] = []
+    kinds = {m.point: m.fstype for m in mount_list}
     for folder in folders:
-        _files_in(folder, points, files)
+        if kinds.get(folder) not in UNWRITABLE_FILES:
+            _files_in(folder, points, files)
     return Found(tuple(folders), tuple(sorted(set(files))))
 
 

@@ -86,8 +86,11 @@ def test_what_every_user_may_write_is_found_and_what_they_cannot_reach_is_not(tr
     file("var/tmp/readme", 0o644)
     (root / "var" / "link").symlink_to(hidden)          # a link is not followed
     other_mount = folder("mnt/shm", 0o1777)             # another mount: walked on its own
-    found = shared_places.find([Mount(str(root), "ext4", False), Mount(other_mount, "tmpfs", False)])
-    assert sorted(found.folders) == sorted([shared, nested, other_mount])
+    queues = folder("mnt/mqueue", 0o1777)
+    file("mnt/mqueue/queue", 0o666)                     # no write reaches a queue's messages
+    found = shared_places.find([Mount(str(root), "ext4", False), Mount(other_mount, "tmpfs", False),
+                                Mount(queues, "mqueue", False)])
+    assert sorted(found.folders) == sorted([shared, nested, other_mount, queues])
     assert hidden not in found.folders and no_search not in found.folders
     assert found.files == (planted,)
 
