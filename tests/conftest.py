@@ -206,11 +206,14 @@ SIMULATED_TIER = {"cgroup": UNPRIVILEGED, "no-cgroup": UNPRIVILEGED,
                   "landlock": LANDLOCK, "landlock-no-cgroup": LANDLOCK}
 
 
-def in_container(container, *args, simulation="cgroup", cwd=None, timeout=300, command="grader"):
-    """Run ``grader ARGS`` (or another program of the container's venv) in the simulation."""
+def in_container(container, *args, simulation="cgroup", cwd=None, timeout=300, command="grader",
+                 simulator_options=()):
+    """Run ``grader ARGS`` (or another program of the container's venv) in the simulation
+    (with more of container_sim.py's options, ``simulator_options``)."""
     program = os.path.join(container["bin"], command)
     return subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR, *SIMULATIONS[simulation],
-                           program, *args], capture_output=True, text=True, cwd=cwd or "/", timeout=timeout)
+                           *simulator_options, program, *args],
+                          capture_output=True, text=True, cwd=cwd or "/", timeout=timeout)
 
 
 @pytest.fixture(params=["cgroup", "no-cgroup"])

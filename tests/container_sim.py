@@ -2,13 +2,16 @@
 profile, which forbids the system calls that make namespaces (so bubblewrap cannot work)
 and, in the Docker versions Gradescope runs, knows nothing of Landlock's.
 
-    python container_sim.py [--no-cgroup] [--landlock] COMMAND [ARG...]
+    python container_sim.py [--no-cgroup] [--landlock] [--mqueue FOLDER] COMMAND [ARG...]
 
 ``--no-cgroup``: also as Docker mounts the cgroup filesystems by default, read-only, so the
 grader can make no cgroup of its own (done in a mount namespace of the simulation's own,
 before the profile forbids mounts; the machine's mounts are untouched).
 ``--landlock``: a newer Docker, whose profile lets Landlock through (still no namespaces):
 root in a container where the landlock tier works without user namespaces.
+``--mqueue FOLDER``: the POSIX message queues' filesystem mounted on FOLDER (an empty folder
+every user may write), as Docker mounts one on /dev/mqueue: a place every user may write
+that takes no ACL (in the simulation's mount namespace; the queues are the machine's).
 
 The filter is inherited by everything COMMAND starts, the grader's workers included.
 """
@@ -45,29 +48,37 @@ def docker_default_profile(landlock: bool = False) -> None:
     rules.load()
 
 
-def read_only_cgroups() -> None:
-    """A mount namespace of its own in which every cgroup filesystem is read-only."""
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def own_mounts(read_only_cgroups: bool, mqueue: str | None) -> None:
+    """A mount namespace of its own in which every cgroup filesystem is read-only, and/or
+    a message-queue filesystem is mounted on ``mqueue``."""
     libc = ctypes.CDLL(None, use_errno=True)
-
-    def check(result: int, what: str) -> None:
-        if result != 0:
-            raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
-
-    check(libc.unshare(0x00020000), "unshare(CLONE_NEWNS)")
-    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
+    _check(libc.unshare(0x00020000), "unshare(CLONE_NEWNS)")
+    _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
+    if mqueue:
+        _check(libc.mount(b"mqueue", mqueue.encode(), b"mqueue", 0, None), f"mounting mqueue on {mqueue}")
+    if not read_only_cgroups:
+        return
     with open("/proc/self/mountinfo") as f:
         points = [line.split()[4] for line in f]
     for point in sorted(p for p in points if p == CGROUPS or p.startswith(CGROUPS + "/")):
-        check(libc.mount(None, point.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
-              f"remounting {point} read-only")
+        _check(libc.mount(None, point.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
+               f"remounting {point} read-only")
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    options = set()
-    while args and args[0] in ("--no-cgroup", "--landlock"):
+    options: set[str] = set()
+    mqueue = None
+    while args and args[0] in ("--no-cgroup", "--landlock", "--mqueue"):
         options.add(args.pop(0))
-    if "--no-cgroup" in options:
-        read_only_cgroups()
+        if "--mqueue" in options and mqueue is None:
+            mqueue = args.pop(0)
+    if "--no-cgroup" in options or mqueue:
+        own_mounts("--no-cgroup" in options, mqueue)
     docker_default_profile(landlock="--landlock" in options)
     os.execvp(args[0], args)

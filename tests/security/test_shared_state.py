@@ -281,6 +281,44 @@ def test_the_notes_are_kept_from_workers_under_the_isolating_tiers(tier, token, 
     assert leftovers(token) == []
 
 
+QUEUE_NOTE = """
+import os
+import numpy as np
+NOTE = "{note}"
+if "{role}" == "writer":   # a queue made by its name in the queues' filesystem: an open()
+    os.close(os.open(NOTE, os.O_CREAT | os.O_RDWR, 0o666))
+elif os.path.exists(NOTE):
+    raise RuntimeError("SEEN " + NOTE)
+""" + CORRECT
+
+
+@pytest.mark.parametrize("simulation", ["cgroup", "no-cgroup"])
+def test_a_place_without_acls_is_swept_between_workers(container, simulation, token, tmp_path):
+    """Docker mounts the message queues' filesystem on /dev/mqueue, open to every user and
+    without ACLs: what a worker leaves there is removed before the next one runs, and the
+    report says the place could not be closed."""
+    queues = f"/tmp/grader-mq-{secrets.token_hex(4)}"
+    os.mkdir(queues)
+    os.chmod(queues, 0o1777)
+    try:
+        task = _task(container, "queues")
+        note = f"{queues}/grader-note-{token}"
+        reports = []
+        for role in ("writer", "reader"):
+            path = write(tmp_path / f"{role}.py", QUEUE_NOTE.format(note=note, role=role))
+            done = in_container(container, "check", task, path, "--others-work", "--format", "json",
+                                simulation=simulation, simulator_options=["--mqueue", queues])
+            assert done.returncode in (0, 1), done.stderr[-3000:]
+            reports.append(json.loads(done.stdout))
+        writer_report, reader_report = reports
+        assert writer_report["score"] == writer_report["max_score"], _messages(writer_report)
+        assert f"{queues} could not be closed to workers" in writer_report["isolation_note"]
+        assert reader_report["score"] == reader_report["max_score"], _messages(reader_report)
+        assert leftovers(token) == []   # (the queue is the machine's: /grader-note-TOKEN)
+    finally:
+        os.rmdir(queues)
+
+
 # --------------------------------------------------------------------------- diagnosis
 
 DIAGNOSED_TASK = TASK + """  - name: secret-case
