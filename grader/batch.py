@@ -263,7 +263,7 @@ def _choose_sandbox(options: Options, folder: str, out_dir: str, stream) -> None
     whether workers are warm (a batch without warm workers is several times slower; the
     instructor should know why)."""
     from .sandbox import choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, warm_supported
-    tier = choose_tier(options.isolation, options.others_work)
+    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
     if sandbox_tier(tier).file_permissions_are_walls:  # classmates' files and the results must be closed to a worker
         os.makedirs(out_dir, mode=0o700, exist_ok=True)   # (a new one is made closed)
         refuse_open_paths([folder, out_dir], [out_dir])

@@ -39,6 +39,10 @@ def _parser() -> argparse.ArgumentParser:
                                           "(default: auto, or $GRADER_ISOLATION)")
         p.add_argument("--require-sandbox", action="store_true",
                        help="refuse to grade unless the bubblewrap tier works")
+        p.add_argument("--allow-shared-state", action="store_true",
+                       help="grade someone else's work even in a tier whose workers could share "
+                            "state here (files, IPC objects, processes), said in every report "
+                            "(default: refused; or $GRADER_ALLOW_SHARED_STATE=1)")
         p.add_argument("--call-seconds", type=float,
                        help="time limit of every call, in seconds (absolute; with --call-multiple "
                             "or --call-floor-seconds: the ceiling of the derived limits)")
@@ -178,15 +182,16 @@ def _options(args, warm_workers: bool = False):
         limits["call_limit"] = "derived"
     elif "call_seconds" in limits:
         limits["call_limit"] = "absolute"   # an explicit limit means that limit, for every call
+    shared_state = args.allow_shared_state or os.environ.get("GRADER_ALLOW_SHARED_STATE", "") == "1"
     return Options(isolation=isolation, limits=limits, use_cache=not args.no_cache,
-                   warm_workers=warm_workers)
+                   warm_workers=warm_workers, shared_state=shared_state)
 
 
 def _refuse_open_output(options, path: str) -> None:
     """In the unprivileged tier, the folder a report is written to must not be open to
     every user (the worker could plant the file first)."""
     from .sandbox import choose_tier, refuse_open_paths, tier
-    if tier(choose_tier(options.isolation, options.others_work)).file_permissions_are_walls:
+    if tier(choose_tier(options.isolation, options.others_work, options.shared_state)).file_permissions_are_walls:
         refuse_open_paths([], [os.path.dirname(os.path.abspath(path))])
 
 

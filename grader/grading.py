@@ -33,6 +33,7 @@ RUN_CHECK = "runs"     # script tasks: the script runs to its end
 class Options:
     isolation: str = "auto"                        # auto or a tier's name (sandbox.NAMES)
     others_work: bool = False                      # someone else's work: never the rlimits tier
+    shared_state: bool = False                     # ... nor a tier whose workers could share state, unless accepted
     limits: dict = field(default_factory=dict)     # overrides of the task's limits
     use_cache: bool = True                         # reuse generated cases across runs
     warm_workers: bool = False                     # fork workers from a warm server (batch)
@@ -91,7 +92,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         submission = read_submission(submission)
     # a .py file's bytes, or a notebook's code cells, and the scan of them (bounded.py)
     source = read_source(submission, task.allowed_imports + task.stdlib_imports)
-    tier = choose_tier(options.isolation, options.others_work)
+    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
     if sandbox_tier(tier).file_permissions_are_walls:
         from .cases import cache_dir
         refuse_open_paths([task.folder, cache_dir()])

@@ -197,6 +197,29 @@ def course_with_full_tasks(folder):
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 SIMULATOR = os.path.join(ROOT, "tests", "container_sim.py")
+# Gradescope's container as tests/container_sim.py makes it: with the machine's cgroups
+# writable, or read-only as Docker mounts them by default; and a newer Docker that lets
+# Landlock through (no namespaces still). The tier each one leaves the grader.
+SIMULATIONS = {"cgroup": [], "no-cgroup": ["--no-cgroup"],
+               "landlock": ["--landlock"], "landlock-no-cgroup": ["--landlock", "--no-cgroup"]}
+SIMULATED_TIER = {"cgroup": UNPRIVILEGED, "no-cgroup": UNPRIVILEGED,
+                  "landlock": LANDLOCK, "landlock-no-cgroup": LANDLOCK}
+
+
+def in_container(container, *args, simulation="cgroup", cwd=None, timeout=300, command="grader",
+                 simulator_options=()):
+    """Run ``grader ARGS`` (or another program of the container's venv) in the simulation
+    (with more of container_sim.py's options, ``simulator_options``)."""
+    program = os.path.join(container["bin"], command)
+    return subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR, *SIMULATIONS[simulation],
+                           *simulator_options, program, *args],
+                          capture_output=True, text=True, cwd=cwd or "/", timeout=timeout)
+
+
+@pytest.fixture(params=["cgroup", "no-cgroup"])
+def simulation(request):
+    """Gradescope's container with and without a writable cgroup (the unprivileged tier)."""
+    return request.param
 
 
 @pytest.fixture(scope="session")

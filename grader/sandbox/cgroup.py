@@ -121,6 +121,12 @@ class Cgroup:
                 return seconds
         return cpu_time.pids_seconds(self.pids() - leave_out)
 
+    def keeps_cpu_time(self) -> bool:
+        """Whether it accounts for the CPU time of every process it ever held (v2's
+        cpu.stat, v1's cpuacct), the ones that ended unreaped included."""
+        return any(cpu_time.cgroup_v2_seconds(path) is not None or cpu_time.cpuacct_seconds(path) is not None
+                   for path in self.dirs)
+
     def kill_all(self) -> None:
         """SIGKILL everything inside until nothing is left (the pids cap bounds the race)."""
         for _ in range(100):

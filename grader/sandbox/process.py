@@ -112,10 +112,18 @@ class FreshWorker(WorkerProcess):
         self.tier = tier_named(tier)
         self.tmp = tempfile.mkdtemp(prefix="grader-tmp-")
         fd = child.fileno()
-        start = self.tier.worker(fd, limits, self.tmp)
-        self.inner_path = os.path.join(start.folder, SUBMISSION_NAME)
-        # Cgroup first: its pids cap holds for root too, and it finds detached processes.
+        # Cgroup first: its pids cap holds for root too, and it finds detached processes;
+        # without one (or one that loses the CPU time of ended processes) the worker may
+        # start none where it has no PID namespace (the tier's confinement).
         self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
+        try:
+            start = self.tier.worker(fd, limits, self.tmp,
+                                     in_cgroup=self.cgroup is not None and self.cgroup.keeps_cpu_time())
+        except BaseException:
+            self._release()
+            raise
+        self.inner_path = os.path.join(start.folder, SUBMISSION_NAME)
+        self.ended = False
         self.proc = subprocess.Popen(start.command, stdin=subprocess.DEVNULL, stdout=self.out,
                                      stderr=self.err, pass_fds=(fd,), env=start.env, cwd=start.cwd,
                                      start_new_session=True,
@@ -136,23 +144,31 @@ class FreshWorker(WorkerProcess):
             return self.cgroup.cpu_seconds()
         if not cpu_time.available():
             return None
-        return cpu_time.pids_seconds(cpu_time.tree_pids(self.proc.pid))
+        return self.tier.cpu_seconds(self.proc.pid)
 
     def kill(self) -> None:
+        if self.ended:
+            return   # (once: its pid, and so its user, may be another worker's by now)
+        self.ended = True
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         if self.cgroup is not None:
             self.cgroup.kill_all()  # also what left the process group (setsid, double fork)
+        # Before it is reaped: until then its pid, and so a tier's user for it, is no one else's.
+        self.tier.ended(self.proc.pid, self.tmp)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        self._close_channel()
+        self._release()
+
+    def _release(self) -> None:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
-        self._close_channel()
         scratch.remove(self.tmp)  # folders the worker made unlistable included
 
 

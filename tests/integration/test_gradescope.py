@@ -12,7 +12,8 @@ import zipfile
 import pytest
 
 from built import build_sdist, clean_env, fresh_venv, pip_install
-from conftest import IGNORES_BASE_LOSES, PE_SAMPLES, PE_TASK, SIMULATOR, make_task, score_without, write
+from conftest import (IGNORES_BASE_LOSES, PE_SAMPLES, PE_TASK, SIMULATIONS, SIMULATOR, make_task, score_without,
+                      write)
 from grader.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
 
 # Every test here uses a zip built from a fresh install in two virtualenvs.
@@ -174,7 +175,7 @@ def test_a_submission_that_forges_results_and_kills_the_grader(autograder, tmp_p
         assert results["score"] <= score_without(*IGNORES_BASE_LOSES)
 
 
-def test_the_attack_fails_in_a_simulated_gradescope_container(autograder, container, tmp_path):
+def test_the_attack_fails_in_a_simulated_gradescope_container(autograder, container, simulation, tmp_path):
     """Gradescope's container (root, no namespaces, no Landlock: tests/container_sim.py)
     with the grader installed in a virtualenv every user may read: run_autograder grades
     in the unprivileged tier, the file can neither forge the results nor kill the grader,
@@ -186,7 +187,8 @@ def test_the_attack_fails_in_a_simulated_gradescope_container(autograder, contai
     shutil.copy(attack, root / "submission" / "solution.py")
     env = clean_env(AUTOGRADER_ROOT=str(root), GRADER_PYTHON=os.path.join(container["bin"], "python"),
                     GRADER_CACHE_DIR=os.environ["GRADER_CACHE_DIR"])
-    done = subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR, shutil.which("bash"),
+    done = subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR, *SIMULATIONS[simulation],
+                           shutil.which("bash"),
                            str(root / "source" / "run_autograder")], cwd=str(root), env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -10,20 +10,12 @@ Gradescope's setup does.
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import (BUBBLEWRAP, LANDLOCK, PE_SAMPLES, PE_TASK, SIMULATOR, run_cli, score_without,
+from conftest import (BUBBLEWRAP, LANDLOCK, PE_SAMPLES, PE_TASK, in_container, run_cli, score_without,
                       tier_works, write)
-
-
-
-def in_container(container, *args, cwd=None, timeout=300):
-    python = os.path.join(container["bin"], "python")
-    return subprocess.run([python, SIMULATOR, os.path.join(container["bin"], "grader"), *args],
-                          capture_output=True, text=True, cwd=cwd or "/", timeout=timeout)
 
 
 # Tries what a hostile file did to Gradescope's run_autograder in the rlimits tier: read
@@ -56,25 +48,26 @@ except OSError:
 """ + open(os.path.join(PE_SAMPLES, "correct_vectorized.py")).read()
 
 
-def test_the_container_offers_neither_bubblewrap_nor_landlock(container):
-    probe = subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR,
-                            os.path.join(container["bin"], "python"), "-c",
-                            "from grader.sandbox import choose_tier, tier; print(tier('bubblewrap').works(), "
-                            "tier('landlock').works(), choose_tier('auto', True))"],
-                           capture_output=True, text=True, cwd="/")
-    assert probe.stdout.split() == ["False", "False", "unprivileged"], probe.stderr[-2000:]
+def test_the_container_offers_neither_bubblewrap_nor_landlock(container, simulation):
+    probe = in_container(container, "-c", "from grader.sandbox import choose_tier, tier; from grader.sandbox "
+                         "import cgroup; print(tier('bubblewrap').works(), tier('landlock').works(), "
+                         "choose_tier('auto', True), cgroup.available())",
+                         simulation=simulation, command="python")
+    assert probe.stdout.split() == ["False", "False", "unprivileged", str(simulation == "cgroup")], \
+        probe.stderr[-2000:]
 
 
-def test_a_hostile_file_in_the_container_reads_nothing_forges_nothing_kills_nothing(container):
-    results = Path(container["open"]) / "results"   # like /autograder/results: open, not writable
-    results.mkdir(mode=0o755)
+def test_a_hostile_file_in_the_container_reads_nothing_forges_nothing_kills_nothing(container, simulation,
+                                                                                   tmp_path):
+    results = Path(container["open"]) / f"results-{tmp_path.name}"   # like /autograder/results: open,
+    results.mkdir(mode=0o755)                                           # not writable
     attack = write(container["private"] / "attack.py",
                    ATTACK.format(task=container["task"], results=str(results)))
     os.chmod(container["private"], 0o755)    # the submission's folder may be open; the task not
     os.chmod(container["task"], 0o700)
     out = results / "results.json"
     done = in_container(container, "check", container["task"], attack, "--others-work",
-                        "--format", "gradescope", "-o", str(out))
+                        "--format", "gradescope", "-o", str(out), simulation=simulation)
     assert done.returncode == 1, done.stderr[-3000:]   # graded, below full marks
     report = json.loads(out.read_text())
     # It loaded (so the reference was out of reach) and lost only what its imports cost:
@@ -100,12 +93,12 @@ def test_the_same_attack_succeeds_in_the_rlimits_tier(tmp_path):
     assert (results / "forged.json").exists()
 
 
-def test_open_task_folders_are_refused_in_the_unprivileged_tier(container):
-    open_task = os.path.join(container["open"], "open-task")   # every user may read it
+def test_open_task_folders_are_refused_in_the_unprivileged_tier(container, simulation, tmp_path):
+    open_task = os.path.join(container["open"], f"open-task-{tmp_path.name}")   # every user may read it
     shutil.copytree(container["task"], open_task)
     os.chmod(open_task, 0o755)
     sample = os.path.join(PE_SAMPLES, "correct_vectorized.py")
-    done = in_container(container, "check", open_task, sample, "--others-work")
+    done = in_container(container, "check", open_task, sample, "--others-work", simulation=simulation)
     assert done.returncode == 2
     assert f"chmod -R o-rwx {open_task}" in done.stderr, done.stderr
 
@@ -134,17 +127,18 @@ def test_a_fall_below_bubblewrap_is_said(tmp_path):
     assert note.startswith("graded in the landlock tier") and "note: " + note in weaker.stderr
 
 
-def test_a_class_is_graded_in_the_container(container):
+def test_a_class_is_graded_in_the_container(container, simulation, tmp_path):
     """A batch in the container: fresh workers of the unprivileged tier (no warm server
     there), a classmate's file out of reach."""
-    klass = container["private"] / "class"
+    klass = container["private"] / f"class-{tmp_path.name}"
     klass.mkdir()
     shutil.copy(os.path.join(PE_SAMPLES, "correct_vectorized.py"), klass / "alice.py")
     (klass / "mallory.py").write_text(
         f"with open({str(klass / 'alice.py')!r}) as f:   # the classmate's file, by its path\n"
         f"    f.read()\n" + open(os.path.join(PE_SAMPLES, "correct_vectorized.py")).read())
-    out = container["private"] / "out"
-    done = in_container(container, "batch", container["task"], str(klass), "--out", str(out), "--jobs", "2")
+    out = container["private"] / f"out-{tmp_path.name}"
+    done = in_container(container, "batch", container["task"], str(klass), "--out", str(out), "--jobs", "2",
+                        simulation=simulation)
     assert done.returncode == 0, done.stderr[-3000:]
     reports = {json.loads(line)["student"]: json.loads(line)
                for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()}

@@ -10,10 +10,13 @@ from grader.sandbox.tiers.bubblewrap import WORKER_DIR_INSIDE
 
 @pytest.fixture
 def works(monkeypatch):
-    """Decide which tiers work: works({"landlock", "rlimits"})."""
-    def set_working(names):
+    """Decide which tiers work: works({"landlock", "rlimits"}), and what their workers could
+    share here: works({...}, gaps={"unprivileged": ["..."]}) (none unless said)."""
+    def set_working(names, gaps=None):
         for t in TIERS:
             monkeypatch.setattr(t, "works", lambda name=t.name: name in names)
+            monkeypatch.setattr(t, "gaps", lambda name=t.name: list((gaps or {}).get(name, [])))
+            monkeypatch.setattr(t, "described_weakness", lambda t=t: t.weakness)
     return set_working
 
 
@@ -71,6 +74,30 @@ def test_every_fall_below_the_strongest_tier_says_what_is_weaker_and_why(works, 
     assert all(t.weakness for t in TIERS[1:])
 
 
+GAP = "SysV IPC objects outlive the worker that made them"
+
+
+def test_someone_elses_work_is_refused_where_workers_could_share_state(works):
+    works({"unprivileged", "rlimits"}, gaps={"unprivileged": [GAP]})
+    for requested in ("auto", "unprivileged"):
+        with pytest.raises(SandboxUnavailable, match=f"not graded in the unprivileged tier here.*{GAP}"
+                                                     ".*--allow-shared-state"):
+            choose_tier(requested, others_work=True)
+        # the instructor may accept it for a run; a student checking their own file is not refused
+        assert choose_tier(requested, others_work=True, shared_state=True) == "unprivileged"
+    assert choose_tier("unprivileged") == "unprivileged"
+    # auto passes over a stronger tier whose workers could share state, to one whose cannot
+    works({"landlock", "unprivileged", "rlimits"}, gaps={"landlock": [GAP]})
+    assert choose_tier("auto", others_work=True) == "unprivileged"
+
+
+def test_the_isolation_note_says_what_workers_could_share(works):
+    works(set(NAMES) - {"bubblewrap"}, gaps={"unprivileged": [GAP]})
+    assert downgrade_note("unprivileged").startswith(
+        f"graded in the unprivileged tier ({tier('unprivileged').weakness}; its workers could share "
+        f"state here: {GAP}), not bubblewrap")
+
+
 def test_bubblewrap_reports_a_signal_as_128_plus_n():
     assert tier("bubblewrap").exit_status(128 + 9) == -9
     assert tier("bubblewrap").exit_status(3) == 3
@@ -78,7 +105,7 @@ def test_bubblewrap_reports_a_signal_as_128_plus_n():
 
 
 def test_only_the_inside_folder_is_bound_into_bubblewrap():
-    start = tier("bubblewrap").worker(7, Limits(), "/nowhere")
+    start = tier("bubblewrap").worker(7, Limits(), "/nowhere", in_cgroup=True)
     binds = [tuple(start.command[i + 1:i + 3]) for i, a in enumerate(start.command) if a == "--ro-bind"]
     assert (WORKER_DIR, WORKER_DIR_INSIDE) in binds
     assert start.command[start.command.index("--") + 4] == WORKER_DIR_INSIDE + "/worker.py"

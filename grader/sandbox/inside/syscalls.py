@@ -11,6 +11,19 @@ keyring, by a process and all it starts), past every namespace: a worker could r
 grader's keys or leave a note there for the next student. So keyctl, add_key and
 request_key fail with EPERM, as container runtimes' default profiles do, in every tier.
 
+IPC: SysV shared memory, message queues and semaphores, and POSIX message queues, live in
+the kernel past the process that made them and are shared by every process of an IPC
+namespace: where a worker has no IPC namespace of its own (the unprivileged tier; the
+landlock tier without user namespaces; rlimits) one could hold memory or leave a note there
+for the next. numpy needs none of them, so their calls fail with EPERM.
+
+Processes: where a worker is in no PID namespace of its own and no cgroup that keeps the CPU
+time of processes that ended, a process it starts could outlive it (setsid, double fork) or
+compute where its time is never counted. So it may start none: clone without CLONE_THREAD,
+fork and vfork fail with EPERM; threads are still allowed (frameworks start thread pools),
+and clone3, whose flags a filter cannot read, fails with ENOSYS, after which the C library
+makes its threads with clone.
+
 Irreversible, and inherited by every process the worker starts. Imported inside the sandbox.
 """
 from __future__ import annotations
@@ -20,11 +33,16 @@ import importlib
 
 SOCKETS = ("socket", "io_uring_setup")
 KEYS = ("keyctl", "add_key", "request_key")
+IPC = ("shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
+       "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+       "mq_notify", "mq_getsetattr")
+NEW_PROCESSES = ("fork", "vfork")
+CLONE_THREAD = 0x00010000
 
 
-def deny(sockets: bool = False, keys: bool = False) -> None:
-    """Load one filter forbidding the asked-for groups (nothing to do if neither)."""
-    if not (sockets or keys):
+def deny(sockets: bool = False, keys: bool = False, ipc: bool = False, processes: bool = False) -> None:
+    """Load one filter forbidding the asked-for groups (nothing to do if none)."""
+    if not (sockets or keys or ipc or processes):
         return
     import pyseccomp as seccomp
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
@@ -32,6 +50,13 @@ def deny(sockets: bool = False, keys: bool = False) -> None:
         rules.add_rule(seccomp.ERRNO(errno.EACCES), name)
     for name in KEYS if keys else ():
         rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+    for name in IPC if ipc else ():
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+    if processes:
+        for name in NEW_PROCESSES:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     rules.load()
 
 

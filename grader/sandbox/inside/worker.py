@@ -635,9 +635,9 @@ def become_worker(sock: socket.socket, confinement: dict) -> None:
     """Confine this process as asked, say hello, then answer requests until the channel
     closes; never returns. ``confinement``, in this order: "private_namespaces"
     (namespaces.py; with "scratch" [path, bytes], also a capped tmpfs over that folder), else
-    "drop_capabilities" (capabilities.py); "deny_sockets" and "deny_keys" (syscalls.py, one
-    filter; with the keys, a new empty session keyring first); "landlock" (a policy for
-    landlock.py)."""
+    "drop_capabilities" (capabilities.py); "deny_sockets", "deny_keys", "deny_ipc" and
+    "deny_processes" (syscalls.py, one filter; with the keys, a new empty session keyring
+    first); "landlock" (a policy for landlock.py)."""
     try:
         if confinement.get("private_namespaces") is True:
             import namespaces
@@ -646,13 +646,14 @@ def become_worker(sock: socket.socket, confinement: dict) -> None:
         elif confinement.get("drop_capabilities") is True:
             import capabilities
             capabilities.drop_all()
-        deny_sockets, deny_keys = confinement.get("deny_sockets") is True, confinement.get("deny_keys") is True
-        if deny_keys:
+        denied = {group: confinement.get(f"deny_{group}") is True
+                  for group in ("sockets", "keys", "ipc", "processes")}
+        if denied["keys"]:
             import keyring
             keyring.join_new_session()  # best effort: the filter below is what holds
-        if deny_sockets or deny_keys:
+        if any(denied.values()):
             import syscalls
-            syscalls.deny(sockets=deny_sockets, keys=deny_keys)
+            syscalls.deny(**denied)
         if confinement.get("landlock"):
             import landlock
             landlock.restrict(confinement["landlock"]["read"], confinement["landlock"]["write"])

@@ -39,26 +39,41 @@ def tier(name: str) -> Tier:
                                  f"one of {', '.join(NAMES)}.") from None
 
 
-def choose_tier(requested: str = "auto", others_work: bool = False) -> str:
+def choose_tier(requested: str = "auto", others_work: bool = False, shared_state: bool = False) -> str:
     """``auto`` takes the strongest tier that works here; naming a tier refuses to degrade.
     ``others_work``: the submission is someone else's (a batch, Gradescope, CI with hidden
     checks): a tier unsafe for it (rlimits, in which it could read the task and write the
-    results) is refused rather than taken."""
+    results) is refused rather than taken, and so is a tier whose workers could share state
+    here (Tier.gaps) unless ``shared_state`` says the instructor accepts that."""
     if requested != "auto":
         named = tier(requested)
         if others_work and named.unsafe_for_others_work:
             raise SandboxUnavailable(f"{named.unsafe_for_others_work}; drop --isolation {named.name}.")
-        if named.works():
-            return named.name
-        raise SandboxUnavailable(named.refusal())
+        if not named.works():
+            raise SandboxUnavailable(named.refusal())
+        if others_work and not shared_state and named.gaps():
+            raise SandboxUnavailable(_shares_state(named))
+        return named.name
+    refused: list[Tier] = []
     for candidate in TIERS:  # probed in order: a weaker tier's probe runs only if needed
         if others_work and candidate.unsafe_for_others_work:
             continue
         if candidate.works():
+            if others_work and not shared_state and candidate.gaps():
+                refused.append(candidate)
+                continue
             return candidate.name
+    if refused:
+        raise SandboxUnavailable(_shares_state(refused[0]))
     why = "; ".join(t.missing() for t in TIERS if not t.unsafe_for_others_work)
     unsafe = " ".join(f"{t.unsafe_for_others_work}." for t in TIERS if t.unsafe_for_others_work)
     raise SandboxUnavailable(f"no tier that protects the task and the results works here ({why}). {unsafe}")
+
+
+def _shares_state(named: Tier) -> str:
+    return (f"someone else's work is not graded in the {named.name} tier here, because its workers "
+            f"could share state: {'; '.join(named.gaps())}. Fix that (see the README's sandbox "
+            f"section), or accept it with --allow-shared-state (GRADER_ALLOW_SHARED_STATE=1).")
 
 
 def downgrade_note(name: str) -> str:
@@ -68,7 +83,11 @@ def downgrade_note(name: str) -> str:
     if graded is strongest:
         return ""
     why = "it was asked for (--isolation)" if strongest.works() else strongest.missing()
-    return f"graded in the {graded.name} tier ({graded.weakness}), not {strongest.name}: {why}"
+    weakness = graded.described_weakness()
+    gaps = graded.gaps()
+    if gaps:
+        weakness += f"; its workers could share state here: {'; '.join(gaps)}"
+    return f"graded in the {graded.name} tier ({weakness}), not {strongest.name}: {why}"
 
 
 def working_tiers(exclude: Iterable[str] = ()) -> list[str]:

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .. import inside
+from .. import cpu_time, inside
 from ..inside import landlock, syscalls
 from ..inside.limits import Limits
 
@@ -76,14 +76,28 @@ class Tier:
         """The refusal when this tier was required and does not work: why, and the fix."""
         raise NotImplementedError
 
+    def described_weakness(self) -> str:
+        """``weakness`` with what is known of this machine (said in every report)."""
+        return self.weakness
+
+    def gaps(self) -> list[str]:
+        """What a worker of this tier could share with another here (state that outlives
+        it: files, IPC objects, processes), in words; [] when workers are kept apart. A
+        tier with gaps grades someone else's work only when the instructor accepts them
+        (choose_tier's ``shared_state``)."""
+        return []
+
     # -- a fresh worker
-    def worker(self, channel: int, limits: Limits, folder: str) -> Start:
+    def worker(self, channel: int, limits: Limits, folder: str, in_cgroup: bool) -> Start:
         """How to start worker.py, its channel on descriptor ``channel``, its private
-        folder ``folder`` (made by the grader on the machine)."""
-        command = self.python("worker.py", str(channel), json.dumps(self.confinement(limits, folder)))
+        folder ``folder`` (made by the grader on the machine). ``in_cgroup``: the worker is
+        in a cgroup of its own that holds all it starts and keeps the CPU time of those
+        that ended (else it may start no process where it has no PID namespace)."""
+        command = self.python("worker.py", str(channel),
+                              json.dumps(self.confinement(limits, folder, in_cgroup)))
         return Start(command, dict(worker_env(), HOME=folder, TMPDIR=folder), folder, folder)
 
-    def confinement(self, limits: Limits, folder: str) -> dict:
+    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
         """What the worker applies to itself before it says hello (worker.become_worker)."""
         raise NotImplementedError
 
@@ -93,6 +107,16 @@ class Tier:
     def enter(self) -> None:
         """In the child between fork and exec, after its cgroup, keyring and rlimits."""
         die_with_parent()
+
+    def cpu_seconds(self, pid: int) -> float:
+        """CPU time worker ``pid`` and what it started used, where it has no cgroup: its
+        process tree (cpu_time.py)."""
+        return cpu_time.pids_seconds(cpu_time.tree_pids(pid))
+
+    def ended(self, pid: int, folder: str) -> None:
+        """After worker ``pid`` and its process group were sent SIGKILL, before it is reaped
+        (so its pid is no other process's yet) and its folder removed: what else of it must
+        go."""
 
     def exit_status(self, code: int) -> int:
         """The worker's exit status (negative: the signal that killed it) from the status
@@ -183,8 +207,29 @@ def private_namespaces_work(tier: Tier) -> bool:
 @functools.lru_cache(maxsize=None)
 def syscall_filter_works() -> bool:
     """Whether a worker can forbid itself system calls here (syscalls.py: new sockets,
-    the kernel's keyrings)."""
+    the kernel's keyrings, IPC objects, new processes)."""
     return syscalls.available()
+
+
+@functools.lru_cache(maxsize=None)
+def cgroups_work() -> bool:
+    """Whether the grader may make cgroups here (asked once per process)."""
+    from .. import cgroup
+    return cgroup.available()
+
+
+def no_filter_gaps(ipc: bool) -> list[str]:
+    """What a worker could share where it cannot forbid itself system calls: with ``ipc``
+    (no IPC namespace of its own), SysV IPC objects and POSIX message queues; without a
+    cgroup, processes that outlive it."""
+    if syscall_filter_works():
+        return []
+    gaps = ["SysV IPC objects and POSIX message queues outlive the worker that made them "
+            "and are open to the next (no IPC namespace of its own, and no system-call filter)"] if ipc else []
+    if not cgroups_work():
+        gaps.append("a process a worker starts can outlive it and hide its CPU time (no cgroup, "
+                    "and no system-call filter to forbid new processes)")
+    return gaps
 
 
 def forks_confined_workers() -> bool:

@@ -32,9 +32,10 @@ class Bubblewrap(Tier):
                 f"{why_not_bubblewrap()}. Or run with --isolation auto to grade in the strongest "
                 f"tier that works here.")
 
-    def worker(self, channel: int, limits: Limits, folder: str) -> Start:
+    def worker(self, channel: int, limits: Limits, folder: str, in_cgroup: bool) -> Start:
         # bwrap's network namespace holds no socket of the machine: only the key system
-        # calls are denied (the kernel's keyrings outlive every namespace).
+        # calls are denied (the kernel's keyrings outlive every namespace). Its IPC and PID
+        # namespaces die with it, and its init reaps (and so counts) what ended.
         command = self.python("worker.py", str(channel), json.dumps({"deny_keys": syscall_filter_works()}))
         return Start(bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/", "/tmp")
 

@@ -10,7 +10,7 @@ import tempfile
 
 from ..inside import landlock as lsm
 from ..inside.limits import Limits
-from .base import (Start, Tier, forks_confined_workers, private_namespaces_work,
+from .base import (Start, Tier, forks_confined_workers, no_filter_gaps, private_namespaces_work,
                    syscall_filter_works, worker_env)
 
 
@@ -28,20 +28,27 @@ class Landlock(Tier):
         return ("the landlock tier was required but this kernel has no Landlock (Linux 5.13 "
                 "or newer with Landlock enabled).")
 
-    def confinement(self, limits: Limits, folder: str) -> dict:
+    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
         # Namespaces of its own take every capability away (there is no bwrap here to drop
         # them when the grader runs as root); where there can be none, the capabilities are
         # dropped. No new sockets: the machine's named UNIX sockets are in reach here. Its
         # folder is a capped tmpfs of its own where a mount namespace can be had, else (say,
-        # root in a container) a folder on the machine's disk, capped only per file.
-        keys = syscall_filter_works()
+        # root in a container) a folder on the machine's disk, capped only per file. Without
+        # an IPC namespace of its own, no IPC objects; without a cgroup (and with no PID
+        # namespace here in any case), no new processes.
+        filters = syscall_filter_works()
         namespaces = private_namespaces_work(self)
         capped = namespaces and private_scratch_works(self)
         return {"landlock": self.landlock_policy([], [folder]),
                 "private_namespaces": namespaces,
                 "scratch": [folder, limits.scratch_mib << 20] if capped else None,
                 "drop_capabilities": not namespaces and runs_as_root(),
-                "deny_sockets": keys, "deny_keys": keys}
+                "deny_sockets": filters, "deny_keys": filters,
+                "deny_ipc": filters and not namespaces, "deny_processes": filters and not in_cgroup}
+
+    def gaps(self) -> list[str]:
+        # Files: Landlock lets a worker write only its own folder, removed after it.
+        return no_filter_gaps(ipc=not private_namespaces_work(self))
 
     def warm_works(self) -> bool:
         return (forks_confined_workers() and private_namespaces_work(self)

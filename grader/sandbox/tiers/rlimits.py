@@ -22,6 +22,8 @@ class Rlimits(Tier):
     def refusal(self) -> str:
         return "the rlimits tier always works"
 
-    def confinement(self, limits: Limits, folder: str) -> dict:
-        # The network is kept by design; no key system calls, as in every tier.
-        return {"deny_keys": syscall_filter_works()}
+    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
+        # The network is kept by design; no key system calls, as in every tier; no IPC
+        # objects (no IPC namespace here), and no new processes without a cgroup.
+        filters = syscall_filter_works()
+        return {"deny_keys": filters, "deny_ipc": filters, "deny_processes": filters and not in_cgroup}

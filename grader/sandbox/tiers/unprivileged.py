@@ -2,10 +2,18 @@
 (Gradescope's containers: Docker's seccomp profile forbids namespaces, old kernels lack
 Landlock), the worker runs as a user of its own (a uid no other process has), so file
 permissions keep it from the task, the results and the grader, with the limits, cgroup and
-system-call filter."""
+system-call filter.
+
+With no namespace of its own, what a worker could leave for the next is closed or cleared:
+the places every user may write are closed to the one group every worker holds
+(shared_places.py); its own folder lies in a folder only its user may pass through; it may
+make no IPC object (syscalls.py); without a cgroup it may start no process, and at its end
+every process of its user is killed (user_processes.py) and what it owns in the folders that
+could not be closed is removed."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shlex
 import stat
@@ -13,17 +21,24 @@ import subprocess
 import sys
 from typing import Sequence
 
+from .. import shared_places, user_processes
 from ..inside.limits import Limits
-from .base import WORKER_DIR, SandboxUnavailable, Tier, die_with_parent, syscall_filter_works, worker_env
+from .base import (WORKER_DIR, SandboxUnavailable, Start, Tier, die_with_parent, no_filter_gaps,
+                   syscall_filter_works, worker_env)
 
 # A worker of this tier runs as WORKER_UID_BASE + its pid: no other live process has that
 # uid (no classmate's worker to signal, trace or read), and no file does.
 WORKER_UID_BASE = 1_500_000_000
+# The one supplementary group of every worker of this tier, and of no other process: the
+# places every user may write carry an ACL entry that shuts it out.
+SHUT_OUT_GID = WORKER_UID_BASE - 1
+OWN_FOLDER = "own"   # the worker's folder, inside the one the grader made for it
 
 
 class Unprivileged(Tier):
     name = "unprivileged"
-    weakness = "the worker runs as a user of its own; it sees every file that every user may read"
+    weakness = ("the worker runs as a user of its own; it sees every file that every user may read, "
+                "and the other processes of the machine")
     file_permissions_are_walls = True
 
     def works(self) -> bool:
@@ -36,19 +51,61 @@ class Unprivileged(Tier):
         return ("the unprivileged tier was required but does not work here: it needs the grader "
                 "to run as root, and its Python and packages readable by every user.")
 
-    def confinement(self, limits: Limits, folder: str) -> dict:
+    def gaps(self) -> list[str]:
+        gaps = no_filter_gaps(ipc=True)
+        still_open = shared_places.closed_to(SHUT_OUT_GID).open
+        if still_open:
+            shown = ", ".join(still_open[:5]) + (f" and {len(still_open) - 5} more" if len(still_open) > 5 else "")
+            gaps.append(f"files that every user may write could not be closed to workers (their "
+                        f"filesystem has no ACLs): {shown}")
+        return gaps
+
+    def described_weakness(self) -> str:
+        swept = shared_places.closed_to(SHUT_OUT_GID).swept
+        if not swept:
+            return self.weakness
+        return (f"{self.weakness}; {', '.join(swept)} could not be closed to workers (no ACLs there): "
+                f"what a worker leaves there is removed after it, but two workers running at the "
+                f"same time could share it")
+
+    def worker(self, channel: int, limits: Limits, folder: str, in_cgroup: bool) -> Start:
+        shared_places.closed_to(SHUT_OUT_GID)   # before the first worker of this process
+        own = os.path.join(folder, OWN_FOLDER)
+        os.mkdir(own, 0o700)
+        command = self.python("worker.py", str(channel),
+                              json.dumps(self.confinement(limits, own, in_cgroup)))
+        return Start(command, dict(worker_env(), HOME=own, TMPDIR=own), own, own)
+
+    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
         # File permissions are its walls (the user is set in enter); no new sockets either
-        # (the machine's network and named sockets).
-        keys = syscall_filter_works()
-        return {"deny_sockets": keys, "deny_keys": keys}
+        # (the machine's network and named sockets), no IPC objects (no IPC namespace), and
+        # without a cgroup no new processes.
+        filters = syscall_filter_works()
+        return {"deny_sockets": filters, "deny_keys": filters, "deny_ipc": filters,
+                "deny_processes": filters and not in_cgroup}
 
     def started(self, pid: int, folder: str) -> None:
-        # Its folder is its own (it writes nothing before it is asked).
-        os.chown(folder, WORKER_UID_BASE + pid, WORKER_UID_BASE + pid)
+        # Its folder is its own (it writes nothing before it is asked), inside one that only
+        # its user may pass through: a worker running at the same time cannot reach it,
+        # whatever its owner makes of its mode.
+        uid = WORKER_UID_BASE + pid
+        os.chown(os.path.join(folder, OWN_FOLDER), uid, uid)
+        os.chown(folder, 0, uid)
+        os.chmod(folder, stat.S_IRWXU | stat.S_IXGRP)
 
     def enter(self) -> None:
         become_user(WORKER_UID_BASE + os.getpid())
         die_with_parent()  # after become_user: a change of user clears the parent-death signal
+
+    def cpu_seconds(self, pid: int) -> float:
+        if syscall_filter_works():   # it could start no process: its own time is all of it
+            return super().cpu_seconds(pid)
+        return user_processes.cpu_seconds(WORKER_UID_BASE + pid)
+
+    def ended(self, pid: int, folder: str) -> None:
+        uid = WORKER_UID_BASE + pid
+        user_processes.kill_all(uid)
+        shared_places.sweep(shared_places.closed_to(SHUT_OUT_GID).swept, uid)
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,9 +126,9 @@ def unprivileged_works() -> bool:
 
 
 def become_user(uid: int) -> None:
-    """Give up root for good: no supplementary groups, real, effective and saved ids all
-    ``uid`` (capabilities go with them)."""
-    os.setgroups([])
+    """Give up root for good: real, effective and saved ids all ``uid`` (capabilities go
+    with them), and no supplementary group but the one shut out of shared places."""
+    os.setgroups([SHUT_OUT_GID])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
 
