@@ -59,6 +59,16 @@ class Context:
     # the arguments of the input each failed visible call check shows (diagnosis.py); kept
     # here, on the trusted side, never in a result
     shown: dict[str, dict] = field(default_factory=dict)
+    _numbers: object = field(default=None, repr=False)
+
+    def source_numbers(self):
+        """The numbers the submission's source holds, written or encoded, ready for the
+        typed-in rule (source_numbers.py, checks/typed_in.py): read once, when asked."""
+        if self._numbers is None:
+            from .checks.typed_in import Numbers
+            from .source_numbers import scan
+            self._numbers = Numbers(scan(self.source.text or ""))
+        return self._numbers
 
     def case_set(self, check: CheckSpec):
         from .cases import case_set
