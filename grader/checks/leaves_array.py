@@ -55,4 +55,4 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
 
 KIND = Kind("leaves-array", SCRIPT, run, read, required=("reference",),
             fields={**REFERENCE_FIELD, "args": fields.ARGS, "tolerance": fields.TOLERANCE},
-            reference_value=reference_value, arrays_in_answer=True)
+            reference_value=reference_value, arrays_in_answer=True, expected_private=True)

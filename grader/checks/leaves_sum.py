@@ -166,4 +166,4 @@ KIND = Kind(
             "shape": {"type": "array", "items": {"type": "integer", "minimum": 0},
                       "description": "Shape of the sum the script must compute."},
             "tolerance": fields.TOLERANCE},
-    reference_value=reference_value, arrays_in_answer=True)
+    reference_value=reference_value, arrays_in_answer=True, expected_private=True)
