@@ -68,7 +68,7 @@ _NUMBER = re.compile(r"""(?=[0-9.])   # (a first character to look for: 4x faste
 _HEXFLOAT_REVERSED = re.compile(r"""(?=[0-9])[0-9]{1,5}+[-+]?[pP]
     (?:[0-9a-fA-F]{1,40}+(?:\.[0-9a-fA-F]{0,40}+)?|\.[0-9a-fA-F]{1,40}+)(?:[xX]0)?""", re.VERBOSE)
 _DIGITS = re.compile(r"[0-9]{%d,}+" % LONG_DIGITS)
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{8,}+=*+(?:[ \t]*+\r?\n[ \t]*+[A-Za-z0-9+/_-]{4,}+=*+)*+")
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{6,}+=*+(?:[ \t]*+\r?\n[ \t]*+[A-Za-z0-9+/_-]{4,}+=*+)*+")
 _HEX = re.compile(r"[0-9a-fA-F]{8,}+|[0-9a-fA-F]{2}(?:[ ,:;_-][0-9a-fA-F]{2}){3,}+")
 _BYTE = r"(?<![0-9a-zA-Z_.])(?:0[xX][0-9a-fA-F]{1,2}|[0-9]{1,3})(?![0-9a-zA-Z_.])"
 _BYTES = re.compile(r"%s(?:[\s\[\]()]*+,[\s\[\]()]*+%s){3,}+" % (_BYTE, _BYTE))
