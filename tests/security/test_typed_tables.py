@@ -79,6 +79,10 @@ def table_attacks(a, shape_line):
                       f"{shape_line('table')}",
         "base64_by_hand": f"import numpy as np\n{HAND_BASE64}\n"
                           f"table = np.frombuffer(decode('{b64}')).reshape{a.shape}\n{shape_line('table')}",
+        "base64_per_value_float32": f"import numpy as np\n{HAND_BASE64}\n"
+                                    "table = np.array([np.frombuffer(decode(s), dtype=np.float32)[0] for s in "
+                                    f"{[base64.b64encode(np.float32(v).tobytes()).decode() for v in a.ravel()]!r}])"
+                                    f".reshape{a.shape}\n{shape_line('table')}",
         "own_comment": "import numpy as np\n"
                        f"# {flat_string(a)}\n"
                        "text = open(__file__).read().splitlines()[1][2:]\n"
