@@ -196,3 +196,19 @@ def test_the_message_names_the_line_and_shows_no_expected_value(tmp_path):
         if abs(value) not in (0.0, 1.0):
             assert f"{abs(value):.4f}"[:6] not in work.message, value
     assert checks["allowed-imports"].status == "skipped"   # (no work done: the point is idle)
+
+
+def test_a_table_typed_in_a_notebook_is_named_by_its_cell(tmp_path):
+    from grader.grading import grade
+    from grader.spec import load_task
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# The table\n"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
+              "source": ["import numpy as np\n"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": 2, "outputs": [],
+              "source": ["# pasted\n", f"table = np.array({nested(TABLE)})\n", "print(table.shape)\n"]}]
+    path = tmp_path / "typed.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    checks = {c.name: c for c in grade(load_task(os.path.join(TASKS, "pe-table-shape")), str(path)).checks}
+    work = checks["builds-the-table"]
+    assert work.reason == "typed-in" and (work.cell, work.line) == (3, 2), work
+    assert "at cell 3, line 2" in work.message
