@@ -45,6 +45,8 @@ REASON_WORDS: dict[Reason, str] = {
     "task": "the task's reference failed (a task bug)",
     "judge": "the check could not judge what the code produced",
     "ungradable": "the submission could not be graded",
+    "typed-in": "the values are typed into the file, not computed",
+    "final-grading": "checked at final grading only (a student kit)",
 }
 
 

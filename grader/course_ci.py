@@ -22,6 +22,7 @@ import dataclasses
 import os
 import sys
 
+from .final_grading import score_here, summary
 from .grading import Options, grade
 from .submission_file import SubmissionError, hand_ins_for
 from .redact import for_students
@@ -60,7 +61,7 @@ def solution_for(root: str, task: Task) -> str | None:
 
 
 def _missing(task: Task, root: str, reason: str, path: str | None = None) -> Result:
-    return ungradable(task.id, task.version, task.max_score,
+    return ungradable(task.id, task.version, score_here(task),
                       path or os.path.join(root, "solutions", f"{task.id}.py"), reason)
 
 
@@ -93,6 +94,9 @@ def markdown(results: list[Result], percent: float, min_score: float) -> str:
              "| task | score | status |", "| --- | --- | --- |"]
     lines += [f"| {for_markdown(r.task)} | {r.score:g}/{r.max_score:g} | {for_markdown(r.status)} |"
               for r in results]
+    later = [(r, summary(r.checks)) for r in results if summary(r.checks)]
+    if later:
+        lines += [""] + [f"- **{for_markdown(r.task)}**: {for_markdown(words)}." for r, words in later]
     failures = [(r, c) for r in results for c in r.checks if c.status in (FAILED, ERROR)]
     if failures:
         lines += ["", "### What to fix", ""]
@@ -115,6 +119,8 @@ def reasons(result: Result) -> list[str]:
         lines.append(visible(f"      {check.name}: {check.message or check.status}"))
         if check.failing_input:
             lines.append(visible(f"        failing input: {check.failing_input}"))
+    if later := summary(result.checks):   # (a kit: the checks it cannot decide)
+        lines.append(visible(f"      {later}"))
     return lines
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import __version__
+from . import __version__, final_grading
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from .statuses import (CRASHED, ENVIRONMENT, IMPORTS, JUDGE, MISMATCH, OK, RAISED, TASK, TIMED_OUT_BEFORE,
                        TIMEOUT, UNDEFINED, UNREADABLE, Reason, call_reason)
@@ -61,6 +61,16 @@ class Context:
     # the arguments of the input each failed visible call check shows (diagnosis.py); kept
     # here, on the trusted side, never in a result
     shown: dict[str, dict] = field(default_factory=dict)
+    _numbers: object = field(default=None, repr=False)
+
+    def source_numbers(self):
+        """The numbers the submission's source holds, written or encoded, ready for the
+        typed-in rule (source_numbers.py, checks/typed_in.py): read once, when asked."""
+        if self._numbers is None:
+            from .checks.typed_in import Numbers
+            from .source_numbers import scan
+            self._numbers = Numbers(scan(self.source.text or ""))
+        return self._numbers
 
     def case_set(self, check: CheckSpec):
         from .cases import case_set
@@ -111,7 +121,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             outcome = None
             load, defined = _unreadable(task, source.problem), set()
         elif task.kind == "script":
-            sandbox.wanted_shapes = wanted_shapes(ctx, task.checks)
+            sandbox.wanted_shapes = wanted_shapes(ctx, _graded_here(task))
             outcome = sandbox.run_script()
             load = _run_result(task, outcome)
             defined = set() if load.status == ERROR else {"script"}
@@ -123,8 +133,12 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         if source.notes:  # what of a notebook was left out: said on the first line of the report
             load = dataclasses.replace(load, message="; ".join(filter(None, [load.message, *source.notes])))
         ctx.runtime_imports = sandbox.evidence  # grows while checks run; read by imports checks
+        later = final_grading.in_a_kit(task.checks) if _is_kit(task) else {}
         done, renewed = [load], False
         for check in _in_running_order(task.checks):
+            if check.name in later and not later[check.name].runs:
+                done.append(final_grading.not_run(check, later[check.name]))
+                continue
             if check.hidden and not renewed:
                 # Hidden checks run last, in a new worker: whatever inputs they send cannot
                 # be recorded by the submission and shown back in a visible check.
@@ -139,7 +153,9 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         diagnoses, explained = diagnose(ctx, done)   # after every check: it changes no score
         printed = outcome.stdout + outcome.stderr if outcome is not None else ""
         filled = _filled(ctx, done[1:])
-    by_name = {r.name: r for r in counted(task.checks, done[1:], filled)}
+    by_name = {r.name: r for r in counted(task.checks, done[1:], filled, frozenset(later))}
+    by_name.update({name: final_grading.decided_later(by_name[name], waits)
+                    for name, waits in later.items() if waits.runs})
     results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order
     results = [dataclasses.replace(r, mistake=explained[r.name]) if r.name in explained else r
                for r in results]
@@ -181,6 +197,14 @@ def one_fill_checks(task: Task, reference, use_cache: bool) -> frozenset[str]:
             filled.add(check.name)
     _one_fill_checks[key] = frozenset(filled)
     return _one_fill_checks[key]
+
+
+def _graded_here(task: Task) -> list[CheckSpec]:
+    """The checks this task runs: all of them, but in a kit not those left to final grading."""
+    if not _is_kit(task):
+        return list(task.checks)
+    later = final_grading.in_a_kit(task.checks)
+    return [c for c in task.checks if c.name not in later or later[c.name].runs]
 
 
 def _is_kit(task: Task) -> bool:
@@ -413,7 +437,7 @@ def answer_bytes(task: Task, reference, use_cache: bool = True) -> int:
     if task.kind == "script":
         from .cases import reference_value
         from .checks import kind_of
-        for check in task.checks:
+        for check in _graded_here(task):
             if kind_of(check).arrays_in_answer:
                 with contextlib.suppress(Exception):
                     largest += int(np.asarray(reference_value(task, reference, check), dtype=float).nbytes)

@@ -7,6 +7,13 @@ taken from the task's own freeze so the kit grades exactly as the full task does
 has no reference: a failure shows the smallest failing frozen case (checks try them
 smallest first, case_size.py), and the report says hidden checks may be added at final
 grading.
+
+A check whose kind keeps its expected values private (a "did the work" check: the leaves
+kinds, whose expected value is the table itself) stays in the kit's task.yaml, so that its
+name and points are known, but nothing of what it compares with is frozen into the kit: it
+is checked at final grading (final_grading.py), as the kit's task.yaml header and every
+report of a kit grade say. A statement or task.yaml that would hand such a value out (the
+table's numbers written in it) is refused, naming the file and line.
 """
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ import shutil
 
 import yaml
 
-from . import frozen
+from . import final_grading, frozen
 from .reference import load_reference
 from .spec import SpecError, Task
 
@@ -38,6 +45,13 @@ def make_kit(task: Task, out_dir: str) -> str:
     statement = os.path.basename(task.statement_path)
     spec["statement"] = statement
     public = [c for c in task.checks if not c.hidden]
+    later = final_grading.in_a_kit(public)
+    frozen_here = [c for c in public if c.name not in later or later[c.name].runs]
+    header = HEADER.format(id=task.id, version=task.version) + "".join(
+        line + "\n" for line in final_grading.header_lines(later))
+    body = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
+    _refuse_leaks(task, public, {task.statement_path: _read(task.statement_path),
+                                 f"{task.id}/task.yaml (of the kit)": header + body})
     folder = os.path.join(out_dir, task.id)
     staging = folder + ".partial"
     shutil.rmtree(staging, ignore_errors=True)
@@ -46,9 +60,8 @@ def make_kit(task: Task, out_dir: str) -> str:
         shutil.copyfile(task.statement_path, os.path.join(staging, statement))
         spec_path = os.path.join(staging, "task.yaml")
         with open(spec_path, "w", encoding="utf-8") as f:
-            f.write(HEADER.format(id=task.id, version=task.version))
-            yaml.safe_dump(spec, f, sort_keys=False, allow_unicode=True)
-        frozen.freeze(task, load_reference(task), only=public, out_folder=staging,
+            f.write(header + body)
+        frozen.freeze(task, load_reference(task), only=frozen_here, out_folder=staging,
                       spec_path=spec_path, kit=True)
         shutil.rmtree(folder, ignore_errors=True)
         os.replace(staging, folder)
@@ -56,3 +69,34 @@ def make_kit(task: Task, out_dir: str) -> str:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return folder
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def _refuse_leaks(task: Task, checks, texts: dict[str, str]) -> None:
+    """A file of the kit must not hold the expected value of a check whose kind keeps it
+    private (the table's numbers, written or encoded): read as a hostile source would be."""
+    from .cases import reference_value
+    from .checks import kind_of
+    from .checks.typed_in import Numbers, typed_in
+    from .source_numbers import scan
+    numbers = {name: Numbers(scan(text)) for name, text in texts.items()}
+    problems = []
+    reference = None
+    for check in checks:
+        if not kind_of(check).expected_private:
+            continue
+        reference = reference or load_reference(task)
+        value = reference_value(task, reference, check)
+        for name, found in numbers.items():
+            leak = typed_in(value, found, check.options.tolerance)
+            if leak is not None:
+                where = f"{name}:{leak.line}" if leak.line else name
+                problems.append(f"{where}: holds {leak.found} of the {leak.of} telling values that "
+                                f"check '{check.name}' compares with (a kit must not hand them out); "
+                                "remove them from the statement or the check's description")
+    if problems:
+        raise SpecError(problems)

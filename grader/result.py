@@ -70,6 +70,8 @@ class CheckResult:
     reason: Reason | None = None       # why it did not pass (statuses.Reason); None when it did
     mistake: str | None = None         # the diagnosed mistake (Diagnosis.mistake) that explains it
     picture: Picture | None = None     # expected and actual output, for a failed array check
+    final_points: float = 0.0          # in a kit: its points, decided at final grading, not
+                                       # here (final_grading.py; max_score is 0 then)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CheckResult":

@@ -42,6 +42,10 @@ Reason = Literal[
     "idle",          # a policy check (how, not what) that counts only when the file does
                      # some of the work, and no check of what it computes passed (policy.py)
     "timed-out-before",  # not run: its function timed out before and never finished a call
+    "typed-in",      # what it produced is right, but typed into the file, not computed
+                     # (checks/typed_in.py)
+    "final-grading",  # not run in a student kit: it is checked at final grading only
+                      # (final_grading.py)
 ]
 MISMATCH: Final = "mismatch"
 UNVERIFIED: Final = "unverified"
@@ -54,6 +58,8 @@ JUDGE: Final = "judge"
 UNGRADABLE: Final = "ungradable"
 IDLE: Final = "idle"
 TIMED_OUT_BEFORE: Final = "timed-out-before"
+TYPED_IN: Final = "typed-in"
+FINAL_GRADING: Final = "final-grading"
 
 TIMED_OUT: Final = (TIMEOUT, BUDGET, TIMED_OUT_BEFORE)   # reasons that mean the code ran out of time
 

@@ -88,6 +88,11 @@ class Kind:
     policy: bool = False
     # Script kinds: the reference's value it compares with (frozen with the task).
     reference_value: Callable[[Any, CheckSpec[Any]], Any] | None = None
+    # Its expected values never leave the instructor's side: they are the answer itself (a
+    # "did the work" check: one who holds the table can type it in). A student kit holds
+    # nothing of them, and runs no check of this kind: it is checked at final grading
+    # (final_grading.py).
+    expected_private: bool = False
     # The worker's answer carries an array the size of that value: the answer cap grows with it.
     arrays_in_answer: bool = False
     # What a "mismatch" reason means for a check of this kind, given its options: words for

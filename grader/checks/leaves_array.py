@@ -9,7 +9,7 @@ from ..spec import CheckSpec
 from . import fields
 from .kind import SCRIPT, Kind, Reading
 from .script_work import (REFERENCE_FIELD, LeavesOptions, close, differences, inventory, leaves_options,
-                          reference_array, reference_value)
+                          reference_array, reference_value, typed, typed_result)
 
 if TYPE_CHECKING:
     from ..grading import Context
@@ -22,9 +22,15 @@ def read(r: Reading) -> LeavesOptions:
 def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
     want = reference_array(ctx, check)
     arrays = ctx.script.arrays
+    typed_in = None
     for name, (arr, *_) in arrays.items():
         if close(arr, want, check):
-            return judged(check, True, f"found in {name}")
+            found = typed(ctx, check, arr)
+            if found is None:
+                return judged(check, True, f"found in {name}")
+            typed_in = typed_in or (name, found)
+    if typed_in:
+        return typed_result(ctx, check, typed_in[0], "the table", typed_in[1], "compute the table")
     for name, (arr, *_) in arrays.items():
         if want.ndim == 2 and close(arr, want.T, check):
             return judged(check, False, f"{name} holds the table transposed, shape "
@@ -49,4 +55,4 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
 
 KIND = Kind("leaves-array", SCRIPT, run, read, required=("reference",),
             fields={**REFERENCE_FIELD, "args": fields.ARGS, "tolerance": fields.TOLERANCE},
-            reference_value=reference_value, arrays_in_answer=True)
+            reference_value=reference_value, arrays_in_answer=True, expected_private=True)

@@ -13,8 +13,10 @@ from ..result import CheckResult, judged
 from ..spec import CheckSpec
 from . import fields
 from .kind import SCRIPT, Kind, Reading
+from ..statuses import TYPED_IN
 from .script_work import (OPERANDS, REFERENCE_FIELD, LeavesOptions, inventory, leaves_options,
-                          reference_array, reference_value)
+                          reference_array, reference_value, typed, typed_result)
+from .typed_in import non_trivial
 
 if TYPE_CHECKING:
     from ..grading import Context
@@ -47,14 +49,22 @@ def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
              if b != s and arrays[b].values.shape == shape]
     tolerance = check.options.tolerance
     rtol, atol = tolerance.rtol, tolerance.atol
-    zero_batches = []
+    zero_batches, typed_pairs = [], []
     for s, b, added in pairs:
         if np.allclose(added, rows, rtol=rtol, atol=atol):
             if not _is_zero(arrays[b].values, atol):
-                return judged(check, True, f"{s} = {b} + the rows asked for")
-            if _added(sums[s], arrays[b].values, arrays, rtol, atol):
-                return judged(check, True, f"{s} = {b} (zeros) + the rows asked for")
-            zero_batches.append((s, b))
+                passed = f"{s} = {b} + the rows asked for"
+            elif _added(sums[s], arrays[b].values, arrays, rtol, atol):
+                passed = f"{s} = {b} (zeros) + the rows asked for"
+            else:
+                zero_batches.append((s, b))
+                continue
+            typed_in = _typed_pair(ctx, check, s, b, sums[s], arrays[b].values, added, rows)
+            if typed_in is None:
+                return judged(check, True, passed)
+            typed_pairs.append(typed_in)
+    if typed_pairs:
+        return typed_pairs[0]
     if zero_batches:
         s, b = zero_batches[0]
         return judged(check, False, f"{s} holds the rows asked for and {b} is all zeros, but your "
@@ -78,6 +88,36 @@ def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
     what = "adds nothing" if np.allclose(added, 0) else "adds values that are not those rows"
     return judged(check, False, f"{s} - {b} {what}: a sum of shape {shape} must be a batch "
                                  f"plus rows {check.options.select} of the {table.shape} table.")
+
+
+def _typed_pair(ctx: Context, check: CheckSpec[LeavesSumOptions], s: str, b: str, total: np.ndarray,
+                batch: np.ndarray, added: np.ndarray, rows: np.ndarray) -> CheckResult | None:
+    """Why a right sum does not count, if it does not: the rows it adds or the sum itself
+    typed in, or the rows hidden in a typed batch (a batch may be typed in, as the
+    tutorial's is, but not one precise enough to hold the rows: sum - batch = rows)."""
+    compute = "compute the table and add its rows to the batch"
+    found = typed(ctx, check, added)
+    if found is not None:
+        return typed_result(ctx, check, f"{s} - {b}", "the rows asked for", found, compute)
+    found = typed(ctx, check, total)
+    if found is not None:
+        return typed_result(ctx, check, s, "the sum", found, compute)
+    tolerance = check.options.tolerance
+    telling = non_trivial(rows, tolerance).size
+    if telling and non_trivial(total, tolerance).size < (telling + 1) // 2:
+        return judged(check, False, f"{s} - {b} is the rows asked for, but {s} holds only round "
+                                     f"numbers, which can be typed in, so the rows were in {b}: "
+                                     f"{compute}.", reason=TYPED_IN)
+    found = typed(ctx, check, batch, precise=4)
+    if found is not None:
+        where = ("" if found.line is None else
+                 f" (typed in at {ctx.source.where(found.line)}, to four or more digits)")
+        return judged(check, False, f"{s} - {b} is the rows asked for, but {b} is a batch typed "
+                                     f"in precisely enough to hold them{where}, so they need not "
+                                     "have been computed. Type a plainer batch (ones, or numbers "
+                                     f"of a digit or two) or make it with numpy, and {compute}.",
+                      reason=TYPED_IN)
+    return None
 
 
 @dataclass(frozen=True)
@@ -126,4 +166,4 @@ KIND = Kind(
             "shape": {"type": "array", "items": {"type": "integer", "minimum": 0},
                       "description": "Shape of the sum the script must compute."},
             "tolerance": fields.TOLERANCE},
-    reference_value=reference_value, arrays_in_answer=True)
+    reference_value=reference_value, arrays_in_answer=True, expected_private=True)

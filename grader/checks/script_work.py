@@ -10,20 +10,26 @@ Each is named by where it was: variable 'x', `table(4, 6)` (line 7). On the
 trusted side one of them must be the reference's array (leaves_array.py), or a sum of
 another of them (the batch) and rows of that array (leaves_sum.py). Near misses are named:
 a transposed table, other rows than asked for, nothing added. Printing a shape typed in
-computes nothing, so it earns none of these.
+computes nothing, so it earns none of these, and neither does an array whose values were
+typed into the file (typed_in.py: decided from the source text and the values, never from
+what the worker says of where an array came from).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..compare import check_values
+from ..result import CheckResult, judged
 from ..spec import CheckSpec
+from ..statuses import TYPED_IN
 from ..tolerance import Tolerance
 from . import fields
 from .kind import Options, Reading
+from .typed_in import Typed, typed_in
 
 if TYPE_CHECKING:
     from ..grading import Context
@@ -85,6 +91,28 @@ def inventory(arrays: dict) -> str:
     items = [f"{name} {arr.shape}" for name, (arr, *_) in list(arrays.items())[:SHOWN]]
     more = f" and {len(arrays) - SHOWN} more" if len(arrays) > SHOWN else ""
     return f"Arrays your script computed: {', '.join(items)}{more}"
+
+
+def typed(ctx: Context, check: CheckSpec[LeavesOptions], values, precise: int = 3) -> Typed | None:
+    """The values typed in, as typed_in.py rules, with this check's tolerance."""
+    return typed_in(values, ctx.source_numbers(), check.options.tolerance, precise)
+
+
+def typed_result(ctx: Context, check: CheckSpec, name: str, what: str, found: Typed,
+                 instead: str) -> CheckResult:
+    """The failure of an array that is right but typed in: where, and what to do (never
+    its values)."""
+    if found.line is None:
+        message = (f"{name} holds {what}, but your file holds more numbers (written or "
+                   "encoded) than the grader reads, so it cannot tell a computed array from "
+                   f"one typed in: {instead}, with no such mass of numbers in the file.")
+        return judged(check, False, message, reason=TYPED_IN)
+    message = (f"{name} holds {what}, but its values are typed in: {found.found} of its "
+               f"{found.of} telling values are numbers written in your file, as they are or "
+               f"encoded, at {ctx.source.where(found.line)}. {instead[:1].upper()}{instead[1:]}; "
+               "typing its values in does not count.")
+    cell, line = ctx.source.source_map.locate(found.line)
+    return dataclasses.replace(judged(check, False, message, reason=TYPED_IN), line=line, cell=cell)
 
 
 def reference_array(ctx: Context, check: CheckSpec[LeavesOptions]) -> np.ndarray:

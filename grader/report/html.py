@@ -19,6 +19,7 @@ import os
 from ..result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Diagnosis, Picture, Result
 from . import svg
 from .svg import text
+from ..final_grading import summary
 
 # No script, no request of any kind; inline styles only; images only as data: (none today).
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
@@ -63,6 +64,8 @@ def render(result: Result, **_options) -> str:
     if result.kit:
         body.append('<p class="note">note: graded on a student kit: the public checks only; '
                     "hidden checks may be added at final grading.</p>")
+        if later := summary(result.checks):
+            body.append(f'<p class="note">note: {text(later)}.</p>')
     body.append(f'<p class="score">Score: {result.score:g}/{result.max_score:g} ({percent:.0f}%) '
                 f'<span class="{text(result.status)}">{text(result.status)}</span></p>')
     body += _checks(result)
@@ -115,7 +118,8 @@ def _cause(diagnosis: Diagnosis, checks: list[CheckResult]) -> str:
 
 
 def _check(check: CheckResult, details: bool = True) -> str:
-    points = f"{check.score:g}/{check.max_score:g}" if check.max_score else ""
+    points = (f"{check.score:g}/{check.max_score:g}" if check.max_score else
+              f"{check.final_points:g} later" if check.final_points else "")
     status = check.status if check.status in _LABEL else "error"
     parts = [f'<section class="check {text(status)}">',
              f'<span class="status">{text(_LABEL.get(check.status, check.status))}</span> '

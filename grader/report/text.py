@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from ..final_grading import summary
 from ..result import ERROR, FAILED, PASSED, SKIPPED, Result
 from ..student_text import visible
 
@@ -55,7 +56,8 @@ def _check_lines(checks, width: int, colour: bool) -> list[str]:
     previous_skip = None
     for check in checks:
         label = _paint(_LABEL[check.status], _COLOUR[check.status], colour)
-        points = _points(check.score, check.max_score) if check.max_score else ""
+        points = (_points(check.score, check.max_score) if check.max_score else
+                  f"{check.final_points:g} later" if check.final_points else "")
         lines.append(f"  {label}  {_shown(check.name):<{width}}  {points:>7}  "
                      f"{_shown(check.description)}".rstrip())
         if check.status == SKIPPED and check.message == previous_skip:
@@ -73,6 +75,8 @@ def render(result: Result, colour: bool = False, **_options) -> str:
     if result.kit:
         lines[-1:-1] = ["note: graded on a student kit: the public checks only; hidden checks "
                         "may be added at final grading."]
+        if later := summary(result.checks):
+            lines[-1:-1] = [f"note: {_shown(later)}."]
     width = max((len(_shown(c.name)) for c in result.checks), default=10)
     # each diagnosis once, first, with the checks it explains under it; the rest as ever
     explained = {d.mistake for d in result.diagnoses}
@@ -91,4 +95,6 @@ def render(result: Result, colour: bool = False, **_options) -> str:
     status = _paint(_shown(result.status), _COLOUR.get(result.status, "0"), colour)
     lines += ["", _paint(f"Score: {_points(result.score, result.max_score)} ({percent:.0f}%)", "1", colour)
               + f"  {status}"]
+    if result.kit and (waiting := sum(c.final_points for c in result.checks)):
+        lines[-1] += f"  (+{waiting:g} point{'' if waiting == 1 else 's'} decided at final grading)"
     return "\n".join(lines) + "\n"

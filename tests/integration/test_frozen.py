@@ -151,9 +151,13 @@ def test_a_kit_grades_the_public_checks_exactly_as_the_full_task(tmp_path):
         samples = os.path.join(ROOT, "submissions", os.path.basename(task))
         for sample in sample_files(samples):
             full = score(task, sample)
-            public = sum(c["score"] for c in full["checks"] if not c["hidden"])
             kit = score(kits / os.path.basename(task), sample)
-            assert kit["score"] == public, sample
+            # every check the kit counts scores there what it scores in the full task; those
+            # it leaves to final grading (final_grading.py) are outside its score
+            counted = {c["name"]: c["score"] for c in kit["checks"] if not c["final_points"]}
+            assert counted == {c["name"]: c["score"] for c in full["checks"]
+                               if c["name"] in counted}, sample
+            assert kit["score"] == sum(counted.values()), sample
             assert kit["kit"] is True
     text = run_cli("check", str(kits / "positional-encoding"),
                    os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")).stdout
@@ -221,3 +225,122 @@ def test_the_example_student_repository_holds_no_reference_and_no_hidden_check()
         assert kit["kit"] is True
         done = run_cli("validate", os.path.join(student_side, "tasks", task))
         assert done.returncode == 0, done.stdout
+
+
+# --------------------------------------------------------------------------- "did the work" checks
+
+def _table(length, depth):
+    sys.path.insert(0, os.path.join(TASKS, "pe-table-shape"))
+    try:
+        from reference import table
+    finally:
+        sys.path.pop(0)
+    return table(length, depth)
+
+
+def _telling(values):
+    """The values that give a table away (not 0, 1 or another round number)."""
+    import numpy as np
+    flat = np.unique(np.abs(np.asarray(values, dtype=float).ravel()))
+    return [v for v in flat if abs(v - round(v, 2)) > 1e-4]
+
+
+def _numbers_in(data):
+    """Every list of numbers in a JSON or YAML document, as a flat list."""
+    found, stack = [], [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += list(item.values())
+        elif isinstance(item, list):
+            numbers = [x for x in item if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            if numbers:
+                found.append(numbers)
+            stack += [x for x in item if isinstance(x, (dict, list))]
+    return found
+
+
+@pytest.fixture(scope="module")
+def script_kits(tmp_path_factory):
+    kits = tmp_path_factory.mktemp("kits")
+    done = run_cli("kit", os.path.join(TASKS, "pe-table-shape"), os.path.join(TASKS, "pe-batch-sum"),
+                   "-o", str(kits))
+    assert done.returncode == 0, done.stderr
+    return kits
+
+
+def test_a_kit_holds_nothing_of_what_a_work_check_compares_with(script_kits):
+    """Every file of the kit, read every way: arrays, JSON and YAML lists, text, raw bytes."""
+    import numpy as np
+    import yaml
+    from grader.checks.typed_in import Numbers, typed_in
+    from grader.source_numbers import scan
+    from grader.tolerance import Tolerance
+    tolerance = Tolerance(rtol=1e-5, atol=1e-5)
+    wanted = {"pe-table-shape": [_table(5, 8)], "pe-batch-sum": [_table(4, 6), _table(4, 6)[:3]]}
+    for task, arrays in wanted.items():
+        telling = sorted({v for a in arrays for v in _telling(a)})
+        assert len(telling) >= 8
+        files = [p for p in (script_kits / task).rglob("*") if p.is_file()]
+        assert any(p.suffix == ".yaml" for p in files) and any(p.name == "cases.json" for p in files)
+        for path in files:
+            data = path.read_bytes()
+            lists = []
+            if path.suffix == ".npy":
+                lists.append(np.load(path, allow_pickle=False).ravel().tolist())
+            elif path.suffix == ".json":
+                lists += _numbers_in(json.loads(data))
+            elif path.suffix == ".yaml":
+                lists += _numbers_in(yaml.safe_load(data))
+            for numbers in lists:
+                near = [v for v in telling if np.isclose(np.abs(numbers), v, rtol=1e-5, atol=1e-5).any()]
+                assert not near, (path, near)
+            for value in telling:    # nor the bytes of one, nor its digits
+                assert np.float64(value).tobytes() not in data and np.float32(value).tobytes() not in data
+                assert f"{value:.5f}".encode() not in data, (path, value)
+            for array in arrays:     # nor the text, read as a hostile source would be
+                assert typed_in(array, Numbers(scan(data.decode("utf-8", "replace"))), tolerance) is None, path
+
+
+def test_a_kit_names_the_checks_left_to_final_grading(script_kits):
+    head = (script_kits / "pe-table-shape" / "task.yaml").read_text().split("\nid:")[0]
+    assert "Checked at final grading only" in head and "builds-the-table (3 points)" in head
+    correct = os.path.join(ROOT, "submissions", "pe-table-shape", "correct_numpy.py")
+    text = run_cli("check", str(script_kits / "pe-table-shape"), correct).stdout
+    assert "checked at final grading (3 points, not in this kit's score)" in text
+    assert "4 points are decided at final grading, not in this kit's score: allowed-imports (1), " \
+           "builds-the-table (3)" in text
+    assert "Score: 2/2 (100%)" in text and "(+4 points decided at final grading)" in text
+    report = score(script_kits / "pe-table-shape", correct)
+    checks = {c["name"]: c for c in report["checks"]}
+    work = checks["builds-the-table"]
+    assert (work["status"], work["reason"], work["score"], work["max_score"], work["final_points"]) == \
+           ("skipped", "final-grading", 0, 0, 3)
+    imports = checks["allowed-imports"]   # run and shown, its point decided with the work
+    assert (imports["status"], imports["max_score"], imports["final_points"]) == ("passed", 0, 1)
+    assert report["max_score"] == 2 and report["score"] == 2
+
+
+def test_a_correct_script_scores_the_same_on_the_kit_and_the_task(script_kits):
+    for task, sample in (("pe-table-shape", "correct_tutorial_style.py"),
+                         ("pe-batch-sum", "correct_tutorial_typed_batch.py"),
+                         ("pe-batch-sum", "mistake_typed_rows.py")):
+        path = os.path.join(ROOT, "submissions", task, sample)
+        full = {c["name"]: c["score"] for c in score(os.path.join(TASKS, task), path)["checks"]}
+        kit = score(script_kits / task, path)
+        counted = {c["name"]: c["score"] for c in kit["checks"] if not c["final_points"]}
+        assert counted == {name: full[name] for name in counted}, (task, sample)
+        assert {c["name"] for c in kit["checks"] if c["final_points"]} >= {"builds-the-table"}
+
+
+def test_course_ci_on_kits_says_what_final_grading_decides(script_kits, tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(script_kits, course / "tasks")
+    (course / "solutions").mkdir()
+    shutil.copy(os.path.join(ROOT, "submissions", "pe-table-shape", "correct_numpy.py"),
+                course / "solutions" / "pe-table-shape.py")
+    done = run_cli("ci", str(course), "--summary", str(tmp_path / "summary.md"))
+    assert "pe-table-shape  2/2  passed" in done.stdout, done.stdout
+    assert "4 points are decided at final grading, not in this kit's score" in done.stdout
+    assert "pe-batch-sum    0/2" in done.stdout      # (no solution: 0 of what the kit scores)
+    assert "decided at final grading" in (tmp_path / "summary.md").read_text()
