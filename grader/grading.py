@@ -16,6 +16,7 @@ from .statuses import (CRASHED, ENVIRONMENT, IMPORTS, JUDGE, MISMATCH, OK, RAISE
                        TIMEOUT, UNDEFINED, UNREADABLE, Reason, call_reason)
 from .sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
 from .policy import counted
+from .checks import kind_of
 from .checks.script_work import wanted_shapes
 from .spec import CheckSpec, SpecError, Task
 from .source_scan import read_source
@@ -68,8 +69,10 @@ class Context:
         typed-in rule (source_numbers.py, checks/typed_in.py): read once, when asked."""
         if self._numbers is None:
             from .checks.typed_in import Numbers
-            from .source_numbers import scan
-            self._numbers = Numbers(scan(self.source.text or ""))
+            from .source_numbers import SourceNumbers
+            # (read in the bounded child with the rest, source_scan.py; a file it could not
+            # read runs no check that asks)
+            self._numbers = Numbers(self.source.numbers or SourceNumbers((), (), capped=True))
         return self._numbers
 
     def case_set(self, check: CheckSpec):
@@ -101,7 +104,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     if not isinstance(submission, SubmissionFile):
         submission = read_submission(submission)
     # a .py file's bytes, or a notebook's code cells, and the scan of them (bounded.py)
-    source = read_source(submission, task.allowed_imports + task.stdlib_imports)
+    source = read_source(submission, task.allowed_imports + task.stdlib_imports,
+                         numbers=any(kind_of(c).expected_private for c in task.checks))
     tier = choose_tier(options.isolation, options.others_work, options.shared_state)
     if sandbox_tier(tier).file_permissions_are_walls:
         from .cases import cache_dir

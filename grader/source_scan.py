@@ -14,7 +14,7 @@ import base64
 import functools
 from typing import Any, Sequence
 
-from . import bounded
+from . import bounded, source_numbers
 from .source_map import SourceMap
 from .student_text import name as visible_name
 from .checks.imports import scan
@@ -25,13 +25,15 @@ from .submission_file import PythonSource, SourceScan, SubmissionFile, submissio
 BOUND = bounded.Bound(memory_bytes=512 << 20, cpu_seconds=10, wall_seconds=30.0)
 
 
-def read_source(submission: SubmissionFile, allowed_names: Sequence[str]) -> PythonSource:
+def read_source(submission: SubmissionFile, allowed_names: Sequence[str],
+                numbers: bool = False) -> PythonSource:
     """The submission's code and its scan (``allowed_names``: the task's allowed imports,
-    which decide whether a module reached as an attribute is a route)."""
+    which decide whether a module reached as an attribute is a route); with ``numbers``, the
+    numbers its text holds too (source_numbers.py: for the typed-in rule)."""
     if is_notebook(submission.name) or holds_notebook_json(submission.data):
         warm_notebook_reader()
     request = {"name": submission.name, "data": base64.b64encode(submission.data).decode("ascii"),
-               "allowed": list(allowed_names)}
+               "allowed": list(allowed_names), "numbers": numbers}
     try:
         answer = bounded.call("grader.source_scan:read_in_child", request, BOUND)
     except bounded.TooCostly as exc:
@@ -57,6 +59,10 @@ def read_in_child(request: dict) -> dict:
             raise
         answer["scan"] = {"imports": found.imports, "routes": found.routes,
                           "definitions": found.definitions, "problem": found.problem}
+        if request.get("numbers"):
+            held = source_numbers.scan(source.text)
+            answer["numbers"] = {"written": held.written, "decoded": held.decoded,
+                                 "capped": held.capped}
     return answer
 
 
@@ -69,6 +75,10 @@ def _from_answer(answer: Any, submission: SubmissionFile) -> PythonSource:
         if text is None:
             return PythonSource(None, problem)
         scan = answer["scan"]
+        held = answer.get("numbers")
+        numbers = None if held is None else source_numbers.SourceNumbers(
+            tuple((float(v), int(n)) for v, n in held["written"]),
+            tuple((float(v), int(n)) for v, n in held["decoded"]), bool(held["capped"]))
         return PythonSource(
             str(text), problem,
             code=str(text).encode("utf-8") if answer["notebook"] else submission.data,
@@ -77,7 +87,8 @@ def _from_answer(answer: Any, submission: SubmissionFile) -> PythonSource:
             scan=SourceScan(tuple((str(m), int(n)) for m, n in scan["imports"]),
                             tuple(str(r) for r in scan["routes"]),
                             tuple((str(f), int(n)) for f, n in scan["definitions"]),
-                            str(scan["problem"])))
+                            str(scan["problem"])),
+            numbers=numbers)
     except (KeyError, TypeError, ValueError) as exc:
         return PythonSource(None, f"the grader could not read it ({type(exc).__name__})")
 

@@ -18,8 +18,12 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .source_map import SourceMap
+
+if TYPE_CHECKING:
+    from .source_numbers import SourceNumbers
 
 MAX_SOURCE_BYTES = 1 << 20
 SUFFIXES = (".py", ".ipynb")                       # compared in lower case
@@ -195,6 +199,7 @@ class PythonSource:
     source_map: SourceMap = SourceMap()
     notes: tuple[str, ...] = ()   # what of the submission was not run, and why (for the report)
     scan: SourceScan = SourceScan()
+    numbers: "SourceNumbers | None" = None   # the numbers its text holds, where asked for
 
     def where(self, line: int) -> str:
         """A line of ``text``, as its author finds it: "line 7", "cell 4, line 2"."""
