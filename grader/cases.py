@@ -105,7 +105,7 @@ def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True,
         if kind.generated_cases:
             from .hypothesis_driver import collect
             try:
-                generated = collect(check)
+                generated = collect(check, avoided_edges(task, check, literal))
             except Exception as exc:   # Hypothesis's errors have no common base worth naming
                 raise CasesFailed(f"its cases cannot be generated ({type(exc).__name__}: "
                                   f"{str(exc)[:500]}); check its draw: and args: ranges") from None
@@ -119,6 +119,13 @@ def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True,
             _write(key, found)
     _memory[key] = found
     return found
+
+
+def avoided_edges(task: Task, check: CheckSpec, literal_cases) -> tuple:
+    """The task's edges a check's drawn cases keep clear of: those it does not judge
+    (edges.py: it lists no case on them and does not name them)."""
+    from .edges import judged_by
+    return tuple(e for e in task.edges if not judged_by(e, literal_cases, check.edges))
 
 
 def reference_value(task: Task, reference, check: CheckSpec):

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .edges import Edge, off_edges
 from .spec import CheckSpec
 from .strategies import Drawn, case_strategy
 
 
-def explore(spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool) -> None:
-    """Call ``body(drawn)`` on each generated argument set; an exception is a failure."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+def explore(spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool,
+            avoid: tuple[Edge, ...] = ()) -> None:
+    """Call ``body(drawn)`` on each generated argument set; an exception is a failure.
+    An argument set on one of the edges to ``avoid`` (edges.py) is rejected before ``body``
+    sees it: Hypothesis draws another, and shrinks clear of it too."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+
+    if avoid:
+        inner = body
+
+        def body(drawn: Drawn) -> Any:
+            if not off_edges(drawn.args, avoid):
+                reject()
+            return inner(drawn)
 
     # The fields Hypothesis draws from (calls.DrawnOptions). Keep the name `check` and the
     # decorator lines below as they are: Hypothesis seeds its derandomized sequence with
@@ -36,7 +48,7 @@ def explore(spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool) ->
     probe()
 
 
-def collect(check: CheckSpec[Any]) -> list[Drawn]:
+def collect(check: CheckSpec[Any], avoid: tuple[Edge, ...] = ()) -> list[Drawn]:
     cases: list[Drawn] = []
-    explore(check, cases.append, shrink=False)
+    explore(check, cases.append, shrink=False, avoid=avoid)
     return cases

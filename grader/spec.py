@@ -14,6 +14,8 @@ from typing import Any, Generic, TypeVar
 
 import yaml
 
+from . import edges
+from .edges import Edge
 from .sandbox import Limits
 from .tolerance import Tolerance
 
@@ -48,6 +50,7 @@ class CheckSpec(Generic[O]):
     call: str | None = None         # the student function it calls, for kinds that call one
     line: int = 0
     hint: str = ""                  # advice shown after its message when it fails
+    edges: tuple[str, ...] = ()     # task edges it judges though it lists no case there (edges.py)
 
     def function(self) -> str:
         """The student function it calls; only for a kind that calls one."""
@@ -94,6 +97,7 @@ class Task:
     digest: str
     mistakes: tuple[MistakeSpec, ...] = ()
     mistakes_path: str = ""   # mistakes.py beside task.yaml (read only when mistakes are declared)
+    edges: tuple[Edge, ...] = ()   # inputs only the checks about them judge (edges.py)
 
     @property
     def max_score(self) -> float:
@@ -319,7 +323,15 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
             name=raw["name"], kind=raw["kind"], options=KINDS[raw["kind"]].read(reading),
             points=float(raw.get("points", 1)), description=raw.get("description", ""),
             needs=tuple(raw.get("needs", ())), hidden=bool(raw.get("hidden", False)), call=call,
-            line=_line(lines, at), hint=raw.get("hint", "")))
+            line=_line(lines, at), hint=raw.get("hint", ""), edges=tuple(raw.get("edges", ()))))
+    parameters = {p for params in functions.values() for p in params}
+    task_edges = edges.read(data.get("edges", {}), lambda at: _line(lines, at), problem, parameters)
+    for i, check in enumerate(checks):
+        for name in check.edges:
+            if name not in {e.name for e in task_edges}:
+                problem(("checks", i, "edges"), f"'{name}' is not among the task's edges: "
+                        f"({', '.join(e.name for e in task_edges) or 'none'}). Declare it under "
+                        "edges: or fix the name.")
     imports = data.get("imports", {})
     mistakes_path = os.path.join(folder, MISTAKES_FILE)
     mistakes = _mistakes(data, kind, functions, mistakes_path, lines, problem)
@@ -332,7 +344,7 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
                 stdlib_imports=tuple(imports.get("stdlib", ())), limits=limits,
                 tolerance=default_tolerance, checks=tuple(checks),
                 digest=_digest(path, files["reference"]), mistakes=mistakes,
-                mistakes_path=mistakes_path)
+                mistakes_path=mistakes_path, edges=task_edges)
 
 
 def _mistakes(data: dict, kind: str, functions: dict, mistakes_path: str, lines: dict,

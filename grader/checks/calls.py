@@ -177,9 +177,12 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     failure it met (case_size.py) is returned. It only changes the input shown: the
     verdict was decided on the task's cases, and the time it takes is not the student's
     (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check."""
+    from ..cases import avoided_edges
     from ..hypothesis_driver import explore
     if ctx.reference is None:
         return None
+    cases = ctx.case_set(check)
+    avoid = avoided_edges(ctx.task, check, cases.cases[:cases.literal_count])
     smallest: list[tuple[Drawn, Failure]] = []
     stop = time.monotonic() + SHRINK_SECONDS
 
@@ -198,7 +201,7 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
 
     with ctx.sandbox.outside_budget():
         try:
-            explore(check, body, shrink=True)
+            explore(check, body, shrink=True, avoid=avoid)
         except Exception:  # _Found, or Hypothesis gave up (a flaky submission, out of time)
             pass
     return smallest[0] if smallest else None

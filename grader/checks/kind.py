@@ -32,6 +32,9 @@ COMMON_FIELDS: dict[str, dict] = {
     "needs": {"type": "array", "items": {"type": "string"},
               "description": "Checks that must pass first; otherwise this one is skipped."},
     "hidden": {"type": "boolean"},
+    "edges": {"type": "array", "items": {"type": "string"},
+              "description": "Edges of the task (edges:) this check judges although it lists no case "
+                             "there: its drawn cases may fall on them."},
     "hint": {"type": "string",
              "description": "Advice shown after this check's message when it fails (e.g. 'x + pe "
                             "rather than x += pe'); hidden with the rest of a hidden check."},

@@ -151,3 +151,43 @@ def test_a_typed_in_printed_answer_gets_no_policy_point(tmp_path):
     checks = _checks(_report(os.path.join(ROOT, "tasks", "pe-table-shape"), path))
     assert checks["prints-the-shape"]["status"] == "passed"
     assert (checks["allowed-imports"]["status"], checks["allowed-imports"]["reason"]) == ("skipped", "idle")
+
+
+CRASHES_AT_ONE_COLUMN = """
+import numpy as np
+
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    if d_model == 1:
+        raise ValueError("d_model must be at least 2")
+    pe = np.zeros((max_len, d_model))
+    p = np.arange(max_len)[:, None]
+    i = np.arange(d_model // 2)
+    angles = p / base ** (2 * i / d_model)
+    pe[:, 0:2 * (d_model // 2):2] = np.sin(angles)
+    pe[:, 1:2 * (d_model // 2):2] = np.cos(angles)
+    return pe
+
+
+def add_positional_encoding(x, base=10000.0):
+    return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+"""
+
+
+def test_a_crash_at_one_edge_costs_the_checks_about_that_edge_only(tmp_path, pe_task):
+    """The task names d_model = 1 an edge (task.yaml edges:): the checks that list a case
+    there judge it, the others draw around it. On main this file scored 9/33."""
+    report = _report(PE_TASK, write(tmp_path / "edge.py", CRASHES_AT_ONE_COLUMN))
+    at_the_edge = [c.name for c in pe_task.checks if c.call is not None and any(
+        e.holds(case) for e in pe_task.edges for case in _literal_cases(pe_task, c))]
+    assert sorted(at_the_edge) == ["add-at-bounds", "table-at-bounds"]
+    lost = [c["name"] for c in report["checks"] if c["score"] < c["max_score"]]
+    assert sorted(lost) == sorted(at_the_edge), lost
+    assert report["score"] == score_without(*at_the_edge)
+    assert "raised ValueError: d_model must be at least 2" in _checks(report)["table-at-bounds"]["message"]
+
+
+def _literal_cases(task, check):
+    from grader.cases import case_set
+    cases = case_set(task, None, check)
+    return cases.cases[:cases.literal_count]
