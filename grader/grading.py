@@ -62,6 +62,8 @@ class Context:
     # the arguments of the input each failed visible call check shows (diagnosis.py); kept
     # here, on the trusted side, never in a result
     shown: dict[str, dict] = field(default_factory=dict)
+    # the failed visible checks of the work whose wrong answer still showed work (policy.py)
+    near: set[str] = field(default_factory=set)
     _numbers: object = field(default=None, repr=False)
 
     def source_numbers(self):
@@ -157,7 +159,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         diagnoses, explained = diagnose(ctx, done)   # after every check: it changes no score
         printed = outcome.stdout + outcome.stderr if outcome is not None else ""
         filled = _filled(ctx, done[1:])
-    by_name = {r.name: r for r in counted(task.checks, done[1:], filled, frozenset(later))}
+    by_name = {r.name: r for r in counted(task.checks, done[1:], filled, frozenset(later),
+                                          frozenset(ctx.near))}
     by_name.update({name: final_grading.decided_later(by_name[name], waits)
                     for name, waits in later.items() if waits.runs})
     results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order

@@ -18,8 +18,8 @@ UNRELATED = ["correct_vectorized.py", "correct_exp_log.py", "correct_notebook_wi
              "mistake_hardcoded_examples.py", "mistake_first_batch_only.py", "mistake_adds_in_place.py"]
 
 
-def checked(task, sample) -> dict:
-    done = run_cli("check", str(task), str(sample), "--format", "json")
+def checked(task, sample, *view) -> dict:
+    done = run_cli("check", str(task), str(sample), "--format", "json", *view)
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 
@@ -175,7 +175,8 @@ def test_diagnosis_calls_have_a_budget_of_their_own(tmp_path):
     task = _cube_task(tmp_path / "t")
     spec = open(f"{task}/task.yaml").read()
     write(tmp_path / "t" / "task.yaml", spec.replace("call_seconds: 30}", "call_seconds: 30, submission_seconds: 3}"))
-    report = checked(task, write(tmp_path / "s.py", STUDENT_SPENDS_BUDGET_ON_HIDDEN))
+    # (the staff view: a student's says of a hidden check only that it failed, redact.py)
+    report = checked(task, write(tmp_path / "s.py", STUDENT_SPENDS_BUDGET_ON_HIDDEN), "--staff")
     secret = next(c for c in report["checks"] if c["name"] == "secret-case")
     assert secret["reason"] in ("timeout", "budget")     # it spent the submission's budget
     assert [d["mistake"] for d in report["diagnoses"]] == ["cubed"]

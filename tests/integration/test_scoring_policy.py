@@ -191,3 +191,30 @@ def _literal_cases(task, check):
     from grader.cases import case_set
     cases = case_set(task, None, check)
     return cases.cases[:cases.literal_count]
+
+
+ONE_SIGN_WRONG = CRASHES_AT_ONE_COLUMN.replace(
+    '    if d_model == 1:\n        raise ValueError("d_model must be at least 2")\n', "").replace(
+    "pe[:, 0:2 * (d_model // 2):2] = np.sin(angles)", "pe[:, 0:2 * (d_model // 2):2] = -np.sin(angles)")
+ZERO_STUB = """
+import numpy as np
+
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    return np.zeros((max_len, d_model))
+
+
+def add_positional_encoding(x, base=10000.0):
+    return x + 0.0
+"""
+
+
+def test_a_real_attempt_with_wrong_values_earns_the_policy_points_a_stub_does_not(tmp_path):
+    """Policy points pay for real work even when its values are wrong (a sign wrong: the
+    cosine columns are right), never for a stub; on main both scored 6/33."""
+    attempt = _report(PE_TASK, write(tmp_path / "attempt.py", ONE_SIGN_WRONG))
+    stub = _report(PE_TASK, write(tmp_path / "stub.py", ZERO_STUB))
+    for name in ("numpy-only", "add-leaves-input-unchanged"):
+        assert _checks(attempt)[name]["status"] == "passed", _checks(attempt)[name]
+        assert _checks(stub)[name]["reason"] == "idle", _checks(stub)[name]
+    assert attempt["score"] > stub["score"]

@@ -269,3 +269,26 @@ def test_failure_messages_never_give_the_expected_answer_or_values_away(tmp_path
     table = checks["builds-the-table"].message
     assert "values are off" in table and "where your script has 0" in table
     assert "0.84147098" not in table and "expected" not in table and "error" not in table
+
+
+def test_no_statement_writes_its_expected_answer_in_a_printable_form():
+    """A script that is only `print(<the answer>)` must not have copied it from the
+    statement: no code span of a statement reads, by the prints rule, as the answer."""
+    import re
+    from grader.cases import reference_value
+    from grader.checks.printed_answer import read_answer
+    from grader.spec import load_task
+    checked = 0
+    for folder in sorted(os.listdir(os.path.join(ROOT, "tasks"))):
+        task = load_task(os.path.join(ROOT, "tasks", folder))
+        with open(task.statement_path, encoding="utf-8") as f:
+            spans = re.findall(r"`([^`\n]+)`", f.read())
+        for check in (c for c in task.checks if c.kind == "prints"):
+            value = reference_value(task, None, check)
+            shape = check.options.format == "shape"
+            want = tuple(float(d) for d in value) if shape else (float(value),)
+            for span in spans:
+                found = read_answer(span, "shape" if shape else "integer")
+                assert found is None or want not in found.candidates, (folder, span)
+            checked += 1
+    assert checked == 3

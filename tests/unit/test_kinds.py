@@ -106,7 +106,7 @@ def test_each_check_of_the_sample_task_has_its_kinds_options():
     assert example.options.literal_cases == ({"max_len": 3, "d_model": 4},)
     assert example.options.expected_given and example.options.tolerance.atol == 1.0e-6
     prop = by_name["table-shape"]
-    assert prop.options.cases == 40 and len(prop.options.edge_cases) == 3
+    assert prop.options.cases == 40 and len(prop.options.edge_cases) == 2
     assert prop.options.literal_cases == prop.options.edge_cases
     assert prop.reference_functions == ("sinusoidal_pe",)
     script = load_task(os.path.join(ROOT, "tasks", "pe-batch-sum"))

@@ -1,5 +1,8 @@
 """Policy checks (how, not what: imports, mutation) count only when the submission does
 some of the work; otherwise they are skipped with the reason ``idle`` and say why."""
+import numpy as np
+import pytest
+
 from grader.checks import KINDS
 from grader.checks.calls import DrawnOptions
 from grader.checks.kind import Options
@@ -35,7 +38,7 @@ def test_a_file_that_does_nothing_gets_no_policy_point_and_is_told_why():
     for name in ("numpy-only", "add-untouched"):
         assert (out[name].status, out[name].score, out[name].reason) == (SKIPPED, 0.0, IDLE)
     assert out["numpy-only"].message == ("skipped: counts only when your file does some of the "
-                                         "work: no check of what it computes passed")
+                                         "work: no check of what it computes passed or came near")
     assert "counts only when add does some of the work" in out["add-untouched"].message
 
 
@@ -109,3 +112,55 @@ def test_a_printed_answer_is_not_the_work_on_a_script_task():
     assert out["numpy-only"].reason == IDLE
     out = _by_name(counted(checks, _results({"numpy-only", "builds-the-table"}, checks)))
     assert out["numpy-only"].status == PASSED
+
+
+# --------------------------------------------------------------------------- wrong values, real work
+
+from grader.policy import near_miss
+from grader.tolerance import Tolerance
+
+TOL = Tolerance(rtol=0, atol=2e-3)
+
+
+def _table(rows=6, width=8, sign=1.0, swapped=False, exponent=2):
+    p = np.arange(rows)[:, None]
+    angles = p / 10000.0 ** (exponent * np.arange(width // 2) / width)
+    sines, cosines = sign * np.sin(angles), np.cos(angles)
+    table = np.zeros((rows, width))
+    table[:, 0::2], table[:, 1::2] = (cosines, sines) if swapped else (sines, cosines)
+    return table
+
+
+# (A check judges its smallest failing case, case_size.py: the sizes a near miss is seen at.
+# A wrong exponent on a wide table is mostly cosines near 1, as a table of ones is.)
+@pytest.mark.parametrize("mistake, sizes", [
+    (dict(sign=-1.0), [(1, 2), (2, 4), (6, 8), (100, 64)]),
+    (dict(swapped=True), [(1, 2), (2, 4), (6, 8), (100, 64)]),
+    (dict(exponent=1), [(2, 4), (6, 8)])],
+    ids=["a sign wrong", "sine and cosine swapped", "exponent i, not 2i"])
+def test_an_honest_wrong_table_came_near(mistake, sizes):
+    for size in sizes:
+        assert near_miss(_table(*size), _table(*size, **mistake), [], TOL), size
+
+
+@pytest.mark.parametrize("size", [(1, 2), (2, 4), (6, 8), (100, 64)])
+def test_a_stub_random_numbers_or_the_input_handed_back_did_not(size):
+    want = _table(*size)
+    assert not near_miss(want, np.zeros_like(want), [], TOL)
+    assert not near_miss(want, np.full_like(want, 1.0), [], TOL)
+    assert not near_miss(want, np.random.default_rng(1).uniform(-1, 1, want.shape), [], TOL)
+    x = np.random.default_rng(2).uniform(-100, 100, want.shape)
+    assert not near_miss(x + want, x.copy(), [x], TOL)
+    assert near_miss(x + want, x + _table(*size, sign=-1.0), [x], TOL)   # the adder with one sign wrong
+
+
+def test_a_wrong_shape_or_no_numbers_never_came_near():
+    assert not near_miss(_table(), _table()[:, :4], [], TOL)
+    assert not near_miss(_table(), "a table", [], TOL)
+
+
+def test_a_near_miss_supports_the_policy_check_of_its_function():
+    results = _results({"numpy-only", "add-untouched"})
+    near = frozenset(r.name for r in results if r.status != PASSED)
+    out = _by_name(counted(CHECKS, results, near=near))
+    assert out["numpy-only"].status == PASSED and out["add-untouched"].status == PASSED
