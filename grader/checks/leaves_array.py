@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..policy import near_miss
 from ..result import CheckResult, judged
 from ..spec import CheckSpec
 from . import fields
@@ -33,6 +34,8 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
         return typed_result(ctx, check, typed_in[0], "the table", typed_in[1], "compute the table")
     for name, (arr, *_) in arrays.items():
         if want.ndim == 2 and close(arr, want.T, check):
+            if not check.hidden and typed(ctx, check, arr) is None:
+                ctx.near.add(check.name)   # the table, computed, the wrong way round (policy.py)
             return judged(check, False, f"{name} holds the table transposed, shape "
                                          f"{arr.shape}; it must have shape {want.shape} "
                                          "(a row per position, a column per axis).")
@@ -45,6 +48,9 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
         others = ", ".join(steps)
         verb = "has" if len(steps) == 1 else "have"
         others_note = f" ({others} {verb} that shape too)" if others else ""
+        if not check.hidden and any(near_miss(want, arrays[n][0], (), check.options.tolerance)
+                                    and typed(ctx, check, arrays[n][0]) is None for n in same_shape):
+            ctx.near.add(check.name)   # a computed table with wrong values is work (policy.py)
         return judged(check, False, f"{name} has the table's shape {want.shape} but "
                                      f"not its values{others_note}: "
                                      f"{differences(want, arrays[name][0], check)}.")
