@@ -407,13 +407,6 @@ def test_the_grader_takes_no_descriptor_from_the_worker(tmp_path):
 # the module's name for it (the old harness looked it up at each call), or the default the
 # new one binds it to. Neither may turn an in-place add into a pass.
 
-ADDS_IN_PLACE_PLAIN = """
-
-def add_positional_encoding(x, base=10000.0):
-    x += sinusoidal_pe(x.shape[-2], x.shape[-1], base)
-    return x
-"""
-
 # What the smuggled code does, as one expression (it is evaluated, not executed).
 REBIND_COPY_BACK = ("__import__('sys').modules['__main__'].__dict__.__setitem__("
                     "'_copy_back', lambda *args, **kwargs: None)")
@@ -477,7 +470,8 @@ except Exception:
 
 @pytest.mark.parametrize("attack", sorted(SMUGGLERS))
 def test_code_smuggled_through_allowed_apis_earns_no_mutation_points(tmp_path, tier, samples, attack):
-    report, _ = grade_attack(tmp_path, tier, CORRECT + SMUGGLERS[attack] + ADDS_IN_PLACE_PLAIN)
+    # (it returns a copy of what it changed in place: only the grader's memory can tell)
+    report, _ = grade_attack(tmp_path, tier, CORRECT + SMUGGLERS[attack] + CHANGES_ITS_COPY)
     by_name = checks(report)
     assert by_name[MUTATION_CHECK]["score"] == 0, by_name[MUTATION_CHECK]
     assert by_name[IMPORTS_CHECK]["score"] == 0, by_name[IMPORTS_CHECK]
