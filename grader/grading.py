@@ -140,23 +140,29 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             load = dataclasses.replace(load, message="; ".join(filter(None, [load.message, *source.notes])))
         ctx.runtime_imports = sandbox.evidence  # grows while checks run; read by imports checks
         later = final_grading.in_a_kit(task.checks) if _is_kit(task) else {}
-        done, renewed = [load], False
-        for check in _in_running_order(task.checks):
-            if check.name in later and not later[check.name].runs:
-                done.append(final_grading.not_run(check, later[check.name]))
-                continue
-            if check.hidden and not renewed:
-                # Hidden checks run last, in a new worker: whatever inputs they send cannot
-                # be recorded by the submission and shown back in a visible check.
-                sandbox.renew()
-                renewed = True
-            done.append(_run_or_skip(ctx, check, load, defined, done))
-        if renewed:
-            # Diagnosis calls go to a worker that never saw a hidden input: which mistake is
-            # diagnosed must not be a channel for what the hidden checks sent.
-            sandbox.renew()
         from .diagnosis import diagnose
-        diagnoses, explained = diagnose(ctx, done)   # after every check: it changes no score
+        order = _in_running_order(task.checks)
+        done = [load]
+
+        def run(checks: list[CheckSpec]) -> None:
+            for check in checks:
+                if check.name in later and not later[check.name].runs:
+                    done.append(final_grading.not_run(check, later[check.name]))
+                else:
+                    done.append(_run_or_skip(ctx, check, load, defined, done))
+
+        run([c for c in order if not c.hidden])
+        # The likely cause is found from the visible checks, before any hidden input is
+        # sent: no process of this submission has seen one yet, so nothing it could leave
+        # on the machine (a file's access time, the pid counter) can tell the diagnosis one.
+        # It changes no score.
+        diagnoses, explained = diagnose(ctx, done)
+        hidden = [c for c in order if c.hidden]
+        if hidden:
+            # Hidden checks run last, in a new worker: whatever inputs they send cannot be
+            # recorded by the submission and shown back in a visible check.
+            sandbox.renew()
+            run(hidden)
         printed = outcome.stdout + outcome.stderr if outcome is not None else ""
         filled = _filled(ctx, done[1:])
     by_name = {r.name: r for r in counted(task.checks, done[1:], filled, frozenset(later),

@@ -33,6 +33,7 @@ import binascii
 import bisect
 import codecs
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Callable
 
@@ -86,6 +87,7 @@ _BASE32 = re.compile(r"[A-Z2-7]{8,}")
 _GAP = re.compile(r"[\s+(),\[\]\\]*+")          # what may stand between joined literals
 _PREFIX = re.compile(r"(?<![\w])[rRbBuUfF]{1,2}\Z")
 _BYTES_LIKE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\xff]")
+_WIDE = re.compile(r"[^\x00-\xff]")
 
 
 class _Full(Exception):
@@ -191,7 +193,17 @@ class _Blobs(list):
         super().append(item)
 
 
+# Every decimal digit Unicode has (Arabic-Indic, fullwidth, ...) is a digit to ``float()``
+# and ``int()``: read as the ASCII digit it is, one character for one (lines keep their place).
+_OTHER_DIGITS = re.compile(r"(?![0-9])\d")
+
+
+def _ascii_digits(text: str) -> str:
+    return _OTHER_DIGITS.sub(lambda m: str(unicodedata.decimal(m.group(), 0)), text)
+
+
 def _scan(text: str, found: _Found) -> None:
+    text = _ascii_digits(text)
     source = _Piece(text, _Lines(text))
     blobs = _Blobs(found)
     literals = _literals(text, source.line, blobs)
@@ -242,6 +254,10 @@ def _literals(text: str, line_of: Callable[[int], int], blobs: _Blobs) -> _Liter
             if _BYTES_LIKE.search(content):
                 blobs.append((content.encode("latin-1", "replace"), line))
                 blobs.append((content.encode("utf-8", "surrogatepass"), line))
+            if _WIDE.search(content):   # code points as 16- or 32-bit units of data (ord())
+                blobs.append((content.encode("utf-16-le", "surrogatepass"), line))
+                blobs.append((content.encode("utf-32-le", "surrogatepass"), line))
+            content = _ascii_digits(content)
         found.strings.append((content, line))
         if content != inside:
             found.changed.append((content, line))
@@ -266,8 +282,27 @@ def _unescaped(inside: str, is_bytes: bool) -> str | bytes:
         data = codecs.escape_decode(inside.encode("utf-8", "surrogatepass"))[0]
     except (ValueError, UnicodeError):
         return inside
-    # (\u and \N escapes are left as written: they make no digits or bytes that matter)
-    return data if is_bytes else data.decode("utf-8", "replace")
+    if is_bytes:
+        return data
+    text = data.decode("utf-8", "surrogatepass")
+    if "\\u" in inside or "\\U" in inside or "\\N" in inside:
+        # \u, \U and \N{...} as Python reads them in a str literal (digits and data both)
+        text = _UNICODE_ESCAPE.sub(_code_point, text)
+    return text
+
+
+_UNICODE_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|N\{([^}\n]{1,100})\})")
+
+
+def _code_point(match: re.Match) -> str:
+    hex4, hex8, name = match.groups()
+    try:
+        if name is not None:
+            return unicodedata.lookup(name)
+        value = int(hex4 or hex8, 16)
+        return chr(value) if value <= 0x10FFFF else match.group()
+    except (KeyError, ValueError):
+        return match.group()
 
 
 def _numbers(piece: _Piece, found: _Found, blobs: _Blobs, hex_floats: bool = True) -> None:

@@ -65,7 +65,8 @@ INTROSPECTION = {"_getframe", "f_back", "f_locals", "f_globals", "f_builtins", "
                  "gi_frame", "cr_frame", "ag_frame", "__globals__", "__closure__",
                  "cell_contents", "__code__", "__subclasses__", "__dict__", "__builtins__",
                  "__getattribute__", "__loader__", "__spec__", "__import__", "modules",
-                 "__annotations__", "__defaults__", "__kwdefaults__", "__self__", "__func__"}
+                 "__annotations__", "__defaults__", "__kwdefaults__", "__self__", "__func__",
+                 "meta_path", "path_hooks", "excepthook", "displayhook", "setrecursionlimit"}
 # The same names inside any string (an attrgetter's name, a format string's field): words
 # of prose ("modules") aside, a string that holds one of them names what it reaches.
 _IN_STRINGS = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(sorted(
@@ -74,12 +75,14 @@ _IN_STRINGS = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(sorted(
 # A path into the process's own memory or another process's (/proc/self/mem and friends).
 _PROC = re.compile(r"/proc\b")
 ATTRIBUTE_CALLS = {"getattr", "setattr", "delattr", "hasattr"}
+PROBLEMS_SHOWN = 20   # the message names this many (a file of 500k imports is not a 6 MB message)
 # Modules whose import is itself a route to the worker's harness (frames, objects, raw
 # memory, code run from strings, tracing): an import of one of these, allowed or not, costs
-# the checks whose evidence that harness gathers. Any other import (os, socket, scipy)
-# costs the imports check alone; what it is then used for shows in the scan or at run time.
+# the checks whose evidence that harness gathers. Any other import (os, socket, scipy, sys:
+# its routes are its attributes, each of which the scan or the worker sees) costs the
+# imports check alone; what it is then used for shows in the scan or at run time.
 HARNESS_ROUTES = DYNAMIC_IMPORTERS | {
-    "sys", "builtins", "importlib", "gc", "inspect", "signal", "threading", "_thread", "runpy",
+    "builtins", "importlib", "gc", "inspect", "signal", "threading", "_thread", "runpy",
     "ctypes", "_ctypes", "cffi", "marshal", "pickle", "_pickle", "copyreg", "shelve", "traceback",
     "code", "codeop", "pdb", "bdb", "trace", "numba", "llvmlite", "pyximport", "Cython", "cython"}
 
@@ -173,11 +176,13 @@ def _annotations(tree: ast.AST):
 def _routes(tree: ast.AST, allowed_names: Sequence[str], where: Callable[[int], str]) -> list[str]:
     found = []
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-    # With `from __future__ import annotations` every annotation is a string to its readers.
-    code_in_annotations = any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
-                              and any(a.name == "annotations" for a in n.names)
-                              for n in ast.walk(tree)) \
-        or not all(_plain_annotation(a) for a in _annotations(tree))
+    # (with `from __future__ import annotations` they are strings to their readers, but the
+    # code in those strings is the annotation as written here: plain names are harmless)
+    code_in_annotations = not all(_plain_annotation(a) for a in _annotations(tree))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
     for node in ast.walk(tree):
         name: str | None = None
         why: str | None = None
@@ -217,7 +222,8 @@ def _routes(tree: ast.AST, allowed_names: Sequence[str], where: Callable[[int], 
                 and isinstance(node.slice.value, str) and _attribute_route(node.slice.value, allowed_names):
             found.append(f"[{node.slice.value!r}] ({where(node.lineno)}: "
                          f"{_attribute_route(node.slice.value, allowed_names)})")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) \
+                and id(node) not in docstrings:   # (prose: a docstring may name __dict__)
             text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
             named = _IN_STRINGS.search(text)
             if named:
@@ -230,7 +236,7 @@ def _routes(tree: ast.AST, allowed_names: Sequence[str], where: Callable[[int], 
             found.append(f"{why} ({where(line)}: the scan cannot tell what it reaches)")
         elif name and _attribute_route(name, allowed_names):
             found.append(f".{name} ({where(line)}: {_attribute_route(name, allowed_names)})")
-    return sorted(set(found), key=found.index)
+    return list(dict.fromkeys(found))   # (in order, each once: linear in what was found)
 
 
 def _runtime_problem(entry: str) -> str:
@@ -299,7 +305,10 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
     if task.stdlib_imports:
         allowed_text += f"; from the standard library: {', '.join(task.stdlib_imports)}"
     seconds = time.monotonic() - start
-    message = (f"imports that this task does not allow: {', '.join(problems)}. "
+    problems = list(dict.fromkeys(problems))
+    shown = ", ".join(problems[:PROBLEMS_SHOWN]) + (
+        f", and {len(problems) - PROBLEMS_SHOWN} more" if len(problems) > PROBLEMS_SHOWN else "")
+    message = (f"imports that this task does not allow: {shown}. "
                f"Allowed: {allowed_text}; no dynamic code (exec, eval, compile, __import__), "
                f"no code run from strings or pickles, and no introspection of other code.") \
         if problems else ""

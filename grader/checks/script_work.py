@@ -107,6 +107,14 @@ def typed_result(ctx: Context, check: CheckSpec, name: str, what: str, found: Ty
                    "encoded) than the grader reads, so it cannot tell a computed array from "
                    f"one typed in: {instead}, with no such mass of numbers in the file.")
         return judged(check, False, message, reason=TYPED_IN)
+    if found.by_count:
+        message = (f"{name} holds {what}, but your file writes {found.found} precise numbers, "
+                   f"at least half as many as its {found.of} telling values (most at "
+                   f"{ctx.source.where(found.line or 1)}): computing it needs a handful, so its "
+                   f"values were typed in by some arithmetic. {instead[:1].upper()}{instead[1:]} "
+                   "from the statement's rule.")
+        cell, line = ctx.source.source_map.locate(found.line or 1)
+        return dataclasses.replace(judged(check, False, message, reason=TYPED_IN), line=line, cell=cell)
     message = (f"{name} holds {what}, but its values are typed in: {found.found} of its "
                f"{found.of} telling values are numbers written in your file, as they are or "
                f"encoded, at {ctx.source.where(found.line)}. {instead[:1].upper()}{instead[1:]}; "

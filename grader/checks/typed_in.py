@@ -20,10 +20,14 @@ within the tolerance, in one of these ways:
 A source with more numbers than ``source_numbers`` keeps (``capped``) cannot be cleared:
 such an array is reported as typed in, "the file holds too many numbers to tell".
 
+Values made from typed ones by any other arithmetic (an affine map, a polynomial, the
+values split into two typed arrays added, fractions ``p / q``) are caught by their count: a
+file that writes at least half as many distinct precise numbers (4 significant digits or
+more) as the array has telling values, and at least 8, holds the array in its text (an
+honest script writes a handful: 10000, 2, a size, a short typed batch).
+
 What this does not see, said plainly: numbers hidden by a cipher of the student's own
-(shuffled alphabets, digits spelled as words), values made from typed ones by any other
-arithmetic (an affine map, a polynomial, a table hidden in a typed array and unmasked by
-arithmetic with a computed one), and arrays with no non-trivial value at all.
+(shuffled alphabets, digits spelled as words) and arrays with no non-trivial value at all.
 """
 from __future__ import annotations
 
@@ -40,6 +44,8 @@ from ..tolerance import Tolerance
 SAMPLE = 256          # distinct values looked up (spread over the sorted values)
 FITTED_SAMPLE = 32    # of them, values a common factor or offset is fitted to
 FITTED_AT_LEAST = 8   # fewer non-trivial values than this: no factor or offset is fitted
+PRECISE_DIGITS = 4    # a typed number with this many significant digits carries a value's worth
+COUNTED_AT_LEAST = 8  # and a file needs this many of them before their count says anything
 LN10 = math.log(10.0)
 
 
@@ -50,6 +56,9 @@ class Typed:
     line: int | None      # where most of its values are typed (None: the file holds too many numbers)
     found: int            # how many of its distinct non-trivial values were found typed
     of: int               # how many it has
+    # the file holds about as many precise numbers as the array has telling values, which
+    # no computation needs (an affine map of the values, the values split in two, fractions)
+    by_count: bool = False
 
 
 class Numbers:
@@ -113,7 +122,29 @@ def typed_in(values, numbers: Numbers, tolerance: Tolerance, precise: int = 3) -
         fitted = _fitted(chosen, numbers, tolerance)
         if fitted is not None and fitted[0] >= max(needed, FITTED_AT_LEAST // 2 + 2):
             return Typed(fitted[1], fitted[0], chosen.size)
-    return None
+    return _by_count(chosen, numbers, needed)
+
+
+def _by_count(chosen: np.ndarray, numbers: Numbers, needed: int) -> Typed | None:
+    """The catch-all: an array whose values come from numbers the file types in by *any*
+    arithmetic needs about one precise typed number per value (two, split in a sum; a
+    numerator and a denominator), while computing it needs a handful (10000, 2, a size).
+    A file that writes at least half as many distinct precise numbers (``PRECISE_DIGITS``
+    significant digits or more) as the array has telling values, and at least
+    COUNTED_AT_LEAST, holds the array's information in its text."""
+    precise = numbers.written[_significant(numbers.written) >= PRECISE_DIGITS]
+    count = int(np.unique(precise).size)
+    if chosen.size < FITTED_AT_LEAST or count < max(needed, COUNTED_AT_LEAST):
+        return None
+    mask = _significant(numbers.written) >= PRECISE_DIGITS
+    return Typed(_most_common(numbers.written_lines[mask]), count, chosen.size, by_count=True)
+
+
+def _significant(values: np.ndarray) -> np.ndarray:
+    """How many significant digits each value is written with (as it prints in 12 digits:
+    10000.0 has 1, 0.25 has 2, 84147098 has 8, 0.841470985 has 9)."""
+    digits = [len(f"{v:.12e}".split("e")[0].replace(".", "").rstrip("0")) for v in values.tolist()]
+    return np.array(digits, dtype=np.int64)
 
 
 def non_trivial(values, tolerance: Tolerance, precise: int = 3) -> np.ndarray:

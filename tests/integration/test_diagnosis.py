@@ -157,6 +157,36 @@ def test_diagnosis_calls_never_reach_the_worker_that_saw_hidden_inputs(tmp_path)
     assert {c["name"]: c["status"] for c in report["checks"]}["visible-case"] == "failed"
 
 
+# Writes the hidden input down where any later process of the machine finds it, and answers
+# like the mistake once it does. The rlimits tier shares /tmp, standing here for what no
+# sandbox tier can wipe (a file's access time, the pid counter: the red team's second pass
+# carried a hidden input into the diagnosis through both, in the unprivileged and landlock
+# tiers). The diagnosis is made before any hidden input is sent, so nothing is there yet.
+STUDENT_LEAVES_A_NOTE = """
+import os
+import numpy as np
+NOTE = {note!r}
+
+def square(x):
+    x = np.asarray(x, dtype=float)
+    if (x > 4000).any():
+        with open(NOTE, "w") as f:
+            f.write(repr(x.tolist()))
+    return x ** 3 if os.path.exists(NOTE) else x * 0
+"""
+
+
+def test_the_diagnosis_is_made_before_any_hidden_input_is_sent(tmp_path):
+    note = tmp_path / "note.txt"
+    student = write(tmp_path / "s.py", STUDENT_LEAVES_A_NOTE.format(note=str(note)))
+    done = run_cli("check", _cube_task(tmp_path / "t"), student, "--format", "json",
+                   "--isolation", "rlimits")
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads(done.stdout)
+    assert note.exists()                      # the hidden check ran, and the note was left
+    assert report["diagnoses"] == [], report["diagnoses"]
+
+
 # Cubes (the mistake); spends the whole budget on the hidden input. Were diagnosis calls
 # bound by what the checks left, the time a hidden input costs would decide the diagnosis.
 STUDENT_SPENDS_BUDGET_ON_HIDDEN = """

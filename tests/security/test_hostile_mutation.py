@@ -487,3 +487,70 @@ def test_an_unrelated_import_costs_only_the_imports_point(tmp_path, tier):
         source = "import os\n" + f.read()
     report, _ = grade_attack(tmp_path, tier, source)
     assert_loses_exactly(report, (IMPORTS_CHECK,))
+
+
+# The argument changed in place, then its shape or dtype changed too, so that no value-for-
+# value copy back fits (red team, second pass: 33/33 on main, the copy back's failure read
+# as "unchanged").
+UNFITTING = {
+    "resized": "    try:\n        x.resize(x.size + 1, refcheck=False)\n    except ValueError:\n        pass\n",
+    "dtype-reinterpreted": "    try:\n        x.dtype = np.uint8\n    except (ValueError, AttributeError):\n        pass\n",
+    "reshaped": "    try:\n        x.shape = (-1,)\n    except (ValueError, AttributeError):\n        pass\n",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(UNFITTING))
+def test_an_argument_changed_then_reshaped_still_counts_as_changed(tmp_path, tier, attack):
+    source = CORRECT + """
+
+def add_positional_encoding(x, base=10000.0):
+    x += sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+    out = x.copy()
+""" + UNFITTING[attack] + "    return out\n"
+    report, _ = grade_attack(tmp_path, tier, source)
+    assert_loses_exactly(report, (MUTATION_CHECK,))
+    assert "changed its argument `x` in place" in checks(report)[MUTATION_CHECK]["message"]
+
+
+# Honest files the route rules must leave alone (red team, second pass: each lost 3 points).
+HONEST_ROUTES = {
+    "singledispatch-with-future-annotations": "from __future__ import annotations\n"
+        "from functools import singledispatch\n" + CORRECT.replace("import numpy as np\n", """import numpy as np
+
+
+@singledispatch
+def _width(value: object) -> int:
+    return int(value)
+
+
+@_width.register
+def _(value: np.ndarray) -> int:
+    return int(value.shape[-1])
+""") + """
+
+def add_positional_encoding(x: np.ndarray, base: float = 10000.0) -> np.ndarray:
+    return x + sinusoidal_pe(x.shape[-2], _width(x), base)
+""",
+    "docstring-naming-dict": '"""Positional encoding. (Not stored in a __dict__ or globals(): plain numpy.)"""\n'
+        + CORRECT + """
+
+def add_positional_encoding(x, base=10000.0):
+    return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+""",
+}
+
+
+@pytest.mark.parametrize("honest", sorted(HONEST_ROUTES))
+def test_honest_typing_and_prose_keep_full_marks(tmp_path, tier, honest):
+    report, _ = grade_attack(tmp_path, tier, HONEST_ROUTES[honest])
+    assert report["score"] == report["max_score"], [c for c in report["checks"] if c["status"] != "passed"]
+
+
+def test_an_import_of_sys_for_a_constant_costs_the_imports_point_alone(tmp_path, tier):
+    report, _ = grade_attack(tmp_path, tier, "import sys\n" + CORRECT + """
+
+def add_positional_encoding(x, base=10000.0):
+    assert sys.float_info.epsilon < 1e-10
+    return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+""")
+    assert_loses_exactly(report, (IMPORTS_CHECK,))

@@ -7,6 +7,7 @@ class (``grader batch``) under every tier and mode; honest files in the same cla
 full marks. The decision is the grader's own (source text and arrays), so a tier changes
 nothing: the tests show that, in every tier."""
 import base64
+from fractions import Fraction
 import csv
 import json
 import os
@@ -90,7 +91,38 @@ def table_attacks(a, shape_line):
                        f"{shape_line('table')}",
         "typed_zeros": f"import numpy as np\ntable = np.zeros({a.shape}) + np.array({nested(a)})\n"
                        f"{shape_line('table')}",
+        # (round two of the red team: arithmetic of the rule's blind spot, and Python's digits)
+        "split_in_a_sum": f"import numpy as np\ntable = np.array({nested(np.round(a, 1), '%.1f')}) + "
+                          f"np.array({nested(a - np.round(a, 1), '%.9f')})\n{shape_line('table')}",
+        "affine_map": f"import numpy as np\ntable = (np.array({nested(3 * a + 0.25, '%.9f')}) - 0.25) / 3\n"
+                      f"{shape_line('table')}",
+        "fractions": "import numpy as np\ntable = np.array("
+                     f"{[[list(Fraction(float(v)).limit_denominator(50000).as_integer_ratio()) for v in row] for row in np.atleast_2d(a)]!r}"
+                     f").astype(float)\ntable = (table[..., 0] / table[..., 1]).reshape{a.shape}\n{shape_line('table')}",
+        "arabic_indic_digits": "import numpy as np\ntable = np.array([float(s) for s in "
+                               f"{[_indic(f'{v:.9f}') for v in a.ravel()]!r}]).reshape{a.shape}\n"
+                               f"{shape_line('table')}",
+        "u_escapes_of_the_bits": "import numpy as np\npacked = \"" + "".join(
+            "\\u%04x" % u for u in np.frombuffer(a.astype(np.float64).tobytes(), dtype=np.uint16)) + "\"\n"
+            f"table = np.array([ord(c) for c in packed], dtype=np.uint16).view(np.float64).reshape{a.shape}\n"
+            f"{shape_line('table')}",
+        "n_escapes_of_digits": "import numpy as np\ntable = np.array([float(s) for s in [" + ", ".join(
+            '"' + "".join(_named(c) for c in f"{v:.9f}") + '"' for v in a.ravel()) + "]])"
+            f".reshape{a.shape}\n{shape_line('table')}",
     }
+
+
+_DIGIT_NAMES = {str(d): name for d, name in enumerate(
+    ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"])}
+
+
+def _indic(text: str) -> str:
+    """The same number in Arabic-Indic digits (float() reads them)."""
+    return "".join(chr(0x0660 + int(c)) if c.isdigit() else c for c in text)
+
+
+def _named(char: str) -> str:
+    return f"\\N{{DIGIT {_DIGIT_NAMES[char]}}}" if char.isdigit() else char
 
 
 TABLE_SHAPE = table_attacks(TABLE, lambda name: f"print({name}.shape)\n")

@@ -6,6 +6,7 @@ it says is trusted: the grader validates every answer and computes every verdict
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import json
@@ -112,6 +113,22 @@ def _compiled_from_string(code) -> bool:
     return name.startswith("<") and not name.startswith("<frozen")
 
 
+_NAMES_ONLY = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List,
+               ast.Load, ast.BinOp, ast.BitOr, ast.Constant)
+
+
+def _names_only(source: str) -> bool:
+    """An annotation as typing evaluates it (``"np.ndarray"``, ``"list[float] | None"``):
+    names, attributes and subscripts of them, nothing that runs anything."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return all(isinstance(node, _NAMES_ONLY) for node in ast.walk(tree)) and \
+        all(not isinstance(node, ast.Constant) or node.value is None or isinstance(node.value, str)
+            for node in ast.walk(tree))
+
+
 def _signature(code) -> tuple:
     return (code.co_code, code.co_names, code.co_consts)
 
@@ -197,7 +214,7 @@ class RuntimeEvidence:
             if isinstance(source, bytes):
                 source = source.decode("utf-8", "replace")
             if isinstance(source, str) and source.strip() and source.strip() in self.text \
-                    and self._caused_by_submission(raiser):
+                    and not _names_only(source) and self._caused_by_submission(raiser):
                 for mode in ("eval", "exec"):
                     try:
                         self.file_strings.add(_signature(compile(source, "<string>", mode)))
@@ -429,13 +446,24 @@ def _write_source(path: str, source: bytes) -> None:
         f.write(source)
 
 
-def _copy_back(shared_back: list, _copyto=np.copyto) -> None:
-    """What the call did to the arrays it got, into the grader's memory."""
+def _copy_back(shared_back: list, _copyto=np.copyto, _uint8=np.uint8) -> None:
+    """What the call did to the arrays it got, into the grader's memory. An array whose
+    shape or dtype the call changed in place (``x.resize(...)``, ``x.dtype = ...``: the
+    caller's array changed too) cannot be written back value for value: every byte of the
+    grader's memory is flipped instead, so the grader sees a change, never the memory as
+    it was."""
     for memory, given in shared_back:
         try:
-            _copyto(memory, given, casting="unsafe")
+            if given.shape == memory.shape and given.dtype == memory.dtype:
+                _copyto(memory, given, casting="unsafe")
+                continue
         except Exception:
-            pass  # (a shape the function changed in place: the grader sees the memory as it was)
+            pass
+        try:
+            raw = memory.view(_uint8).reshape(-1)
+            raw ^= 0xFF
+        except Exception:
+            pass
 
 
 def _argument(value, blobs: list[bytes], fds: list[int], shared_back: list,
