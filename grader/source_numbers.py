@@ -55,6 +55,9 @@ class SourceNumbers:
     written: tuple[tuple[float, int], ...]   # written out in digits (as they are or in a string)
     decoded: tuple[tuple[float, int], ...]   # read from bytes (literal, encoded or bit patterns)
     capped: bool = False                     # the text holds more than this keeps
+    # distinct numbers written as a token of four or more significant digits (not windows of
+    # a run of digits): how much of a table's information the text types (checks/typed_in.py)
+    precise_tokens: int = 0
 
 
 # --------------------------------------------------------------------------- patterns
@@ -89,6 +92,8 @@ _PREFIX = re.compile(r"(?<![\w])[rRbBuUfF]{1,2}\Z")
 _BYTES_LIKE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\xff]")
 _WIDE = re.compile(r"[^\x00-\xff]")
 
+PRECISE_TOKEN_DIGITS = 4   # significant digits of a token that count it as typed information
+
 
 class _Full(Exception):
     pass
@@ -102,6 +107,7 @@ class _Found:
         self.decoded: dict[float, int] = {}
         self.capped = False
         self.work = 0
+        self.precise: set[float] = set()
 
     def spend(self, units: int = 1) -> None:
         """Count what is read, so that no text costs more than WORK (a text that would:
@@ -121,7 +127,13 @@ class _Found:
             kind[value] = line
 
     def result(self) -> SourceNumbers:
-        return SourceNumbers(tuple(self.written.items()), tuple(self.decoded.items()), self.capped)
+        return SourceNumbers(tuple(self.written.items()), tuple(self.decoded.items()), self.capped,
+                             len(self.precise))
+
+    def token(self, value: float, digits: str) -> None:
+        """A number written as one token: counted when it carries four significant digits."""
+        if len(digits.lstrip("0").rstrip("0")) >= PRECISE_TOKEN_DIGITS and len(self.precise) < CAP:
+            self.precise.add(value)
 
 
 class _Lines:
@@ -315,6 +327,7 @@ def _numbers(piece: _Piece, found: _Found, blobs: _Blobs, hex_floats: bool = Tru
             except (ValueError, OverflowError):
                 continue
             found.add(found.written, value, piece.line(size - match.end()))
+            found.token(value, re.sub(r"(?i)p.*|0x|[^0-9a-f]", "", match.group()[::-1]))
     seen: set[str] = set()
     for match in _NUMBER.finditer(piece.text):
         found.spend()
@@ -342,6 +355,8 @@ def _numbers(piece: _Piece, found: _Found, blobs: _Blobs, hex_floats: bool = Tru
             except (ValueError, OverflowError):
                 continue
         found.add(found.written, value, where)
+        if not _in_a_word(piece.text, match.start(), match.end()):   # (not digits of a hash)
+            found.token(value, token if kind == "radix" else mantissa.replace(".", ""))
     for match in _DIGITS.finditer(piece.text):
         digits = match.group()
         if len(digits) > DIGIT_RUN:
@@ -352,6 +367,14 @@ def _numbers(piece: _Piece, found: _Found, blobs: _Blobs, hex_floats: bool = Tru
         for width in WINDOWS:
             for start in range(0, len(digits) - width + 1):
                 found.add(found.written, float(digits[start:start + width]), where)
+
+
+def _in_a_word(text: str, start: int, end: int) -> bool:
+    """Whether the digits at text[start:end] are part of a word (a hex digest, an
+    identifier): a letter or underscore right before or after them."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    return before.isalpha() or before == "_" or after.isalpha() or after == "_"
 
 
 def _bit_patterns(number: int, line: int, blobs: _Blobs) -> None:

@@ -62,7 +62,7 @@ def read_in_child(request: dict) -> dict:
         if request.get("numbers"):
             held = source_numbers.scan(source.text)
             answer["numbers"] = {"written": held.written, "decoded": held.decoded,
-                                 "capped": held.capped}
+                                 "capped": held.capped, "precise_tokens": held.precise_tokens}
     return answer
 
 
@@ -78,7 +78,8 @@ def _from_answer(answer: Any, submission: SubmissionFile) -> PythonSource:
         held = answer.get("numbers")
         numbers = None if held is None else source_numbers.SourceNumbers(
             tuple((float(v), int(n)) for v, n in held["written"]),
-            tuple((float(v), int(n)) for v, n in held["decoded"]), bool(held["capped"]))
+            tuple((float(v), int(n)) for v, n in held["decoded"]), bool(held["capped"]),
+            int(held["precise_tokens"]))
         return PythonSource(
             str(text), problem,
             code=str(text).encode("utf-8") if answer["notebook"] else submission.data,

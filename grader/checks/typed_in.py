@@ -44,8 +44,8 @@ from ..tolerance import Tolerance
 SAMPLE = 256          # distinct values looked up (spread over the sorted values)
 FITTED_SAMPLE = 32    # of them, values a common factor or offset is fitted to
 FITTED_AT_LEAST = 8   # fewer non-trivial values than this: no factor or offset is fitted
-PRECISE_DIGITS = 4    # a typed number with this many significant digits carries a value's worth
-COUNTED_AT_LEAST = 8  # and a file needs this many of them before their count says anything
+COUNTED_AT_LEAST = 8  # precise typed numbers (source_numbers.PRECISE_TOKEN_DIGITS) a file needs
+                      # before their count says anything
 LN10 = math.log(10.0)
 
 
@@ -66,6 +66,7 @@ class Numbers:
 
     def __init__(self, numbers: SourceNumbers):
         self.capped = numbers.capped
+        self.precise_tokens = numbers.precise_tokens
         pairs = list(numbers.written) + list(numbers.decoded)
         values = np.array([v for v, _ in pairs], dtype=np.float64)
         lines = np.array([line for _, line in pairs], dtype=np.int64)
@@ -132,19 +133,11 @@ def _by_count(chosen: np.ndarray, numbers: Numbers, needed: int) -> Typed | None
     A file that writes at least half as many distinct precise numbers (``PRECISE_DIGITS``
     significant digits or more) as the array has telling values, and at least
     COUNTED_AT_LEAST, holds the array's information in its text."""
-    precise = numbers.written[_significant(numbers.written) >= PRECISE_DIGITS]
-    count = int(np.unique(precise).size)
+    count = numbers.precise_tokens   # (source_numbers.py: tokens, not windows of digit runs)
     if chosen.size < FITTED_AT_LEAST or count < max(needed, COUNTED_AT_LEAST):
         return None
-    mask = _significant(numbers.written) >= PRECISE_DIGITS
-    return Typed(_most_common(numbers.written_lines[mask]), count, chosen.size, by_count=True)
-
-
-def _significant(values: np.ndarray) -> np.ndarray:
-    """How many significant digits each value is written with (as it prints in 12 digits:
-    10000.0 has 1, 0.25 has 2, 84147098 has 8, 0.841470985 has 9)."""
-    digits = [len(f"{v:.12e}".split("e")[0].replace(".", "").rstrip("0")) for v in values.tolist()]
-    return np.array(digits, dtype=np.int64)
+    line = _most_common(numbers.written_lines) if numbers.written_lines.size else None
+    return Typed(line, count, chosen.size, by_count=True)
 
 
 def non_trivial(values, tolerance: Tolerance, precise: int = 3) -> np.ndarray:
