@@ -50,7 +50,7 @@ def generated_cases(env: dict) -> int:
     sys.path.insert(0, ROOT)
     from grader.spec import load_task
     task = load_task(TASK)
-    return sum(c.cases for c in task.checks if c.kind in ("property", "mutation"))
+    return sum(c.options.cases for c in task.checks if c.kind in ("property", "mutation"))
 
 
 def main() -> None:
