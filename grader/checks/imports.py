@@ -239,8 +239,14 @@ def _routes(tree: ast.AST, allowed_names: Sequence[str], where: Callable[[int], 
     return list(dict.fromkeys(found))   # (in order, each once: linear in what was found)
 
 
+def _is_call(entry: str) -> bool:
+    """A runtime entry that records a call (``exec()``, ``open() of /proc/.../mem``), not a
+    module imported or an attribute read (worker.py RuntimeEvidence)."""
+    return "()" in entry
+
+
 def _runtime_problem(entry: str) -> str:
-    if entry.endswith("()"):
+    if _is_call(entry):
         return f"{entry} (called while running)"
     if entry.startswith(".") and entry.endswith("="):
         return f"{entry[:-1]} (replaced while running)"
@@ -274,7 +280,7 @@ def harness_reach(ctx: Context) -> list[str]:
     found += [f"{module} ({ctx.source.where(line)})" for module, line in ctx.source.scan.imports
               if _is_harness_route(module)]
     found += [_runtime_problem(entry) for entry in ctx.runtime_imports
-              if entry.endswith("()") or entry.startswith(".") or _is_harness_route(entry)]
+              if _is_call(entry) or entry.startswith(".") or _is_harness_route(entry)]
     return found
 
 
@@ -298,7 +304,7 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
     problems += ctx.source.scan.routes
     static_names = {module for module, _ in found}
     for entry in ctx.runtime_imports:
-        if entry.endswith("()") or entry.startswith(".") or (
+        if _is_call(entry) or entry.startswith(".") or (
                 not allowed(task, entry) and entry not in static_names):
             problems.append(_runtime_problem(entry))
     allowed_text = ", ".join(task.allowed_imports) or "nothing"

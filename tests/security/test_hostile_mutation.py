@@ -554,3 +554,21 @@ def add_positional_encoding(x, base=10000.0):
     return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
 """)
     assert_loses_exactly(report, (IMPORTS_CHECK,))
+
+
+def test_the_processs_own_memory_opened_is_a_route_to_the_harness(tmp_path, tier):
+    """/proc/self/mem opened (its path built so no scan reads it) gives write access to every
+    object of the process, the harness's included: the mutation check is not verified."""
+    report, _ = grade_attack(tmp_path, tier, CORRECT + """
+_where = "/pr" + "oc/self/m" + "em"
+try:
+    open(_where, "rb").close()
+except OSError:
+    pass
+
+
+def add_positional_encoding(x, base=10000.0):
+    return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+""")
+    assert_loses_exactly(report, (MUTATION_CHECK, IMPORTS_CHECK))
+    assert checks(report)[MUTATION_CHECK]["message"].startswith("not verified"), checks(report)[MUTATION_CHECK]

@@ -190,7 +190,7 @@ class RuntimeEvidence:
         elif event in DATA_AS_CODE and self._caused_by_submission(raiser):
             self._add("unpickling()" if event == "pickle.find_class" else f"{event}()")
         elif event == "open" and self._opens_process_memory(args) and self._caused_by_submission(raiser):
-            self._add("open(/proc/.../mem)")
+            self._add("open() of /proc/.../mem")
 
     def _submissions(self, frame) -> bool:
         """Whether the event was raised by the submission's own code (its file, or code it
