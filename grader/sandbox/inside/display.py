@@ -378,8 +378,8 @@ class StandIn:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> bool:
-        return False
+    def __exit__(self, *exc) -> None:   # (an exception inside goes on)
+        return None
 
     def __int__(self) -> int:
         return 0

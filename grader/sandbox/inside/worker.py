@@ -188,10 +188,17 @@ class RuntimeEvidence:
         """Whether the event was raised by the submission's own code (its file, or code it
         compiled from a string), or by a tool of the standard library that leads out or in
         (ctypes, subprocess, inspect, ...) that the submission called: the recorder's
-        pass-through frames and those tools' frames are looked through, and with
-        ``through_display`` a display library's frames too."""
-        while frame is not None and (frame.f_code in _PASS_THROUGH or _is_route_tool(frame)
-                                     or (through_display and display.library_frame(frame))):
+        pass-through frames and those tools' frames are looked through; with
+        ``through_display``, a display library's frames too, and above the first of them the
+        standard library's that it calls through (contextlib's, around its ``with``)."""
+        seen_display = False
+        while frame is not None:
+            if frame.f_code in _PASS_THROUGH or _is_route_tool(frame):
+                pass
+            elif through_display and display.library_frame(frame):
+                seen_display = True
+            elif not (seen_display and frame.f_code.co_filename.startswith(_STDLIB)):
+                break
             frame = frame.f_back
         if frame is None:
             return False
