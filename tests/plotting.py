@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -70,10 +72,11 @@ def grade(tmp_path, mode, task: str, path, program=None) -> dict:
     path = str(path)
     limits = ["--isolation", str(mode)]
     if getattr(mode, "warm", False):
-        folder = tmp_path / f"class-{os.path.basename(path)}"
+        batch = Path(tempfile.mkdtemp(prefix="batch-", dir=tmp_path))   # (one per grade)
+        folder = batch / "class"
         folder.mkdir()
         shutil.copy(path, folder / os.path.basename(path))
-        out = tmp_path / f"out-{os.path.basename(path)}"
+        out = batch / "out"
         done = _grader(program, "batch", task, str(folder), "--out", str(out), "--jobs", "1",
                        "--force", *limits)
         assert done.returncode in (0, 1), done.stderr[-3000:]
