@@ -107,7 +107,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         submission = read_submission(submission)
     # a .py file's bytes, or a notebook's code cells, and the scan of them (bounded.py)
     source = read_source(submission, task.allowed_imports + task.stdlib_imports,
-                         numbers=any(kind_of(c).expected_private for c in task.checks))
+                         numbers=any(kind_of(c).expected_private for c in task.checks),
+                         display=task.display_imports)
     tier = choose_tier(options.isolation, options.others_work, options.shared_state)
     if sandbox_tier(tier).file_permissions_are_walls:
         from .cases import cache_dir
@@ -122,6 +123,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         ctx = Context(task, sandbox, reference, source, [], options.use_cache)
         prepare(task, options, profile_mistakes=False)  # cases and expected outputs: ready before the worker is
         sandbox.answer_bytes = answer_bytes(task, reference, options.use_cache)
+        sandbox.display = list(task.display_imports)
         sandbox.start_budget()  # the student's time starts now, not while cases were made
         if source.text is None:  # never run what Python (or the import scan) cannot read
             outcome = None
@@ -136,8 +138,10 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         else:
             outcome = sandbox.load()
             load, defined = _load_result(task, outcome)
-        if source.notes:  # what of a notebook was left out: said on the first line of the report
-            load = dataclasses.replace(load, message="; ".join(filter(None, [load.message, *source.notes])))
+        # what was not drawn, and what of a notebook was left out: said on the first line of the report
+        notes = [n for n in (_not_drawn(task, outcome),) if n] + list(source.notes)
+        if notes:
+            load = dataclasses.replace(load, message="; ".join(filter(None, [load.message, *notes])))
         ctx.runtime_imports = sandbox.evidence  # grows while checks run; read by imports checks
         later = final_grading.in_a_kit(task.checks) if _is_kit(task) else {}
         from .diagnosis import diagnose
@@ -177,6 +181,23 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
                  isolation_note=downgrade_note(tier), grader_version=__version__,
                  cases_digest=cases_digest(task), kit=_is_kit(task), diagnoses=diagnoses,
                  definitions=source.scan.defined_at(task.functions))
+
+
+def _not_drawn(task: Task, outcome) -> str:
+    """The note for a submission that imported a display library this machine does not have:
+    its stand-in drew nothing, and that costs nothing (inside/display.py). The names are the
+    worker's word, so only the task's own display libraries are named."""
+    value = getattr(outcome, "value", None)
+    served = value.get("stand_ins", []) if isinstance(value, dict) else []
+    names = [name for name in task.display_imports if name in served]
+    if not names:
+        return ""
+    libraries = " and ".join(names)
+    one = len(names) == 1
+    return (f"note: {libraries} {'is' if one else 'are'} not installed where this was graded, so "
+            f"what your file draws with {'it' if one else 'them'} was not drawn: {'its' if one else 'their'} "
+            "calls do nothing here, and that costs no points (importing it counts as the task's "
+            "import rule says, as anywhere)")
 
 
 def _filled(ctx: Context, results: list[CheckResult]) -> frozenset[str]:

@@ -44,6 +44,13 @@ NOTES_SHOWN = 10
 DISPLAY = "__grader_display__"
 DISPLAY_HELPER = (f"def {DISPLAY}(value, print=print, repr=repr): "
                   "print(repr(value)) if value is not None else None")
+# With display libraries (task.yaml imports: display), a value of theirs (a figure, an axes'
+# artists, plt.hist's counts and bars) is a picture, which Jupyter draws and the grader does
+# not: shown as nothing, so a cell ending ``plt.imshow(table)`` prints no answer.
+DRAWING_HELPER = (f"def {DISPLAY}(value, print=print, repr=repr, type=type, str=str, any=any, "
+                  "list=list, tuple=tuple, drawing={names}): print(repr(value)) if value is not None "
+                  "and not any(str(type(v).__module__).partition('.')[0] in drawing for v in (value if "
+                  "type(value) in (list, tuple) else (value,))) else None")
 READ_VERSIONS = (3, 4)   # nbformat major versions the library reads (4 since 2015)
 
 
@@ -188,8 +195,15 @@ def holds_notebook(data: bytes) -> bool:
 
 # --------------------------------------------------------------------------- the module
 
-def notebook_code(data: bytes) -> NotebookCode:
-    """The notebook's code cells as one module; NotebookProblem when it cannot be."""
+def display_helper(display: tuple[str, ...] = ()) -> str:
+    """Line 2 of a notebook's module when a cell shows a value (see DISPLAY_HELPER)."""
+    names = tuple(n for n in display if n.isidentifier())
+    return DRAWING_HELPER.format(names=repr(names)) if names else DISPLAY_HELPER
+
+
+def notebook_code(data: bytes, display: tuple[str, ...] = ()) -> NotebookCode:
+    """The notebook's code cells as one module; NotebookProblem when it cannot be.
+    ``display``: the task's display libraries, whose values a cell's last line does not show."""
     notebook = read_notebook(data)
     lines, origins = [HEADER], [(0, 0)]
     left_out: list[str] = []
@@ -218,7 +232,7 @@ def notebook_code(data: bytes) -> NotebookCode:
             lines.append(text)
             origins.append((number, in_cell))
     if displays:   # defined before any cell runs, with the builtins it was made with
-        lines.insert(1, DISPLAY_HELPER)
+        lines.insert(1, display_helper(display))
         origins.insert(1, (0, 0))
     return NotebookCode("\n".join(lines) + "\n", SourceMap(tuple(origins)), tuple(left_out))
 

@@ -26,14 +26,15 @@ BOUND = bounded.Bound(memory_bytes=512 << 20, cpu_seconds=10, wall_seconds=30.0)
 
 
 def read_source(submission: SubmissionFile, allowed_names: Sequence[str],
-                numbers: bool = False) -> PythonSource:
+                numbers: bool = False, display: Sequence[str] = ()) -> PythonSource:
     """The submission's code and its scan (``allowed_names``: the task's allowed imports,
     which decide whether a module reached as an attribute is a route); with ``numbers``, the
-    numbers its text holds too (source_numbers.py: for the typed-in rule)."""
+    numbers its text holds too (source_numbers.py: for the typed-in rule). ``display``: the
+    task's display libraries, whose values a notebook cell's last line does not show."""
     if is_notebook(submission.name) or holds_notebook_json(submission.data):
         warm_notebook_reader()
     request = {"name": submission.name, "data": base64.b64encode(submission.data).decode("ascii"),
-               "allowed": list(allowed_names), "numbers": numbers}
+               "allowed": list(allowed_names), "numbers": numbers, "display": list(display)}
     try:
         answer = bounded.call("grader.source_scan:read_in_child", request, BOUND)
     except bounded.TooCostly as exc:
@@ -45,7 +46,7 @@ def read_source(submission: SubmissionFile, allowed_names: Sequence[str],
 def read_in_child(request: dict) -> dict:
     """In the bounded child: decode, convert, scan; plain data back."""
     data = base64.b64decode(request["data"])
-    source = submission_source(SubmissionFile(request["name"], data))
+    source = submission_source(SubmissionFile(request["name"], data), tuple(request.get("display", ())))
     answer: dict[str, Any] = {"text": source.text, "problem": source.problem,
                               "notebook": source.code != data, "origins": source.source_map.origins,
                               "notes": source.notes}

@@ -76,6 +76,9 @@ class MistakeSpec:
 
 
 MISTAKES_FILE = "mistakes.py"
+# The display libraries of a task that names none (imports: display): matplotlib, and
+# seaborn, which draws with it.
+DEFAULT_DISPLAY = ("matplotlib", "seaborn")
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,10 @@ class Task:
     mistakes: tuple[MistakeSpec, ...] = ()
     mistakes_path: str = ""   # mistakes.py beside task.yaml (read only when mistakes are declared)
     edges: tuple[Edge, ...] = ()   # inputs only the checks about them judge (edges.py)
+    # Display-only libraries (imports: display): headless in the worker, a stand-in that
+    # draws nothing where they are not installed (sandbox/inside/display.py). Whether a
+    # submission may import one is the import rule's own business (allowed_imports).
+    display_imports: tuple[str, ...] = DEFAULT_DISPLAY
 
     @property
     def max_score(self) -> float:
@@ -342,6 +349,7 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
                 spec_path=path, statement_path=files["statement"], reference_path=files["reference"],
                 functions=functions, allowed_imports=tuple(imports.get("allowed", ())),
                 stdlib_imports=tuple(imports.get("stdlib", ())), limits=limits,
+                display_imports=tuple(imports.get("display", DEFAULT_DISPLAY)),
                 tolerance=default_tolerance, checks=tuple(checks),
                 digest=_digest(path, files["reference"]), mistakes=mistakes,
                 mistakes_path=mistakes_path, edges=task_edges)

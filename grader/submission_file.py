@@ -206,15 +206,16 @@ class PythonSource:
         return self.source_map.where(line)
 
 
-def submission_source(submission: SubmissionFile) -> PythonSource:
+def submission_source(submission: SubmissionFile, display: tuple[str, ...] = ()) -> PythonSource:
     """The code of a submission: a notebook's code cells (by its name, .ipynb in any case),
-    else the file as Python reads a .py file."""
+    else the file as Python reads a .py file. ``display``: the task's display libraries
+    (notebook.notebook_code)."""
     from .notebook import NotebookProblem, holds_notebook, is_notebook, left_out_note, notebook_code
     from .student_text import name as visible_name
     shown = visible_name(submission.name)
     if is_notebook(submission.name):
         try:
-            notebook = notebook_code(submission.data)
+            notebook = notebook_code(submission.data, display)
         except NotebookProblem as exc:
             return PythonSource(None, f"{shown} {exc}")
         source = python_source(notebook.text.encode("utf-8"))

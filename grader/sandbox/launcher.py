@@ -60,6 +60,9 @@ class Sandbox:
         # The shapes of the arrays a script's checks look for (only shapes, never values):
         # the worker sends arrays of these shapes first (grading.wanted_shapes).
         self.wanted_shapes: list[list[int]] = []
+        # The task's display libraries (task.yaml imports: display): the worker makes them
+        # headless, or stands in for them when they are not installed (inside/display.py).
+        self.display: list[str] = []
         self._last_id = 0  # every request (and every call in one) has an id its answer echoes
         # Where the lines of the code that runs came from (a notebook's cells): every error
         # a worker reports speaks of the submission's own lines from here on.
@@ -170,6 +173,8 @@ class Sandbox:
             header["answer_bytes"] = self.answer_bytes
         if op == "run" and self.wanted_shapes:
             header["shapes"] = [list(shape) for shape in self.wanted_shapes]
+        if self.display:
+            header["display"] = list(self.display)
         return header, [self.source]
 
     def renew(self) -> None:

@@ -46,12 +46,12 @@ def outcome_from_reply(reply: dict, blobs: Sequence[bytes | bytearray], op: str,
     if not ok and not isinstance(reply.get("error"), dict):
         raise wire.WireError("a failed answer without its error")
     if op == "run":
-        value = _script_info(reply, blobs, where)
+        value = dict(_script_info(reply, blobs, where), stand_ins=_stand_ins(reply))
         if ok:
             return CallOutcome("ok", value=value)
         return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
     if op == "load":
-        value = _load_info(reply, functions, require_functions=ok)
+        value = dict(_load_info(reply, functions, require_functions=ok), stand_ins=_stand_ins(reply))
         if ok:
             return CallOutcome("ok", value=value)
         return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
@@ -67,6 +67,12 @@ def outcome_from_reply(reply: dict, blobs: Sequence[bytes | bytearray], op: str,
     return CallOutcome(
         "ok", value=wire.decode(reply["result"], blobs),
         aliases_input=aliases)
+
+
+def _stand_ins(reply: dict) -> list[str]:
+    """The display libraries the worker says it stood in for (the worker's word: it decides
+    only a note, and the grader keeps only names the task lists)."""
+    return _strings(reply.get("stand_ins", []), "stand_ins", 16)
 
 
 def _strings(value, what: str, cap: int = 100) -> list[str]:

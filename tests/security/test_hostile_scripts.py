@@ -42,13 +42,13 @@ def test_poking_the_recorder_gains_nothing_not_computed(tmp_path):
         import sys
         import numpy as np
 
-        def call(site, value):
+        def call(site, owner, value):
             return value
         record = arith = call
 
         recorder = globals()["<call>"]
         for site in [-1, 0, 1, 2, 3, 10 ** 9, "x", None]:
-            recorder(site, [[0.5] * 8] * 5)
+            recorder(site, None, [[0.5] * 8] * 5)   # (site, the name the call starts from, value)
         globals()["<locals>"] = lambda: {"table": np.ones((5, 8))}
         globals()["<arith>"] = lambda site, a, b: a
         sys.setprofile(lambda *args: None)

@@ -219,7 +219,7 @@ def test_what_the_script_hands_over_outside_any_site_is_dropped():
     """)
     names = recorder.names()
     for site in [-1, 10 ** 9, "x", None, 2.0]:
-        names[computed.CALL](site, [[0.5] * 8] * 5)
+        names[computed.CALL](site, None, [[0.5] * 8] * 5)   # (site, owner, value)
         names[computed.EXIT](site, {"fake": [1.0, 2.0]})
     names[computed.EXIT](0, {"fake": [1.0, 2.0]})        # a call site, not a function's
     texts = [text for _, _, text, _ in found(recorder)]

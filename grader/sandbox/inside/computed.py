@@ -3,8 +3,13 @@ results of its arithmetic, and the locals of its functions when they end.
 
 The worker compiles the submission from a rewritten syntax tree (``instrument``):
 
-- a call ``f(x)`` becomes ``<call>(site, f(x))``: the call itself is unchanged, its result
-  is handed to the recorder on the way out;
+- a call ``f(x)`` becomes ``<call>(site, f, f(x))``: the call itself is unchanged, its result
+  is handed to the recorder on the way out with the name the call starts from (``plt`` in
+  ``plt.gca().get_xticks()``, loaded before the call as the call loads it; ``None`` when it
+  starts from no name): the value of a call into a display library (its module, or an
+  object it made: sandbox/inside/display.py) is the library's work, never recorded, and the
+  arrays it gives are not sent as the script's (``n, bins, _ = plt.hist(x)``), unless
+  a call of the script's own gave the same array;
 - arithmetic ``a + b`` becomes ``<arith>(site, a, b)``: the recorder does the operation
   (``operator.add``: the same as ``+``) and keeps both operands and the result; so does
   ``x += y``, for a name, an item (``a[i] += y``: the item and the whole ``a``, before and
@@ -54,6 +59,7 @@ CALL, ARITH, AUG, EXIT, LOCALS = "<call>", "<arith>", "<aug>", "<exit>", "<local
 AUG_ITEM, AUG_ATTRIBUTE, ADD_CALL, SLICE = "<aug-item>", "<aug-attribute>", "<add-call>", "<slice>"
 NUMBER_KINDS = frozenset("biufc")   # dtype kinds kept (an object array holds objects)
 CODE_CHARS = 200          # characters of an expression's source kept to name it
+DRAWN_CAP = 4096          # arrays of display libraries' calls remembered (by identity)
 
 OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -123,6 +129,14 @@ def _as_value(index: ast.expr) -> ast.expr:
     return index
 
 
+def _root(node: ast.expr) -> str | None:
+    """The name a call's function is reached from (``plt`` in ``plt.gca().get_xticks``,
+    ``axes`` in ``axes[0].plot``), or None."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def _mangled(attribute: str) -> bool:
     """``self.__x`` in a class is renamed by the compiler: getattr would miss it."""
     return attribute.startswith("__") and not attribute.endswith("__")
@@ -163,9 +177,11 @@ class _Rewriter(ast.NodeTransformer):
             site = self._site(node, "add-call", codes, addition=True)
             return ast.copy_location(ast.Call(_name(ADD_CALL), [site, node.func, *node.args],
                                               node.keywords), node)
+        root = _root(node.func)
         self.generic_visit(node)
         site = self._site(node, "call", (code,))
-        return ast.copy_location(ast.Call(_name(CALL), [site, node], []), node)
+        owner = _name(root) if root is not None else ast.Constant(None)
+        return ast.copy_location(ast.Call(_name(CALL), [site, owner, node], []), node)
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         codes = (self._code(node), self._code(node.left), self._code(node.right))
@@ -238,18 +254,30 @@ class Recorder:
     """Receives what the rewritten code hands over; keeps a copy of the last array-like
     values of each site (see the module's docstring for which, and the byte budgets)."""
 
-    def __init__(self, sites: list[Site], largest_bytes: int, wanted: tuple = ()):
+    def __init__(self, sites: list[Site], largest_bytes: int, wanted: tuple = (),
+                 drawn_by: Callable[[Any], bool] | None = None):
         self.sites = sites
         self.largest_bytes = largest_bytes   # an array larger than this is never sent: not kept
         self.wanted = frozenset(tuple(shape) for shape in wanted)   # the shapes the checks want
         self.values: dict[Any, tuple] = {}   # site -> its last values (see ROLES)
         self.locals: dict[int, dict] = {}    # exit site -> the function's last locals
+        # Whether a call's owner is a display library's (display.made_by_display); the
+        # arrays such calls gave (kept, so that their ids stay theirs), and the ids of the
+        # last array each of the script's own call sites gave.
+        self.drawn_by = drawn_by
+        self.drawn: dict[int, Any] = {}
+        self.own_ids: dict[int, int] = {}
+
+    def drawn_ids(self) -> frozenset[int]:
+        """The ids of arrays a display library's call gave that no call of the script's
+        own gave last at its site: not the script's work."""
+        return frozenset(self.drawn) - frozenset(self.own_ids.values())
 
     def names(self) -> dict[str, Any]:
         """What the rewritten code calls, bound in the namespace it runs in: closures over
         this recorder's sites (bound once here: a call of the script's costs little)."""
         values, locals_at_exit, largest = self.values, self.locals, self.largest_bytes
-        wanted = self.wanted
+        wanted, drawn_by, drawn, own_ids = self.wanted, self.drawn_by, self.drawn, self.own_ids
         operations = [site.operation for site in self.sites]
         ndarray, array, modules = np.ndarray, np.array, sys.modules
         spent = [0, 0]                      # bytes held: of wanted shapes, of the others
@@ -311,12 +339,23 @@ class Recorder:
             held_bytes[key] = (share[0], share[1])
             values[key] = tuple(fitting)
 
-        def call(site, value):
+        def draw(value) -> None:
+            """Remember the arrays a display library's call gave (itself, or in a tuple)."""
+            items = value if type(value) in (tuple, list) and len(value) <= 16 else (value,)
+            for item in items:
+                if isinstance(item, ndarray) and len(drawn) < DRAWN_CAP:
+                    drawn[id(item)] = item
+
+        def call(site, owner, value):
             kind = type(value)
             if not (kind is float or kind is int or kind is bool or kind is str or value is None):
+                if owner is not None and drawn_by is not None and drawn_by(owner):
+                    draw(value)
+                    return value
                 kept = copied(value)
                 if kept is not None:
                     hold(site, (kept,))
+                    own_ids[site] = id(value)
             return value
 
         def arith(site, left, right):
@@ -359,6 +398,8 @@ class Recorder:
                 kind = type(value)
                 if kind is float or kind is int or kind is bool or kind is str or value is None:
                     continue
+                if drawn and id(value) in drawn and id(value) not in own_ids.values():
+                    continue   # an array a display library gave
                 if type(name) is str:
                     kept = copied(value)
                     if kept is not None:

@@ -20,6 +20,7 @@ from types import FrameType, ModuleType
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import computed  # noqa: E402
+import display  # noqa: E402
 import numpy as np  # noqa: E402  (imported before any submission, so it is warm)
 import shared  # noqa: E402
 import wire  # noqa: E402
@@ -61,8 +62,13 @@ def _error_record(exc: BaseException, submission: str | None) -> dict:
 # introspection that reaches other code's frames, functions and objects (the worker's own
 # harness included): recorded when the submission's own code raised them, directly or
 # through code compiled from a string at run time. What a library does in its own frames is
-# the library's (matplotlib's font cache starts a process, a framework loads its C libraries
-# with ctypes, typing looks at frames): never evidence against the student.
+# the library's (matplotlib's font cache starts a process while it is imported, a framework
+# loads its C libraries with ctypes, typing looks at frames): never evidence against the
+# student. A display library (display.py) called by the submission's code is looked
+# through, as a route tool is, for all but its own look at frames and code (finding where a
+# warning came from, reading a setter's parameters): what it does for the submission's call
+# (a process its animation writer starts, a callback it runs that is exec, a figure hook)
+# is the submission's.
 ROUTES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "subprocess.Popen",
                         "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                         "os.forkpty", "pty.spawn", "socket.__new__"})
@@ -87,6 +93,9 @@ _STDLIB = os.path.dirname(os.__file__) + os.sep                 # the standard l
 # there is the submission's doing, as it was before its code was rewritten.
 _PASS_THROUGH = computed.OPERATOR_CODES
 _WATCHED = frozenset({"import", "open"}) | DYNAMIC_CODE | ROUTES_OUT | INTROSPECTION | DATA_AS_CODE
+# What a display library does of its own accord in its frames, whoever called it: looking
+# at frames (sys._getframe) and reading restricted attributes (a function's __code__).
+DISPLAY_OWN = frozenset({"sys._getframe", "object.__getattr__"})
 
 
 # Standard-library modules that are themselves routes out or into other code: an event one
@@ -175,7 +184,7 @@ class RuntimeEvidence:
             if frame is not None and frame.f_code.co_filename == self.submission:
                 self._add(str(args[0]))
             return
-        own = self._submissions(raiser)
+        own = self._submissions(raiser, through_display=event not in DISPLAY_OWN)
         if event in DYNAMIC_CODE and own:
             self._add("exec()" if event == "exec" else "compile()")
         elif event in DYNAMIC_CODE:
@@ -192,12 +201,21 @@ class RuntimeEvidence:
         elif event == "open" and self._opens_process_memory(args) and self._caused_by_submission(raiser):
             self._add("open() of /proc/.../mem")
 
-    def _submissions(self, frame) -> bool:
+    def _submissions(self, frame, through_display: bool = False) -> bool:
         """Whether the event was raised by the submission's own code (its file, or code it
         compiled from a string), or by a tool of the standard library that leads out or in
         (ctypes, subprocess, inspect, ...) that the submission called: the recorder's
-        pass-through frames and those tools' frames are looked through."""
-        while frame is not None and (frame.f_code in _PASS_THROUGH or _is_route_tool(frame)):
+        pass-through frames and those tools' frames are looked through; with
+        ``through_display``, a display library's frames too, and above the first of them the
+        standard library's that it calls through (contextlib's, around its ``with``)."""
+        seen_display = False
+        while frame is not None:
+            if frame.f_code in _PASS_THROUGH or _is_route_tool(frame):
+                pass
+            elif through_display and display.library_frame(frame):
+                seen_display = True
+            elif not (seen_display and frame.f_code.co_filename.startswith(_STDLIB)):
+                break
             frame = frame.f_back
         if frame is None:
             return False
@@ -249,7 +267,7 @@ class RuntimeEvidence:
                 continue
             if name.startswith("<frozen importlib"):
                 return False  # happens while a module is imported
-            if name.startswith(_HERE):
+            if name.startswith(_HERE) and not display.library_frame(frame):
                 return False  # the worker's own doing (say, mapping shared arguments)
             frame = frame.f_back
         return False
@@ -346,11 +364,12 @@ def _plain_numbers(value, room: int):
     return arr if arr.size * arr.dtype.itemsize <= room else None
 
 
-def _numbers_left(namespace: dict) -> list[tuple]:
-    """The numbers in the script's globals: (name, value, numpy view) each."""
+def _numbers_left(namespace: dict, drawn: frozenset = frozenset()) -> list[tuple]:
+    """The numbers in the script's globals: (name, value, numpy view) each; not those a
+    display library's call gave (``drawn``: their ids, computed.Recorder.drawn_ids)."""
     left = []
     for name, value in list(namespace.items()):
-        if type(name) is not str or name.startswith("__"):
+        if type(name) is not str or name.startswith("__") or id(value) in drawn:
             continue
         arr = _plain_numbers(value, ARRAYS_BYTES_CAP)
         if arr is not None:
@@ -364,7 +383,7 @@ def _numbers_sent(namespace: dict, recorder: computed.Recorder, wanted: frozense
     elsewhere ([wire record naming it], most telling first: computed.candidates), within
     the caps. Arrays of the shapes the checks want are chosen first, then the others, smallest
     first: big arrays never crowd the wanted ones out. A value is sent once."""
-    left = _numbers_left(namespace)
+    left = _numbers_left(namespace, recorder.drawn_ids())
     made = []
     for candidate in computed.candidates(recorder):
         arr = _plain_numbers(candidate.value, ARRAYS_BYTES_CAP)
@@ -401,6 +420,15 @@ def _numbers_sent(namespace: dict, recorder: computed.Recorder, wanted: frozense
             sent_made.append(dict(computed.describe(candidate), **{
                 "$nd": len(out) - 1, "type": type(candidate.value).__name__[:100]}))
     return sent_left, sent_made
+
+
+def _with_stand_ins(reply: dict) -> dict:
+    """A load or run answer, with the display libraries whose stand-in the submission
+    imported (display.py), for the report's note."""
+    served = display.stand_ins()
+    if served:
+        reply["stand_ins"] = served
+    return reply
 
 
 def _shapes(value) -> frozenset:
@@ -522,6 +550,7 @@ class Worker:
         op = header.get("op")
         if op in ("load", "run"):
             _write_source(header["path"], blobs[header["source"]])
+            display.prepare(header.get("display") or ())
         if op in ("load", "run") and type(header.get("answer_bytes")) is int:
             _limit_outputs(header["answer_bytes"])
         if op == "load":
@@ -570,7 +599,7 @@ class Worker:
             error = _error_record(exc, path)
             if isinstance(exc, SyntaxError):
                 error.update(line=exc.lineno, message=exc.msg)
-            return {"ok": False, "error": error}, []
+            return _with_stand_ins({"ok": False, "error": error}), []
         self._check_numpy()
         self.module = module
         found = {}
@@ -583,7 +612,7 @@ class Worker:
                 except (TypeError, ValueError):
                     entry["params"] = None
             found[name] = entry
-        return {"ok": True, "functions": found}, []
+        return _with_stand_ins({"ok": True, "functions": found}), []
 
     def run(self, path: str, wanted: frozenset = frozenset()) -> tuple[dict, list[bytes]]:
         """Run a script as __main__ in a namespace kept afterwards, compiled so that what it
@@ -591,7 +620,7 @@ class Worker:
         globals and the arrays it computed (frameworks' tensors converted here); arrays of
         the ``wanted`` shapes (the grader's checks') first."""
         namespace = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
-        recorder = computed.Recorder([], ARRAYS_BYTES_CAP, tuple(wanted))
+        recorder = computed.Recorder([], ARRAYS_BYTES_CAP, tuple(wanted), display.made_by_display)
         error = None
         try:
             with open(path, "rb") as f:  # bytes: decoded as Python decodes a file (BOM, coding cookie)
@@ -610,7 +639,7 @@ class Worker:
         except BaseException:   # a recorder the script tampered with: it loses these arrays
             del out[:]
             left, made = _numbers_sent(namespace, computed.Recorder([], 0), wanted, out)
-        reply = {"ok": error is None, "globals": left, "computed": made}
+        reply = _with_stand_ins({"ok": error is None, "globals": left, "computed": made})
         if error is not None:
             reply["error"] = error
         return reply, out
