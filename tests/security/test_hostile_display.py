@@ -171,7 +171,7 @@ figure.canvas.draw()
 """)
     checks = by_name(report)
     assert checks[IMPORTS_CHECK]["status"] == "failed"
-    assert "open(/proc/.../mem)" in checks[IMPORTS_CHECK]["message"]
+    assert "open() of /proc/.../mem" in checks[IMPORTS_CHECK]["message"]
 
 
 # --------------------------------------------------------------------------- the stand-in
