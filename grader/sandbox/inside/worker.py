@@ -656,7 +656,8 @@ def become_worker(sock: socket.socket, confinement: dict) -> None:
             syscalls.deny(**denied)
         if confinement.get("landlock"):
             import landlock
-            landlock.restrict(confinement["landlock"]["read"], confinement["landlock"]["write"])
+            policy = confinement["landlock"]
+            landlock.restrict(policy["read"], policy["write"], policy.get("own_process") is True)
     except (OSError, RuntimeError) as exc:
         wire.send(sock, {"op": "not-ready", "error": f"the sandbox could not be applied: {exc}"})
         os._exit(1)
