@@ -101,6 +101,12 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
                                         "'# expect: full marks' or '# expect: fails CHECK'"))
             continue
         result = grade(task, path, options)
+        missing = _missing_environment(result)
+        if missing:
+            # A sample written with a framework this machine lacks cannot be checked here; that
+            # is the machine's gap, not the task's (the report says what to install).
+            add(Finding(subject, True, f"not checked here: {missing}"))
+            continue
         problem = mismatch(expectation, result, names)
         if problem is None and reference is not None:   # (a kit has no mistakes)
             problem = diagnosis_mismatch(read_diagnosis(path), result, mistake_names)
@@ -114,6 +120,19 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
         for finding in _mistake_findings(task, reference, options, diagnosed):
             add(finding)
     return report
+
+
+def _missing_environment(result) -> str | None:
+    """Why a sample could not run on this machine (a package its task allows is not installed:
+    the first line's reason is ENVIRONMENT), in words with the fix; None when it ran."""
+    from .statuses import ENVIRONMENT
+    first = result.checks[0] if result.checks else None
+    if first is None or first.name not in (LOAD_CHECK, RUN_CHECK) or first.reason != ENVIRONMENT:
+        return None
+    from .frameworks import BY_MODULE
+    named = [m for m in BY_MODULE if f"'{m}'" in first.message]
+    fix = (f" (pip install 'numgrader[{BY_MODULE[named[0]].extra}]')" if named else "")
+    return f"it needs {', '.join(named) or 'a package'} the task allows, not installed{fix}"
 
 
 def _mistake_findings(task: Task, reference, options: Options,

@@ -74,7 +74,8 @@ class ForkServer:
         # The tier completes the config: where the workers' folders are, how the server and
         # its workers confine themselves.
         start = tier_named(tier).fork_server(theirs.fileno(), limits, {
-            "rlimits": rlimits(limits), "deny_sockets": filters, "deny_keys": filters})
+            "rlimits": rlimits(limits), "deny_sockets": filters, "deny_keys": filters,
+            "preload": list(limits.preload)})
         self.host_scratch = start.host_folder
         self.proc: subprocess.Popen | None = subprocess.Popen(
             start.command, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,

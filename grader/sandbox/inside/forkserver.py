@@ -183,6 +183,10 @@ def main() -> None:
     except (OSError, ImportError, RuntimeError) as exc:
         _send(control, {"op": "not-ready", "error": f"the fork server could not start: {exc}"})
         os._exit(1)
+    # The frameworks the task allows, imported once here (they start no thread on import, so
+    # forking stays safe); every worker inherits them warm, outside its student's clock.
+    import preload
+    preload.preload(config.get("preload"))
     # What the server holds now is shared with every worker; freezing it keeps the workers'
     # garbage collector from touching (and so copying) those pages.
     gc.collect()

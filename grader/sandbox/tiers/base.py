@@ -94,7 +94,8 @@ class Tier:
         in a cgroup of its own that holds all it starts and keeps the CPU time of those
         that ended (else it may start no process where it has no PID namespace)."""
         command = self.python("worker.py", str(channel),
-                              json.dumps(self.confinement(limits, folder, in_cgroup)))
+                              json.dumps(dict(self.confinement(limits, folder, in_cgroup),
+                                              preload=list(limits.preload))))
         return Start(command, dict(worker_env(), HOME=folder, TMPDIR=folder), folder, folder)
 
     def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:

@@ -36,7 +36,8 @@ class Bubblewrap(Tier):
         # bwrap's network namespace holds no socket of the machine: only the key system
         # calls are denied (the kernel's keyrings outlive every namespace). Its IPC and PID
         # namespaces die with it, and its init reaps (and so counts) what ended.
-        command = self.python("worker.py", str(channel), json.dumps({"deny_keys": syscall_filter_works()}))
+        command = self.python("worker.py", str(channel), json.dumps({"deny_keys": syscall_filter_works(),
+                                                                   "preload": list(limits.preload)}))
         return Start(bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/", "/tmp")
 
     def enter(self) -> None:
