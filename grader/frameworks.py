@@ -18,9 +18,10 @@ class Framework:
     module: str          # the top-level import name a task's `imports: allowed:` lists
     label: str           # how a report names it
     extra: str           # numgrader[EXTRA] installs it
+    also: tuple[str, ...] = ()   # imported with it: what its tutorials reach at first use
 
 
-FRAMEWORKS = (Framework("tensorflow", "TensorFlow", "tensorflow"),
+FRAMEWORKS = (Framework("tensorflow", "TensorFlow", "tensorflow", also=("keras",)),
               Framework("torch", "PyTorch", "torch"))
 BY_MODULE = {f.module: f for f in FRAMEWORKS}
 
@@ -42,7 +43,12 @@ def installed(framework: Framework) -> bool:
 def preload(allowed_imports) -> tuple[str, ...]:
     """The modules a worker for this task imports before any student code: the frameworks
     it allows that are installed here (a missing one keeps the report's environment message)."""
-    return tuple(f.module for f in allowed(allowed_imports) if installed(f))
+    modules: list[str] = []
+    for framework in allowed(allowed_imports):
+        if installed(framework):
+            modules.append(framework.module)
+            modules.extend(m for m in framework.also if importlib.util.find_spec(m) is not None)
+    return tuple(modules)
 
 
 # Lines the frameworks themselves write to stderr (never the student's print): glog/absl

@@ -128,7 +128,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             load, defined = _unreadable(task, source.problem), set()
         elif task.kind == "script":
             sandbox.wanted_shapes = wanted_shapes(ctx, _graded_here(task))
-            outcome = sandbox.run_script()
+            from .call_limits import script_limit
+            outcome = sandbox.run_script(script_limit(task, reference, limits))
             load = _run_result(task, outcome)
             defined = set() if load.status == ERROR else {"script"}
             if isinstance(outcome.value, dict):

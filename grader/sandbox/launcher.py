@@ -154,13 +154,15 @@ class Sandbox:
         self.loaded = outcome.status == "ok"
         return outcome
 
-    def run_script(self) -> CallOutcome:
-        """Run the submission as a script in a fresh worker; ``value`` holds the numbers it
-        left in its globals ({name: (array, type name)}) and what it imported."""
+    def run_script(self, limit: CallLimit | None = None) -> CallOutcome:
+        """Run the submission as a script in a fresh worker, within ``limit`` (CPU time
+        from the moment it is sent, after the worker's start-up and preloaded frameworks;
+        None: the fixed ``call_seconds``); ``value`` holds the numbers it left in its
+        globals ({name: (array, type name)}) and what it imported."""
         process = self.start()
         if not process.ready:
             process.await_ready(STARTUP_SECONDS)
-        return self._request(process, *self._submission_request("run", process), "run")
+        return self._request(process, *self._submission_request("run", process), "run", limit)
 
     def _submission_request(self, op: str, process: WorkerProcess) -> tuple[dict, list[bytes]]:
         """The submission's bytes, which the worker writes into its private folder before
@@ -245,14 +247,15 @@ class Sandbox:
                     _close(item)
             window = min(window * 2, MAX_WINDOW)
 
-    def _request(self, process: WorkerProcess, header: dict, blobs: list[bytes], op: str) -> CallOutcome:
+    def _request(self, process: WorkerProcess, header: dict, blobs: list[bytes], op: str,
+                 limit: CallLimit | None = None) -> CallOutcome:
         if self.budget_left() <= 0:
             return self._out_of_budget()
         request_id = self._new_id()
         since, cpu_since = time.monotonic(), process.cpu_seconds()
         with contextlib.suppress(OSError):
             wire.send(process.sock, dict(header, id=request_id), blobs)
-        return self._answer(process, since, op, request_id, None, cpu_since)[0]
+        return self._answer(process, since, op, request_id, limit, cpu_since)[0]
 
     def _note_timing(self, function: str, outcome: CallOutcome, limit: CallLimit | None) -> None:
         if outcome.status in ("ok", "raised"):

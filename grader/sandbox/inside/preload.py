@@ -12,8 +12,11 @@ import importlib
 import sys
 
 
-def preload(modules) -> list[str]:
-    """Import each of ``modules``; returns those that imported."""
+def preload(modules, warm_up: bool = False) -> list[str]:
+    """Import each of ``modules``; returns those that imported. ``warm_up``: also run one
+    tiny operation of each framework, which makes its runtime (TensorFlow's eager context and
+    thread pools) as a student's first line would; never in a fork server, whose forks must
+    not inherit threads."""
     done = []
     for name in modules if isinstance(modules, list) else []:
         if not isinstance(name, str):
@@ -26,7 +29,19 @@ def preload(modules) -> list[str]:
         done.append(name)
     if "torch" in done:
         _one_torch_thread()
+    if warm_up:
+        for name in done:
+            try:
+                WARM_UPS.get(name, lambda module: None)(sys.modules[name])
+            except Exception:
+                pass
     return done
+
+
+WARM_UPS = {
+    "tensorflow": lambda tf: (tf.constant([1.0]) + 1.0).numpy(),
+    "torch": lambda torch: (torch.ones(1) + 1).numpy(),
+}
 
 
 def _one_torch_thread() -> None:

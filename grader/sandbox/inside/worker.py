@@ -663,7 +663,7 @@ def become_worker(sock: socket.socket, confinement: dict) -> None:
         os._exit(1)
     if confinement.get("preload"):  # confined already: a framework imports under the same walls
         import preload
-        preload.preload(confinement["preload"])
+        preload.preload(confinement["preload"], warm_up=True)
     wire.send(sock, {"op": "ready"})  # before any student code: proves the sandbox works
     Worker(sock).serve()
     _flush_std_streams()
