@@ -40,12 +40,16 @@ def installed(framework: Framework) -> bool:
         return False
 
 
-def preload(allowed_imports) -> tuple[str, ...]:
-    """The modules a worker for this task imports before any student code: the frameworks
-    it allows that are installed here (a missing one keeps the report's environment message)."""
+def preload(allowed_imports, imported) -> tuple[str, ...]:
+    """The modules a worker imports before any student code: the frameworks the task allows
+    that the submission imports (``imported``: module names its source's import statements
+    name, read on the grader's side) and that are installed here (a missing one keeps the
+    report's environment message). A numpy file of a task that allows TensorFlow pays no
+    TensorFlow import."""
+    tops = {str(name).split(".")[0] for name in imported}
     modules: list[str] = []
     for framework in allowed(allowed_imports):
-        if installed(framework):
+        if framework.module in tops and installed(framework):
             modules.append(framework.module)
             modules.extend(m for m in framework.also if importlib.util.find_spec(m) is not None)
     return tuple(modules)
@@ -56,7 +60,7 @@ def preload(allowed_imports) -> tuple[str, ...]:
 # "2024-01-01 12:00:00.000: I tensorflow/..." lines and their continuation, absl's notice
 # about logging before InitializeLog, oneDNN's notice, PyTorch's cpuinfo complaints.
 _NOISE = re.compile(
-    r"^(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.+-]+:\d+\] .*"
+    r"^(?:[IWEF]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ [\w.+-]+:\d+\] .*"
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] (?:tensorflow|external|xla|tsl)/.*"
     r"|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags\."

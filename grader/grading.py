@@ -110,9 +110,10 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     if sandbox_tier(tier).file_permissions_are_walls:
         from .cases import cache_dir
         refuse_open_paths([task.folder, cache_dir()])
-    # The frameworks the task allows are imported by each worker before the student's clock.
-    limits = dataclasses.replace(task.limits, **options.limits,
-                                 preload=frameworks.preload(task.allowed_imports))
+    # The frameworks the task allows and the file imports: imported by its worker (or the
+    # batch's fork server) before the student's clock starts.
+    limits = dataclasses.replace(task.limits, **options.limits, preload=frameworks.preload(
+        task.allowed_imports, [name for name, _line in source.scan.imports]))
     with workers(limits, tier, options.warm_workers) as spawn, \
             Sandbox(source.code, list(task.functions), limits, tier, spawn,
                     source_map=source.source_map) as sandbox:

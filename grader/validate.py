@@ -129,10 +129,13 @@ def _missing_environment(result) -> str | None:
     first = result.checks[0] if result.checks else None
     if first is None or first.name not in (LOAD_CHECK, RUN_CHECK) or first.reason != ENVIRONMENT:
         return None
+    import re
     from .frameworks import BY_MODULE
-    named = [m for m in BY_MODULE if f"'{m}'" in first.message]
-    fix = (f" (pip install 'numgrader[{BY_MODULE[named[0]].extra}]')" if named else "")
-    return f"it needs {', '.join(named) or 'a package'} the task allows, not installed{fix}"
+    found = re.search(r"does not have '([^']+)'", first.message)
+    name = found.group(1) if found else "a package"
+    fix = (f"pip install 'numgrader[{BY_MODULE[name].extra}]'" if name in BY_MODULE
+           else f"pip install {name}")
+    return f"it needs {name}, which the task allows and this machine has not installed ({fix})"
 
 
 def _mistake_findings(task: Task, reference, options: Options,
