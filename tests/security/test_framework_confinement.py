@@ -7,11 +7,13 @@ status; the machine's cpuinfo, meminfo, CPU list) stay readable, in every tier.
 
 The probe is a function, so that what it could open comes back as data; it names /proc only
 in strings built at run time (the static scan is not what is tested here)."""
+import json
 import os
+import shutil
 
 import pytest
 
-from conftest import ISOLATING, make_task, write
+from conftest import ISOLATING, ROOT, in_container, make_task, write
 from grader.grading import Options, grade
 from grader.spec import load_task
 
@@ -86,3 +88,28 @@ def test_a_worker_reads_what_frameworks_need_of_proc_and_nothing_else(tier, prob
     assert by_name["needed"].status == "passed", by_name["needed"].message
     if str(tier) in ISOLATING:
         assert by_name["forbidden"].status == "passed", by_name["forbidden"].message
+
+
+# One correct TensorFlow file and one wrong PyTorch file, with the checks the mistake breaks.
+CONTAINER_SAMPLES = [("tensorflow", "pe-table-shape", "correct_tensorflow_tutorial.py", set()),
+                     ("torch", "pe-batch-sum", "mistake_torch_wrong_rows.py", {"adds-the-first-three-rows"})]
+
+
+def test_frameworks_grade_in_the_gradescope_container(container, simulation, tmp_path):
+    """Gradescope's container (the unprivileged tier), with a writable cgroup and without
+    one (then a worker may start no process: the frameworks' thread pools still run)."""
+    for framework, task_name, file_name, breaks in CONTAINER_SAMPLES:
+        if framework not in container["frameworks"]:
+            if os.environ.get("GRADER_REQUIRE_FRAMEWORKS") == "1":
+                pytest.fail(f"{framework} is not installed here, so not in the container either")
+            continue
+        private = container["private"] / f"{task_name}-{simulation}-{tmp_path.name}"
+        shutil.copytree(os.path.join(ROOT, "tasks", task_name), private / "task")
+        shutil.copy(os.path.join(ROOT, "submissions", task_name, file_name), private / file_name)
+        done = in_container(container, "check", str(private / "task"), str(private / file_name),
+                            "--others-work", "--format", "json", simulation=simulation)
+        assert done.returncode in (0, 1), done.stderr[-3000:]
+        report = json.loads(done.stdout)
+        lost = {c["name"] for c in report["checks"] if c["max_score"] and c["status"] != "passed"}
+        assert report["isolation"] == "unprivileged"
+        assert lost == breaks, (file_name, [(c["name"], c["message"]) for c in report["checks"]])
