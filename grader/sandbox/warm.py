@@ -39,6 +39,7 @@ from .tiers import SandboxUnavailable, tier as tier_named
 from .tiers.base import syscall_filter_works
 
 STARTUP_SECONDS = 60
+FRAMEWORK_STARTUP_SECONDS = 60   # more for each framework the server preloads
 REPLY_SECONDS = 30        # the server answers at once; this only bounds a wedged one
 FORKS_PER_SERVER = 250    # a fresh server now and then: nothing accumulates for long
 # What a submission may leave behind before its server is renewed: its folder is removed,
@@ -85,7 +86,7 @@ class ForkServer:
                                          tier_named(tier)))
         theirs.close()
         try:
-            hello = self._receive(STARTUP_SECONDS)
+            hello = self._receive(STARTUP_SECONDS + FRAMEWORK_STARTUP_SECONDS * len(limits.preload))
         except ServerBroken as exc:
             hello = {"error": str(exc)}
         if hello.get("op") != "ready":

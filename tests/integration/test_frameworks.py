@@ -175,3 +175,22 @@ def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_
     assert by_subject["with_mxnet.py"].text.startswith("not checked here: it needs")
     assert "not installed" in by_subject["with_mxnet.py"].text
     assert by_subject["plain.py"].text.startswith("as declared")
+
+
+def test_grader_extras_names_what_the_tasks_allow_and_the_workflows_install_it():
+    import yaml
+    from conftest import COURSE, ROOT as root, run_cli
+    tasks = [os.path.join(root, "tasks", name) for name in sorted(os.listdir(os.path.join(root, "tasks")))]
+    done = run_cli("extras", *tasks)
+    assert done.returncode == 0 and done.stdout == "tensorflow,torch\n", done.stderr
+    numpy_only = run_cli("extras", os.path.join(root, "tasks", "positional-encoding"))
+    assert numpy_only.returncode == 0 and numpy_only.stdout == "\n"
+    for workflow, job in ((os.path.join(COURSE, ".github", "workflows", "grade.yml"), "grade"),
+                          (os.path.join(root, "examples", "course-instructor", ".github", "workflows",
+                                        "final-grading.yml"), "grade")):
+        with open(workflow, encoding="utf-8") as f:
+            steps = yaml.safe_load(f)["jobs"][job]["steps"]
+        install = [s["run"] for s in steps if "grader extras" in s.get("run", "")]
+        assert install, f"{workflow} does not install the tasks' frameworks"
+        assert "numgrader[$extras]" in install[0]
+        assert "--extra-index-url https://download.pytorch.org/whl/cpu" in install[0]
