@@ -10,6 +10,7 @@ the very cases the checks send, frozen ones included, and kept on disk beside th
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ import time
 
 from .sandbox.inside.limits import CallLimit, Limits, absolute_limit
 
-__all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds"]
+__all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds", "script_limit"]
 
 BACKSTOP_MULTIPLE = 4        # wall-clock time a call may take, in multiples of its CPU limit
 BACKSTOP_EXTRA_SECONDS = 1.0  # ... and at least this much more than its limit
@@ -40,6 +41,61 @@ def derived_limit(limits: Limits, reference_seconds: float | None) -> CallLimit:
     backstop = min(max(BACKSTOP_MULTIPLE * seconds, seconds + BACKSTOP_EXTRA_SECONDS),
                    limits.call_seconds)
     return CallLimit(seconds, max(backstop, seconds), why)
+
+
+# A framework's first operations in a script (kernels chosen, tensors converted, Keras layers
+# built) cost CPU time that the numpy reference never spends: a script of a task that allows
+# one gets at least this much CPU time, whatever its reference needs. Its import and start-up
+# are not counted at all: the worker makes them before the script's clock starts (preload.py).
+FRAMEWORK_FLOOR_SECONDS = 5.0
+
+
+def script_limit(task, reference, limits: Limits) -> CallLimit:
+    """The limit of a script task's run: ``call_multiple`` times the CPU time the reference
+    needs for everything the task's checks look at (measured here, on the grader's side),
+    at least ``call_floor_seconds`` (FRAMEWORK_FLOOR_SECONDS for a task that allows a
+    framework), at most ``call_seconds``; the fixed limit for a kit (no reference)."""
+    if limits.call_limit == "absolute" or reference is None:
+        return absolute_limit(limits)
+    from .frameworks import allowed
+    seconds = _script_seconds(task, reference)
+    frameworks = allowed(task.allowed_imports)
+    floor = max(limits.call_floor_seconds, FRAMEWORK_FLOOR_SECONDS if frameworks else 0.0)
+    limit = derived_limit(dataclasses.replace(limits, call_floor_seconds=floor), seconds)
+    why = f"{limits.call_multiple:g} × the reference's {_duration(seconds)} for this script, at least {floor:g} s"
+    if frameworks:
+        why += f" ({' or '.join(f.label for f in frameworks)} allowed; its import is not counted)"
+    if limit.seconds >= limits.call_seconds and limits.call_multiple * seconds > limits.call_seconds:
+        why += f", at most the task's {limits.call_seconds:g} s"
+    return dataclasses.replace(limit, why=why)
+
+
+def _script_seconds(task, reference) -> float:
+    """The least CPU time of a few computations of every reference value the script's
+    checks compare with (the reference's answer and tables), measured once per task."""
+    key = (task.folder, task.digest)
+    if key in _script_memory:
+        return _script_memory[key]
+    from .checks import kind_of
+    computes = [(kind_of(c).reference_value, c) for c in task.checks]
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.process_time()
+        for compute, check in computes:
+            if compute is None:
+                continue
+            try:
+                compute(reference, check)
+            except Exception:
+                pass   # (a broken reference is reported by the checks themselves)
+        best = min(best, time.process_time() - start)
+        if best >= REPEAT_BELOW:
+            break
+    _script_memory[key] = best
+    return best
+
+
+_script_memory: dict[tuple, float] = {}
 
 
 def _duration(seconds: float) -> str:

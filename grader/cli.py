@@ -153,6 +153,10 @@ def _parser() -> argparse.ArgumentParser:
                                       "$GITHUB_STEP_SUMMARY when set)")
     sandbox_options(ci)
 
+    extras = commands.add_parser("extras", help="print the grader's extras that the tasks' "
+                                                "frameworks need (tensorflow,torch), for pip")
+    extras.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+
     validate = commands.add_parser("validate", help="check tasks: spec, reference, samples")
     validate.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
     validate.add_argument("--samples", help="folder of sample submissions, with one task "
@@ -393,9 +397,11 @@ def cmd_gradescope(args) -> int:
             print(visible(f"  {finding.subject}: {finding.text}"), file=sys.stderr)
         return EXIT_CANNOT_RUN
     try:
-        build(task, args.output)
+        notes = build(task, args.output)
     except OSError as exc:
         raise _Usage(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    for note in notes:
+        print(f"grader: note: {note}", file=sys.stderr)
     print(f"wrote {args.output}: upload it as the autograder of '{task.title}' on Gradescope")
     return EXIT_FULL
 
@@ -425,6 +431,20 @@ def cmd_kit(args) -> int:
 def cmd_ci(args) -> int:
     from .course_ci import run_ci
     return run_ci(args.root, args.min_score, args.junit, args.summary, _options(args, warm_workers=True))
+
+
+def cmd_extras(args) -> int:
+    """One line: the extras of numgrader that install the frameworks the tasks allow, comma-
+    separated, for ``pip install "numgrader[$(grader extras tasks/*)]"`` (empty: none)."""
+    from .frameworks import allowed
+    from .spec import load_task
+    wanted: list[str] = []
+    for folder in args.tasks:
+        for framework in allowed(load_task(folder).allowed_imports):
+            if framework.extra not in wanted:
+                wanted.append(framework.extra)
+    print(",".join(wanted))
+    return EXIT_FULL
 
 
 def cmd_validate(args) -> int:
@@ -461,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"check": cmd_check, "validate": cmd_validate, "batch": cmd_batch,
                 "export": cmd_export, "collect": cmd_collect, "gradescope": cmd_gradescope,
-                "freeze": cmd_freeze, "kit": cmd_kit,
+                "freeze": cmd_freeze, "kit": cmd_kit, "extras": cmd_extras,
                 "ci": cmd_ci}[args.command](args)
     except SpecError as exc:
         print("grader: the task spec has problems:", file=sys.stderr)

@@ -107,9 +107,28 @@ def _finish_source() -> str:
         return f.read()
 
 
-def build(task: Task, output: str) -> None:
-    """Raises self_package.NotInstalled when the grader has no installed metadata."""
+def framework_extras(task: Task) -> tuple[tuple[str, ...], list[str]]:
+    """The grader's extras the zip installs for the frameworks the task allows (those
+    installed here, whose versions it pins), and a note for each allowed one that is not:
+    on Gradescope its hand-ins would get the environment message."""
+    from . import frameworks
+    extras, notes = [], []
+    for framework in frameworks.allowed(task.allowed_imports):
+        if frameworks.installed(framework):
+            extras.append(framework.extra)
+        else:
+            notes.append(f"the task allows {framework.label} ('{framework.module}'), which is not "
+                         f"installed here, so the zip will not install it and its hand-ins will "
+                         f"be told the grading environment lacks it: pip install "
+                         f"'numgrader[{framework.extra}]' and build the zip again")
+    return tuple(extras), notes
+
+
+def build(task: Task, output: str) -> list[str]:
+    """Raises self_package.NotInstalled when the grader has no installed metadata. Returns
+    notes for the instructor (frameworks the task allows that the zip cannot install)."""
     dist = self_package.distribution()
+    extras, notes = framework_extras(task)
     wheel = f"wheels/{self_package.wheel_name(dist)}"
     folder = os.path.dirname(os.path.abspath(output))
     os.makedirs(folder, exist_ok=True)
@@ -120,7 +139,7 @@ def build(task: Task, output: str) -> None:
                  executable=True)
             _add(archive, "run_autograder", RUN_AUTOGRADER, executable=True)
             _add(archive, "finish_results.py", _finish_source())
-            _add(archive, "requirements.txt", self_package.requirements_text(dist))
+            _add(archive, "requirements.txt", self_package.requirements_text(dist, extras))
             _add(archive, wheel, self_package.wheel_bytes(dist))
             _add_tree(archive, task.folder, "task")
         os.chmod(temp, 0o644)
@@ -128,3 +147,4 @@ def build(task: Task, output: str) -> None:
     except BaseException:
         os.unlink(temp)
         raise
+    return notes

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import __version__, final_grading
+from . import __version__, final_grading, frameworks
 from .result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from .statuses import (CRASHED, ENVIRONMENT, IMPORTS, JUDGE, MISMATCH, OK, RAISED, TASK, TIMED_OUT_BEFORE,
                        TIMEOUT, UNDEFINED, UNREADABLE, Reason, call_reason)
@@ -113,7 +113,10 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     if sandbox_tier(tier).file_permissions_are_walls:
         from .cases import cache_dir
         refuse_open_paths([task.folder, cache_dir()])
-    limits = dataclasses.replace(task.limits, **options.limits)
+    # The frameworks the task allows and the file imports: imported by its worker (or the
+    # batch's fork server) before the student's clock starts.
+    limits = dataclasses.replace(task.limits, **options.limits, preload=frameworks.preload(
+        task.allowed_imports, [name for name, _line in source.scan.imports]))
     with workers(limits, tier, options.warm_workers) as spawn, \
             Sandbox(source.code, list(task.functions), limits, tier, spawn,
                     source_map=source.source_map) as sandbox:
@@ -130,7 +133,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             load, defined = _unreadable(task, source.problem), set()
         elif task.kind == "script":
             sandbox.wanted_shapes = wanted_shapes(ctx, _graded_here(task))
-            outcome = sandbox.run_script()
+            from .call_limits import script_limit
+            outcome = sandbox.run_script(script_limit(task, reference, limits))
             load = _run_result(task, outcome)
             defined = set() if load.status == ERROR else {"script"}
             if isinstance(outcome.value, dict):
@@ -167,7 +171,8 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             # recorded by the submission and shown back in a visible check.
             sandbox.renew()
             run(hidden)
-        printed = outcome.stdout + outcome.stderr if outcome is not None else ""
+        printed = (frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports)
+                   if outcome is not None else "")
         filled = _filled(ctx, done[1:])
     by_name = {r.name: r for r in counted(task.checks, done[1:], filled, frozenset(later),
                                           frozenset(ctx.near))}
@@ -301,7 +306,7 @@ def _run_result(task: Task, outcome) -> CheckResult:
     """The 'runs' line of a script task: ERROR when it did not run at all, FAILED when it
     stopped with an exception part-way (what it printed and left is still checked)."""
     description = "the script runs to its end"
-    output = outcome.stdout + outcome.stderr
+    output = frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports)
     if outcome.status == OK:
         return CheckResult(RUN_CHECK, PASSED, 0.0, 0.0, description=description)
     environment = _environment_problem(task, outcome.error) if outcome.status == RAISED else None
@@ -365,7 +370,9 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
         from .checks.calls import error_cell, error_line
         line = error_line(outcome.error) if outcome.status == RAISED else None
         return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0, message=why, description=description,
-                           output=outcome.stdout + outcome.stderr, line=line, reason=reason,
+                           output=frameworks.shown_output(outcome.stdout + outcome.stderr,
+                                                          task.allowed_imports),
+                           line=line, reason=reason,
                            cell=error_cell(outcome.error) if line else None), set()
     found = outcome.value.get("functions", {})
     defined = {name for name in task.functions if found.get(name, {}).get("callable") is True}

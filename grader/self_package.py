@@ -99,14 +99,15 @@ def wheel_bytes(dist: metadata.Distribution) -> bytes:
     return buffer.getvalue()
 
 
-def pinned_requirements(dist: metadata.Distribution) -> list[str]:
+def pinned_requirements(dist: metadata.Distribution, extras: tuple[str, ...] = ()) -> list[str]:
     """``name==version[ ; marker]`` for every distribution the grader needs (its dependencies
-    and theirs, no extras of its own), at the versions installed here. A dependency kept
+    and theirs, and those of its own ``extras``: the frameworks a task allows), at the
+    versions installed here. A dependency kept
     out by its marker on this machine is not installed here and so not pinned; pip resolves
     it on the other side if that side needs it. Markers are kept so the other side judges
     them for itself."""
     pins: dict[str, str] = {}
-    pending: list[tuple[str, tuple[str, ...]]] = [(r, ()) for r in dist.requires or []]
+    pending: list[tuple[str, tuple[str, ...]]] = [(r, tuple(extras)) for r in dist.requires or []]
     while pending:
         requirement, extras = pending.pop()
         match = _REQUIREMENT.match(requirement)
@@ -125,6 +126,8 @@ def pinned_requirements(dist: metadata.Distribution) -> list[str]:
             continue
         key = re.sub(r"[-_.]+", "-", dep.metadata["Name"]).lower()
         if key in pins:
+            if not marker:   # needed unconditionally by someone (numpy by the grader itself)
+                pins[key] = pins[key].split(" ; ")[0]
             continue
         pins[key] = f"{dep.metadata['Name']}=={dep.version}" + (f" ; {marker}" if marker else "")
         asked = tuple(e.strip() for e in (wanted or "").split(",") if e.strip())
@@ -132,8 +135,15 @@ def pinned_requirements(dist: metadata.Distribution) -> list[str]:
     return [pins[k] for k in sorted(pins)]
 
 
-def requirements_text(dist: metadata.Distribution) -> str:
+# Where pip finds PyTorch's CPU-only builds ("torch==2.13.0+cpu"): PyPI has only the CUDA ones.
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def requirements_text(dist: metadata.Distribution, extras: tuple[str, ...] = ()) -> str:
+    pins = pinned_requirements(dist, extras)
+    index = ([f"# PyTorch's CPU build is not on PyPI.\n--extra-index-url {TORCH_CPU_INDEX}"]
+             if any(p.lower().startswith("torch==") and "+cpu" in p for p in pins) else [])
     return (f"# The versions installed where this autograder was built ({DISTRIBUTION} "
             f"{dist.version}, Python {platform.python_version()}, {sys.platform} "
             f"{platform.machine()}).\n# setup.sh installs exactly these, then the grader's wheel.\n"
-            + "\n".join(pinned_requirements(dist)) + "\n")
+            + "\n".join(index + pins) + "\n")

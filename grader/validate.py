@@ -101,6 +101,12 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
                                         "'# expect: full marks' or '# expect: fails CHECK'"))
             continue
         result = grade(task, path, options)
+        missing = _missing_environment(result)
+        if missing:
+            # A sample written with a framework this machine lacks cannot be checked here; that
+            # is the machine's gap, not the task's (the report says what to install).
+            add(Finding(subject, True, f"not checked here: {missing}"))
+            continue
         problem = mismatch(expectation, result, names)
         if problem is None and reference is not None:   # (a kit has no mistakes)
             problem = diagnosis_mismatch(read_diagnosis(path), result, mistake_names)
@@ -114,6 +120,22 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
         for finding in _mistake_findings(task, reference, options, diagnosed):
             add(finding)
     return report
+
+
+def _missing_environment(result) -> str | None:
+    """Why a sample could not run on this machine (a package its task allows is not installed:
+    the first line's reason is ENVIRONMENT), in words with the fix; None when it ran."""
+    from .statuses import ENVIRONMENT
+    first = result.checks[0] if result.checks else None
+    if first is None or first.name not in (LOAD_CHECK, RUN_CHECK) or first.reason != ENVIRONMENT:
+        return None
+    import re
+    from .frameworks import BY_MODULE
+    found = re.search(r"does not have '([^']+)'", first.message)
+    name = found.group(1) if found else "a package"
+    fix = (f"pip install 'numgrader[{BY_MODULE[name].extra}]'" if name in BY_MODULE
+           else f"pip install {name}")
+    return f"it needs {name}, which the task allows and this machine has not installed ({fix})"
 
 
 def _mistake_findings(task: Task, reference, options: Options,

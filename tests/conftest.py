@@ -235,11 +235,16 @@ def container(tmp_path_factory):
     if made.returncode != 0:
         pytest.fail(f"cannot make a virtualenv of {SYSTEM_PYTHON} (Debian: apt-get install "
                     f"python3-venv): {made.stderr[-500:]}")
-    installed = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", ROOT],
+    # With the frameworks installed here (CI: numgrader[tensorflow,torch]), the container
+    # gets them too, as grader gradescope's zip installs them for a task that allows them.
+    import importlib.util
+    extras = [m for m in ("tensorflow", "torch") if importlib.util.find_spec(m) is not None]
+    wanted = ROOT + (f"[{','.join(extras)}]" if extras else "")
+    installed = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", wanted],
                                capture_output=True, text=True, cwd=base)
     assert installed.returncode == 0, installed.stderr[-2000:]
     private = tmp_path_factory.mktemp("autograder")   # pytest's folders are 0700
     shutil.copytree(PE_TASK, private / "task")
     yield {"bin": os.path.join(venv, "bin"), "task": str(private / "task"), "private": private,
-           "open": base}
+           "open": base, "frameworks": extras}
     shutil.rmtree(base, ignore_errors=True)

@@ -23,6 +23,7 @@ from .waiting import GRACE_SECONDS, Waiter
 __all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
 
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
+FRAMEWORK_STARTUP_SECONDS = 60   # ... and more for each framework it preloads (TensorFlow: ~10 s)
 FIRST_WINDOW, MAX_WINDOW = 2, 32   # calls per message: grows while they keep passing
 WINDOW_BYTES = 1 << 20             # of arguments per message (one call may exceed it)
 EVIDENCE_CAP = 100                 # entries of runtime evidence kept per submission
@@ -151,19 +152,28 @@ class Sandbox:
         """Import the submission in a fresh worker; ``value`` is the worker's description."""
         process = self.start()
         if not process.ready:
-            process.await_ready(STARTUP_SECONDS)
+            self._await_ready(process)
         header, blobs = self._submission_request("load", process)
         outcome = self._request(process, dict(header, functions=self.functions), blobs, "load")
         self.loaded = outcome.status == "ok"
         return outcome
 
-    def run_script(self) -> CallOutcome:
-        """Run the submission as a script in a fresh worker; ``value`` holds the numbers it
-        left in its globals ({name: (array, type name)}) and what it imported."""
+    def run_script(self, limit: CallLimit | None = None) -> CallOutcome:
+        """Run the submission as a script in a fresh worker, within ``limit`` (CPU time
+        from the moment it is sent, after the worker's start-up and preloaded frameworks;
+        None: the fixed ``call_seconds``); ``value`` holds the numbers it left in its
+        globals ({name: (array, type name)}) and what it imported."""
         process = self.start()
         if not process.ready:
-            process.await_ready(STARTUP_SECONDS)
-        return self._request(process, *self._submission_request("run", process), "run")
+            self._await_ready(process)
+        return self._request(process, *self._submission_request("run", process), "run", limit)
+
+    def _await_ready(self, process: WorkerProcess) -> None:
+        """Wait for the worker's hello; the wait is given back to the budget: a worker's
+        start-up (Python, numpy, the frameworks it preloads) is never the student's time."""
+        since = time.monotonic()
+        process.await_ready(startup_seconds(self.limits))
+        self.deadline += time.monotonic() - since
 
     def _submission_request(self, op: str, process: WorkerProcess) -> tuple[dict, list[bytes]]:
         """The submission's bytes, which the worker writes into its private folder before
@@ -250,14 +260,15 @@ class Sandbox:
                     _close(item)
             window = min(window * 2, MAX_WINDOW)
 
-    def _request(self, process: WorkerProcess, header: dict, blobs: list[bytes], op: str) -> CallOutcome:
+    def _request(self, process: WorkerProcess, header: dict, blobs: list[bytes], op: str,
+                 limit: CallLimit | None = None) -> CallOutcome:
         if self.budget_left() <= 0:
             return self._out_of_budget()
         request_id = self._new_id()
         since, cpu_since = time.monotonic(), process.cpu_seconds()
         with contextlib.suppress(OSError):
             wire.send(process.sock, dict(header, id=request_id), blobs)
-        return self._answer(process, since, op, request_id, None, cpu_since)[0]
+        return self._answer(process, since, op, request_id, limit, cpu_since)[0]
 
     def _note_timing(self, function: str, outcome: CallOutcome, limit: CallLimit | None) -> None:
         if outcome.status in ("ok", "raised"):
@@ -353,6 +364,11 @@ class Sandbox:
     def _out_of_budget(self) -> CallOutcome:
         return CallOutcome("budget", error={"message": (
             f"the submission used up its {self.limits.submission_seconds:g} s time budget")})
+
+
+def startup_seconds(limits: Limits) -> float:
+    """How long a worker may take to say hello: Python and numpy, and its preloaded frameworks."""
+    return STARTUP_SECONDS + FRAMEWORK_STARTUP_SECONDS * len(limits.preload)
 
 
 def _calls_request(function: str, items: list[tuple[list, dict]],

@@ -39,6 +39,7 @@ from .tiers import SandboxUnavailable, tier as tier_named
 from .tiers.base import syscall_filter_works
 
 STARTUP_SECONDS = 60
+FRAMEWORK_STARTUP_SECONDS = 60   # more for each framework the server preloads
 REPLY_SECONDS = 30        # the server answers at once; this only bounds a wedged one
 FORKS_PER_SERVER = 250    # a fresh server now and then: nothing accumulates for long
 # What a submission may leave behind before its server is renewed: its folder is removed,
@@ -74,7 +75,8 @@ class ForkServer:
         # The tier completes the config: where the workers' folders are, how the server and
         # its workers confine themselves.
         start = tier_named(tier).fork_server(theirs.fileno(), limits, {
-            "rlimits": rlimits(limits), "deny_sockets": filters, "deny_keys": filters})
+            "rlimits": rlimits(limits), "deny_sockets": filters, "deny_keys": filters,
+            "preload": list(limits.preload)})
         self.host_scratch = start.host_folder
         self.proc: subprocess.Popen | None = subprocess.Popen(
             start.command, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
@@ -84,7 +86,7 @@ class ForkServer:
                                          tier_named(tier)))
         theirs.close()
         try:
-            hello = self._receive(STARTUP_SECONDS)
+            hello = self._receive(STARTUP_SECONDS + FRAMEWORK_STARTUP_SECONDS * len(limits.preload))
         except ServerBroken as exc:
             hello = {"error": str(exc)}
         if hello.get("op") != "ready":

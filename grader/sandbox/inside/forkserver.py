@@ -127,7 +127,7 @@ class Server:
         random.seed()
         gc.enable()
         policy = self.config["worker_landlock"]
-        policy = {"read": policy["read"] + [folder], "write": policy["write"] + [folder]}
+        policy = dict(policy, read=policy["read"] + [folder], write=policy["write"] + [folder])
         worker.become_worker(socket.socket(fileno=channel),
                              {"private_namespaces": True, "deny_sockets": self.config["deny_sockets"],
                               "deny_keys": self.config.get("deny_keys") is True, "landlock": policy})
@@ -178,10 +178,15 @@ def main() -> None:
             importlib.import_module("pyseccomp")  # loaded once here, applied by each worker
         if config.get("server_landlock"):
             import landlock
-            landlock.restrict(config["server_landlock"]["read"], config["server_landlock"]["write"])
+            policy = config["server_landlock"]
+            landlock.restrict(policy["read"], policy["write"], policy.get("own_process") is True)
     except (OSError, ImportError, RuntimeError) as exc:
         _send(control, {"op": "not-ready", "error": f"the fork server could not start: {exc}"})
         os._exit(1)
+    # The frameworks the task allows, imported once here (they start no thread on import, so
+    # forking stays safe); every worker inherits them warm, outside its student's clock.
+    import preload
+    preload.preload(config.get("preload"))
     # What the server holds now is shared with every worker; freezing it keeps the workers'
     # garbage collector from touching (and so copying) those pages.
     gc.collect()

@@ -58,8 +58,27 @@ def _file_rights(abi: int) -> int:
     return sum(v for k, v in FILE_RIGHTS_BY_ABI.items() if abi >= k)
 
 
-def restrict(read_paths: list[str], write_paths: list[str]) -> int:
-    """Apply the policy to this process; returns the ABI used. Raises LandlockError."""
+# What frameworks read of their own process (TensorFlow aborts without its cmdline; PyTorch
+# reads maps and environ; thread pools size themselves from status, stat, cpuset, cgroup),
+# granted file by file to the process's own /proc/PID: never mem, pagemap, fd/, task/ (a
+# thread's folder holds its mem too), nor any other process's entries.
+OWN_PROCESS_FILES = ("cmdline", "comm", "environ", "maps", "stat", "statm", "status", "cgroup",
+                     "cpuset", "mounts", "mountinfo", "limits", "auxv")
+# Each allowed /proc entry stays open (O_PATH, which reads nothing): procfs makes a new inode
+# whenever an entry is looked up afresh, and a rule holds only for the inode it was made on.
+_pinned: list[int] = []
+
+
+def own_process_paths(names=OWN_PROCESS_FILES) -> list[str]:
+    """This process's own entries among ``names``, as /proc/PID/NAME (not through /proc/self,
+    which would name whichever process asks)."""
+    folder = os.path.realpath("/proc/self")
+    return [os.path.join(folder, name) for name in names if name in OWN_PROCESS_FILES]
+
+
+def restrict(read_paths: list[str], write_paths: list[str], own_process: bool = False) -> int:
+    """Apply the policy to this process; returns the ABI used. Raises LandlockError.
+    ``own_process``: also read this process's OWN_PROCESS_FILES (and no other of /proc/PID)."""
     abi = abi_version()
     if abi < 1:
         raise LandlockError("Landlock is not available in this kernel")
@@ -75,9 +94,11 @@ def restrict(read_paths: list[str], write_paths: list[str]) -> int:
         raise LandlockError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
         read_dir = EXECUTE | READ_FILE | READ_DIR
+        own = own_process_paths() if own_process else []
         for path, rights in ([(p, read_dir) for p in read_paths]
+                             + [(p, READ_FILE) for p in own]
                              + [(p, handled_fs) for p in write_paths]):
-            _allow(libc, ruleset, path, rights, abi)
+            _allow(libc, ruleset, path, rights, abi, keep=path in own)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise LandlockError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         if libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
@@ -87,7 +108,7 @@ def restrict(read_paths: list[str], write_paths: list[str]) -> int:
     return abi
 
 
-def _allow(libc, ruleset: int, path: str, rights: int, abi: int) -> None:
+def _allow(libc, ruleset: int, path: str, rights: int, abi: int, keep: bool = False) -> None:
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -100,5 +121,10 @@ def _allow(libc, ruleset: int, path: str, rights: int, abi: int) -> None:
         if libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH),
                         buf, ctypes.c_uint32(0)) != 0:
             raise LandlockError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
-    finally:
+    except BaseException:
+        os.close(fd)
+        raise
+    if keep:
+        _pinned.append(fd)
+    else:
         os.close(fd)

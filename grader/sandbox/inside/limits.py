@@ -28,6 +28,9 @@ class Limits:
     processes: int = 64
     output_chars: int = 4000  # of stdout/stderr shown per call
     scratch_mib: int = 256    # the worker's private folder (a tmpfs, charged to its memory)
+    # Modules a worker imports before it says hello (the frameworks the task allows that are
+    # installed: frameworks.preload); set by the grader, never by a task.yaml.
+    preload: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

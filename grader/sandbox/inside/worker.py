@@ -713,10 +713,14 @@ def become_worker(sock: socket.socket, confinement: dict) -> None:
             syscalls.deny(**denied)
         if confinement.get("landlock"):
             import landlock
-            landlock.restrict(confinement["landlock"]["read"], confinement["landlock"]["write"])
+            policy = confinement["landlock"]
+            landlock.restrict(policy["read"], policy["write"], policy.get("own_process") is True)
     except (OSError, RuntimeError) as exc:
         wire.send(sock, {"op": "not-ready", "error": f"the sandbox could not be applied: {exc}"})
         os._exit(1)
+    if confinement.get("preload"):  # confined already: a framework imports under the same walls
+        import preload
+        preload.preload(confinement["preload"], warm_up=True)
     wire.send(sock, {"op": "ready"})  # before any student code: proves the sandbox works
     Worker(sock).serve()
     _flush_std_streams()

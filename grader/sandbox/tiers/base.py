@@ -94,7 +94,8 @@ class Tier:
         in a cgroup of its own that holds all it starts and keeps the CPU time of those
         that ended (else it may start no process where it has no PID namespace)."""
         command = self.python("worker.py", str(channel),
-                              json.dumps(self.confinement(limits, folder, in_cgroup)))
+                              json.dumps(dict(self.confinement(limits, folder, in_cgroup),
+                                              preload=list(limits.preload))))
         return Start(command, dict(worker_env(), HOME=folder, TMPDIR=folder), folder, folder)
 
     def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
@@ -144,14 +145,26 @@ class Tier:
         return succeeds(self.python(script, *args), env=worker_env())
 
     def landlock_policy(self, read: list[str], write: list[str]) -> dict:
-        """What a process restricted by Landlock may still touch: the runtime and ``read``;
-        writing only ``write`` (and /dev/null)."""
+        """What a process restricted by Landlock may still touch: the runtime, the machine
+        facts frameworks size themselves by, its own process's harmless /proc entries
+        (landlock.OWN_PROCESS_FILES) and ``read``; writing only ``write`` (and /dev/null)."""
         runtime = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/dev/urandom",
                    self.worker_dir] + runtime_dirs()
-        return {"read": runtime + list(read), "write": list(write) + ["/dev/null"]}
+        return {"read": runtime + list(MACHINE_FACTS) + list(read), "write": list(write) + ["/dev/null"],
+                "own_process": True}
 
     def __repr__(self) -> str:
         return f"<tier {self.name}>"
+
+
+# What TensorFlow and PyTorch read of the machine to size their thread pools and memory
+# (CPUs, caches, NUMA nodes, the CPU set), read-only; any process on the machine may read
+# them. Without them PyTorch prints "Error in cpuinfo" and guesses.
+MACHINE_FACTS = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu",
+                 "/sys/devices/system/node", "/sys/bus/cpu/devices", "/sys/bus/node/devices",
+                 "/sys/kernel/mm/hugepages", "/sys/fs/cgroup/cpuset/cpuset.cpus",
+                 "/sys/fs/cgroup/cpuset/cpuset.mems", "/sys/fs/cgroup/cpuset.cpus.effective",
+                 "/etc/localtime")
 
 
 def succeeds(cmd: list[str], env: dict[str, str] | None = None) -> bool:
@@ -170,11 +183,21 @@ def die_with_parent() -> None:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+# Frameworks' thread pools sized to a worker's share of the machine: one core (a batch runs
+# one worker per core, and a call's limit counts the CPU time of every thread), so TensorFlow
+# (intra- and inter-op pools) and PyTorch (OMP_NUM_THREADS above) run one thread each; and
+# their log lines at start-up (CPU features, oneDNN notices) are not written at all.
+FRAMEWORK_ENV = {"TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1",
+                 "TF_CPP_MIN_LOG_LEVEL": "2",
+                 "KMP_WARNINGS": "0", "GRPC_VERBOSITY": "ERROR"}
+
+
 def worker_env() -> dict[str, str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
            # One BLAS thread: numpy then fits the address-space limit and costs no extra CPU.
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    env.update(FRAMEWORK_ENV)
     # Machine-specific BLAS kernel choices (not secrets) that some CPUs need to work at all.
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         if name in os.environ:

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+from ..inside import landlock as lsm
 from ..inside.limits import Limits
 from .base import (WORKER_DIR, Start, Tier, forks_confined_workers, private_namespaces_work,
                    runtime_dirs, succeeds, syscall_filter_works, worker_env)
@@ -35,8 +36,13 @@ class Bubblewrap(Tier):
     def worker(self, channel: int, limits: Limits, folder: str, in_cgroup: bool) -> Start:
         # bwrap's network namespace holds no socket of the machine: only the key system
         # calls are denied (the kernel's keyrings outlive every namespace). Its IPC and PID
-        # namespaces die with it, and its init reaps (and so counts) what ended.
-        command = self.python("worker.py", str(channel), json.dumps({"deny_keys": syscall_filter_works()}))
+        # namespaces die with it, and its init reaps (and so counts) what ended. Where the
+        # kernel has Landlock, the worker also restricts itself as a warm worker does: its
+        # /proc is then only its own harmless entries (not its mem, not bwrap's init).
+        confinement = {"deny_keys": syscall_filter_works(), "preload": list(limits.preload)}
+        if lsm.abi_version() >= 1:
+            confinement["landlock"] = self.landlock_policy([], ["/tmp"])
+        command = self.python("worker.py", str(channel), json.dumps(confinement))
         return Start(bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/", "/tmp")
 
     def enter(self) -> None:

@@ -73,7 +73,8 @@ class Unprivileged(Tier):
         own = os.path.join(folder, OWN_FOLDER)
         os.mkdir(own, 0o700)
         command = self.python("worker.py", str(channel),
-                              json.dumps(self.confinement(limits, own, in_cgroup)))
+                              json.dumps(dict(self.confinement(limits, own, in_cgroup),
+                                              preload=list(limits.preload))))
         return Start(command, dict(worker_env(), HOME=own, TMPDIR=own), own, own)
 
     def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:

@@ -1,6 +1,7 @@
-# expect: error
-"""Written with TensorFlow, as in the tutorial. Where the grading machine has no
-TensorFlow, the report must say that this is an environment problem."""
+# expect: full marks
+"""Written with TensorFlow, as in the tutorial (float32 throughout). Where the grading machine
+has no TensorFlow, the report says that this is an environment problem and grader validate
+says the sample was not checked."""
 import tensorflow as tf
 
 length = 5

@@ -1,6 +1,6 @@
-# expect: error
-"""Written with PyTorch. Where the grading machine has no torch, the report must say that
-this is an environment problem."""
+# expect: full marks
+"""Written with PyTorch. Where the grading machine has no torch, the report says that this is
+an environment problem and grader validate says the sample was not checked."""
 import torch
 
 position = torch.arange(4, dtype=torch.float32)[:, None]

@@ -1,0 +1,10 @@
+# expect: full marks
+"""TensorFlow, as in the tutorial: the row for step 2 of a 6x4 table, and its length."""
+import tensorflow as tf
+
+position = tf.range(6, dtype=tf.float32)[:, tf.newaxis]
+i = tf.range(4, dtype=tf.float32)[tf.newaxis, :]
+angle_rads = position / tf.pow(10000.0, (2 * (i // 2)) / 4)
+encoding = tf.where(tf.cast(i, tf.int32) % 2 == 0, tf.sin(angle_rads), tf.cos(angle_rads))
+row = encoding[2]
+print(len(row))
