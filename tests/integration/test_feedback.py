@@ -35,7 +35,8 @@ def test_message_names_first_difference_and_largest_error(pe_task):
 
 def test_in_place_addition_is_named(pe_task):
     check = _check(pe_task, "mistake_adds_in_place.py", "add-leaves-input-unchanged")
-    assert "your function returned its argument `x` itself" in check.message
+    assert "your function changed its argument `x` in place" in check.message
+    assert "x += pe" in check.message   # the task's hint names the fix
 
 
 def test_list_instead_of_array_is_named(pe_task):

@@ -169,9 +169,9 @@ def test_a_submission_that_forges_results_and_kills_the_grader(autograder, tmp_p
     done, results, _ = run_autograder(autograder, tmp_path, attack)
     assert done.returncode == 0, done.stderr[-3000:]
     assert results is not None and results["score"] != 999
-    if results["score"] == 0:    # the grader was killed: the trusted failure results
+    if results["output"] == STUDENT_MESSAGE:    # the grader was killed: the trusted failure results
         assert "killed by SIGKILL" in assert_fallback(done, results)
-    else:                        # the tier stopped the attack: a real grade
+    else:   # the tier stopped the attack (where /proc cannot be listed, the file does not even load)
         assert results["score"] <= score_without(*IGNORES_BASE_LOSES)
 
 
