@@ -1,3 +1,3 @@
-from .cli import entry
+from grader.cli import entry
 
 entry()

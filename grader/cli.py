@@ -26,12 +26,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from grader import __version__
     parser = _Parser(prog="grader", description="Grade numerical Python exercises in a sandbox.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    from .sandbox import NAMES
+    from grader.sandbox import NAMES
 
     def sandbox_options(p):
         p.add_argument("--isolation", choices=["auto", *NAMES],
@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("task", help="task folder (holds task.yaml)")
     check.add_argument("submission", help="the student's .py or .ipynb file, a folder holding one, or - "
                                           "to read it from standard input")
-    from .report import RENDERERS
+    from grader.report import RENDERERS
     check.add_argument("--format", choices=list(RENDERERS), default="text")
     check.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
@@ -168,10 +168,10 @@ def _parser() -> argparse.ArgumentParser:
 def _options(args, warm_workers: bool = False):
     """Options from the command line. ``warm_workers`` for commands that grade many files in
     one run (batch, validate, ci): workers forked from a warm server where that works."""
-    from .grading import Options
+    from grader.grading.grade import Options
     isolation = args.isolation or os.environ.get("GRADER_ISOLATION", "auto")
     if args.require_sandbox:
-        from .sandbox import NAMES
+        from grader.sandbox import NAMES
         isolation = NAMES[0]  # the strongest tier
     limits: dict = {name: value for name, value in (("call_seconds", args.call_seconds),
                                                     ("call_multiple", args.call_multiple),
@@ -194,7 +194,7 @@ def _options(args, warm_workers: bool = False):
 def _refuse_open_output(options, path: str) -> None:
     """In the unprivileged tier, the folder a report is written to must not be open to
     every user (the worker could plant the file first)."""
-    from .sandbox import choose_tier, refuse_open_paths, tier
+    from grader.sandbox import choose_tier, refuse_open_paths, tier
     if tier(choose_tier(options.isolation, options.others_work, options.shared_state)).file_permissions_are_walls:
         refuse_open_paths([], [os.path.dirname(os.path.abspath(path))])
 
@@ -222,11 +222,11 @@ def _write(text: str, path: str | None) -> None:
 
 
 def cmd_check(args) -> int:
-    from .grading import grade
-    from .submission_file import SubmissionError
-    from .redact import for_students
-    from .report import RENDERERS
-    from .spec import load_task
+    from grader.grading.grade import grade
+    from grader.submission.file import SubmissionError
+    from grader.grading.redact import for_students
+    from grader.report import RENDERERS
+    from grader.task.spec import load_task
     task = load_task(args.task)
     options = dataclasses.replace(_options(args), others_work=args.others_work)
     if args.output:
@@ -236,7 +236,7 @@ def cmd_check(args) -> int:
         result = grade(task, submission, options)
     except SubmissionError as exc:
         if args.format == "gradescope" and args.output:  # Gradescope needs a results.json
-            from .report.gradescope import cannot_grade
+            from grader.report.gradescope import cannot_grade
             _write(cannot_grade(str(exc)), args.output)
         raise
     if not args.staff:
@@ -245,13 +245,13 @@ def cmd_check(args) -> int:
         print(f"grader: note: {result.isolation_note}", file=sys.stderr)
     colour = _colour(args.color) and args.format == "text" and args.output is None
     _write(RENDERERS[args.format](result, colour=colour), args.output)
-    from .statuses import PASSED
+    from grader.records.statuses import PASSED
     return EXIT_FULL if result.status == PASSED else EXIT_BELOW
 
 
 def cmd_batch(args) -> int:
-    from .batch import run_batch
-    from .spec import load_task
+    from grader.classroom.batch import run_batch
+    from grader.task.spec import load_task
     if args.jobs < 1:
         raise _Usage("--jobs must be at least 1")
     task = load_task(args.task)
@@ -271,9 +271,9 @@ def cmd_batch(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .batch import ExportError, export
-    from .roster import RosterError, load_roster
-    from .student_text import line
+    from grader.classroom.batch import ExportError, export
+    from grader.classroom.roster import RosterError, load_roster
+    from grader.student_text import line
     if not os.path.isfile(os.path.join(args.out, "gradebook.sqlite")):
         raise _Usage(f"{args.out}: holds no gradebook.sqlite; give the --out folder of a batch")
     if args.formats and not args.roster:
@@ -290,7 +290,7 @@ def cmd_export(args) -> int:
             return _problems("the roster has problems", exc.problems)
     collection = None
     if args.collection:
-        from .collection import CollectionError, read
+        from grader.classroom.collection import CollectionError, read
         try:
             collection = read(args.collection)
         except CollectionError as exc:
@@ -329,7 +329,7 @@ def cmd_export(args) -> int:
 
 
 def _problems(title: str, problems: list[str]) -> int:
-    from .student_text import line
+    from grader.student_text import line
     print(f"grader: {title}:", file=sys.stderr)
     for problem in problems:
         print(f"  {line(problem, 2000)}", file=sys.stderr)
@@ -337,10 +337,10 @@ def _problems(title: str, problems: list[str]) -> int:
 
 
 def cmd_collect(args) -> int:
-    from .collect import CollectError, Template, parse_deadline, run_collect
-    from .roster import RosterError, load_roster
-    from .spec import load_task
-    from .student_text import visible
+    from grader.classroom.collect import CollectError, Template, parse_deadline, run_collect
+    from grader.classroom.roster import RosterError, load_roster
+    from grader.task.spec import load_task
+    from grader.student_text import visible
     if args.jobs < 1:
         raise _Usage("--jobs must be at least 1")
     if args.fetch_seconds <= 0:
@@ -377,10 +377,10 @@ def cmd_collect(args) -> int:
 
 
 def cmd_gradescope(args) -> int:
-    from .gradescope_build import build
-    from .self_package import NotInstalled, distribution
-    from .spec import load_task
-    from .validate import validate
+    from grader.integrations.gradescope_build import build
+    from grader.integrations.self_package import NotInstalled, distribution
+    from grader.task.spec import load_task
+    from grader.grading.validate import validate
     task = load_task(args.task)
     try:
         distribution()   # before spending time on validation: is there a grader to package?
@@ -390,7 +390,7 @@ def cmd_gradescope(args) -> int:
     report = validate(task, args.samples, _options(args, warm_workers=True))
     problems = [f for f in report.findings if not f.ok]
     if problems:
-        from .student_text import visible  # a sample's file name and what it said
+        from grader.student_text import visible  # a sample's file name and what it said
         print(f"grader: task {task.id} ({args.task}) does not validate; no autograder written "
               f"(run 'grader validate {args.task}' for the details):", file=sys.stderr)
         for finding in problems:
@@ -407,9 +407,9 @@ def cmd_gradescope(args) -> int:
 
 
 def cmd_freeze(args) -> int:
-    from .frozen import freeze
-    from .reference import load_reference
-    from .spec import load_task
+    from grader.grading.frozen import freeze
+    from grader.task.reference import load_reference
+    from grader.task.spec import load_task
     for folder in args.tasks:
         task = load_task(folder)
         reference = load_reference(task)
@@ -421,23 +421,23 @@ def cmd_freeze(args) -> int:
 
 
 def cmd_kit(args) -> int:
-    from .kit import make_kit
-    from .spec import load_task
+    from grader.grading.kit import make_kit
+    from grader.task.spec import load_task
     for folder in args.tasks:
         print(f"wrote {make_kit(load_task(folder), args.output)}")
     return EXIT_FULL
 
 
 def cmd_ci(args) -> int:
-    from .course_ci import run_ci
+    from grader.integrations.course_ci import run_ci
     return run_ci(args.root, args.min_score, args.junit, args.summary, _options(args, warm_workers=True))
 
 
 def cmd_extras(args) -> int:
     """One line: the extras of numgrader that install the frameworks the tasks allow, comma-
     separated, for ``pip install "numgrader[$(grader extras tasks/*)]"`` (empty: none)."""
-    from .frameworks import allowed
-    from .spec import load_task
+    from grader.task.frameworks import allowed
+    from grader.task.spec import load_task
     wanted: list[str] = []
     for folder in args.tasks:
         for framework in allowed(load_task(folder).allowed_imports):
@@ -448,15 +448,15 @@ def cmd_extras(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .spec import load_task
-    from .validate import validate
+    from grader.task.spec import load_task
+    from grader.grading.validate import validate
     if args.samples and len(args.tasks) > 1:
         raise _Usage("--samples goes with a single task")
     tasks = [load_task(folder) for folder in args.tasks]  # every spec is checked first
     options = _options(args, warm_workers=True)
 
     def show(finding):
-        from .student_text import visible  # a sample's file name and what it said
+        from grader.student_text import visible  # a sample's file name and what it said
         print(visible(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}"), flush=True)
 
     problems = 0
@@ -475,9 +475,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
     args = _parser().parse_args(argv)
-    from .submission_file import SubmissionError
-    from .sandbox import SandboxUnavailable
-    from .spec import SpecError
+    from grader.submission.file import SubmissionError
+    from grader.sandbox import SandboxUnavailable
+    from grader.task.spec import SpecError
     try:
         return {"check": cmd_check, "validate": cmd_validate, "batch": cmd_batch,
                 "export": cmd_export, "collect": cmd_collect, "gradescope": cmd_gradescope,
@@ -489,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     except (SubmissionError, SandboxUnavailable, _Usage) as exc:
-        from .student_text import line
+        from grader.student_text import line
         print(f"grader: {line(exc, 8000)}", file=sys.stderr)  # may name a student's files
         return EXIT_CANNOT_RUN
     except KeyboardInterrupt:
@@ -512,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
 def _internal_error(exc: BaseException) -> int:
     """The grader's own bug: one line, a code of its own (3, never 0/1/2, which are grades
     and the user's mistakes), and the traceback only when asked for."""
-    from .student_text import line
+    from grader.student_text import line
     if os.environ.get("GRADER_DEBUG"):
         import traceback
         traceback.print_exc()
@@ -524,7 +524,7 @@ def _internal_error(exc: BaseException) -> int:
 
 def _stdin_submission():
     """``-``: the submission's bytes from standard input, with the same size cap as a file."""
-    from .submission_file import MAX_SOURCE_BYTES, SubmissionError, SubmissionFile
+    from grader.submission.file import MAX_SOURCE_BYTES, SubmissionError, SubmissionFile
     data = sys.stdin.buffer.read(MAX_SOURCE_BYTES + 1)
     if len(data) > MAX_SOURCE_BYTES:
         raise SubmissionError(f"standard input: more than {MAX_SOURCE_BYTES >> 20} MiB; a "

@@ -151,7 +151,7 @@ def _frame(frame: dict) -> dict:
 
 def _value(value, depth: int = 0):
     """Strings inside a returned value or a load/script description, made safe."""
-    from .sandbox import wire
+    from grader.sandbox import wire
     if depth > 64:
         return value
     if isinstance(value, str):

@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from ..class_summary import BUCKETS, ClassSummary, CommonFailure, how_many_students
-from . import svg
-from .html import page
-from .svg import Bar, text
+from grader.classroom.class_summary import BUCKETS, ClassSummary, CommonFailure, how_many_students
+from grader.report import svg
+from grader.report.html import page
+from grader.report.svg import Bar, text
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ Three rules of the runner shape this module:
 
 import os
 
-from ..notebook import is_notebook
-from ..result import ERROR, FAILED, Result
-from ..student_text import for_workflow_data, for_workflow_property
+from grader.submission.notebook import is_notebook
+from grader.records.result import ERROR, FAILED, Result
+from grader.student_text import for_workflow_data, for_workflow_property
 
 LIMIT = 10   # annotations of one kind (error, warning) GitHub shows per step
 

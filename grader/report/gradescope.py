@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from ..result import PASSED, Result
-from ..student_text import clean_report
-from .text import check_details
+from grader.records.result import PASSED, Result
+from grader.student_text import clean_report
+from grader.report.text import check_details
 
 TEXT_FORMATS = {"output_format": "text", "test_output_format": "text", "test_name_format": "text"}
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 
-from ..result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Diagnosis, Picture, Result
-from . import svg
-from .svg import text
-from ..final_grading import summary
+from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Diagnosis, Picture, Result
+from grader.report import svg
+from grader.report.svg import text
+from grader.grading.final_grading import summary
 
 # No script, no request of any kind; inline styles only; images only as data: (none today).
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "

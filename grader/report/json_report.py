@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from ..result import Result
-from ..student_text import clean_report
+from grader.records.result import Result
+from grader.student_text import clean_report
 
 
 def render(result: Result, **_options) -> str:

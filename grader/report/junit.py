@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..result import ERROR, FAILED, SKIPPED, Result
-from ..student_text import visible
-from ..submission_file import source_stem
-from .github import failure_line, relative_path
-from .text import check_details
+from grader.records.result import ERROR, FAILED, SKIPPED, Result
+from grader.student_text import visible
+from grader.submission.file import source_stem
+from grader.report.github import failure_line, relative_path
+from grader.report.text import check_details
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 

@@ -15,7 +15,7 @@ import html
 import math
 from dataclasses import dataclass
 
-from ..student_text import visible
+from grader.student_text import visible
 
 NOT_FINITE = "#1a1a1a"    # nan or inf (None in a Picture): darker than any step of a scale
 STEPS = 8                 # colour steps on each side of zero

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from ..final_grading import summary
-from ..result import ERROR, FAILED, PASSED, SKIPPED, Result
-from ..student_text import visible
+from grader.grading.final_grading import summary
+from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, Result
+from grader.student_text import visible
 
 _LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERR ", SKIPPED: "SKIP"}
 _COLOUR = {PASSED: "32", FAILED: "31", ERROR: "35", SKIPPED: "33"}

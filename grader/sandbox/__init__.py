@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from . import warm
-from .inside import wire
-from .inside.limits import Limits
-from .inside.wire import ForeignArray, Opaque
-from .process import FreshWorker, WorkerProcess
-from .tiers import (NAMES, TIERS, SandboxUnavailable, Tier, choose_tier, downgrade_note,
+from grader.sandbox import warm
+from grader.sandbox.inside import wire
+from grader.sandbox.inside.limits import Limits
+from grader.sandbox.inside.wire import ForeignArray, Opaque
+from grader.sandbox.process import FreshWorker, WorkerProcess
+from grader.sandbox.tiers import (NAMES, TIERS, SandboxUnavailable, Tier, choose_tier, downgrade_note,
                     refuse_open_paths, tier, working_tiers)
 
 __all__ = ["CallOutcome", "ForeignArray", "Limits", "NAMES", "Opaque", "Sandbox",
@@ -27,7 +27,7 @@ __all__ = ["CallOutcome", "ForeignArray", "Limits", "NAMES", "Opaque", "Sandbox"
 
 
 if TYPE_CHECKING:
-    from .launcher import CallOutcome, Sandbox
+    from grader.sandbox.launcher import CallOutcome, Sandbox
 
 
 def __getattr__(name: str) -> Any:
@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
     # functions at import, for the worker's side), which a command that only reads the
     # tiers or the limits (grader export, kit, --version) need not pay for.
     if name in ("Sandbox", "CallOutcome"):
-        from . import launcher
+        from grader.sandbox import launcher
         return getattr(launcher, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

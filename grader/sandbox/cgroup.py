@@ -13,7 +13,7 @@ import secrets
 import signal
 import time
 
-from . import cpu_time
+from grader.sandbox import cpu_time
 
 ROOT = "/sys/fs/cgroup"
 

@@ -11,14 +11,14 @@ import contextlib
 import time
 from typing import Callable, Iterator, Sequence
 
-from ..source_map import SourceMap
-from ..student_text import line, sanitised
-from .inside import shared, wire
-from .inside.limits import CallLimit, Limits, absolute_limit
-from .process import FreshWorker, WorkerProcess
-from .replies import CallOutcome, outcome_from_reply, shown_id
-from .tiers import NAMES, SandboxUnavailable
-from .waiting import GRACE_SECONDS, Waiter
+from grader.submission.source_map import SourceMap
+from grader.student_text import line, sanitised
+from grader.sandbox.inside import shared, wire
+from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
+from grader.sandbox.process import FreshWorker, WorkerProcess
+from grader.sandbox.replies import CallOutcome, outcome_from_reply, shown_id
+from grader.sandbox.tiers import NAMES, SandboxUnavailable
+from grader.sandbox.waiting import GRACE_SECONDS, Waiter
 
 __all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
 
@@ -42,7 +42,7 @@ class Sandbox:
                  tier: str = NAMES[-1], spawn: Spawner = FreshWorker,
                  answer_bytes: int | None = None, source_map: SourceMap | None = None):
         if isinstance(source, str):  # a path: read it as any submission is read
-            from ..submission_file import read_submission
+            from grader.submission.file import read_submission
             source = read_submission(source).data
         self.source = source  # the worker is sent these bytes; it never sees the original file
         self.spawn = spawn

@@ -11,13 +11,13 @@ import subprocess
 import tempfile
 import time
 
-from ..student_text import output as visible_output
-from . import cpu_time
-from .cgroup import Cgroup
-from .inside import keyring, scratch, wire
-from .inside.limits import Limits, rlimits
-from .inside.limits import apply as apply_limits
-from .tiers import SandboxUnavailable, Tier, tier as tier_named
+from grader.student_text import output as visible_output
+from grader.sandbox import cpu_time
+from grader.sandbox.cgroup import Cgroup
+from grader.sandbox.inside import keyring, scratch, wire
+from grader.sandbox.inside.limits import Limits, rlimits
+from grader.sandbox.inside.limits import apply as apply_limits
+from grader.sandbox.tiers import SandboxUnavailable, Tier, tier as tier_named
 
 SUBMISSION_NAME = "submission.py"   # the worker's private copy (no student-chosen name)
 

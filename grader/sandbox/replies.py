@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..source_map import SourceMap
-from .inside import wire
+from grader.submission.source_map import SourceMap
+from grader.sandbox.inside import wire
 
 @dataclass
 class CallOutcome:

@@ -32,8 +32,8 @@ import re
 import stat
 from dataclasses import dataclass
 
-from . import posix_acl
-from .inside import scratch
+from grader.sandbox import posix_acl
+from grader.sandbox.inside import scratch
 
 # The kernel's own filesystems: what a user may write there is no storage another user's
 # process could read back later (a process's own /proc entries die with it).

@@ -13,7 +13,7 @@ import os
 import signal
 import time
 
-from . import cpu_time
+from grader.sandbox import cpu_time
 
 KILL_ROUNDS = 50
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import select
 import time
 
-from .inside import wire
-from .inside.limits import CallLimit
-from .process import WorkerProcess
+from grader.sandbox.inside import wire
+from grader.sandbox.inside.limits import CallLimit
+from grader.sandbox.process import WorkerProcess
 
 # Wall-clock time one submission's calls may take beyond their CPU limits, all calls
 # together: a loaded machine slows an honest call by a fraction of its limit (honest calls

@@ -31,12 +31,12 @@ import threading
 import time
 from typing import Sequence
 
-from .cgroup import Cgroup
-from .inside import scratch
-from .inside.limits import Limits, rlimits
-from .process import SUBMISSION_NAME, WorkerProcess, enter_child
-from .tiers import SandboxUnavailable, tier as tier_named
-from .tiers.base import syscall_filter_works
+from grader.sandbox.cgroup import Cgroup
+from grader.sandbox.inside import scratch
+from grader.sandbox.inside.limits import Limits, rlimits
+from grader.sandbox.process import SUBMISSION_NAME, WorkerProcess, enter_child
+from grader.sandbox.tiers import SandboxUnavailable, tier as tier_named
+from grader.sandbox.tiers.base import syscall_filter_works
 
 STARTUP_SECONDS = 60
 FRAMEWORK_STARTUP_SECONDS = 60   # more for each framework the server preloads

@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli, write
-from grader.samples import read_diagnosis, sample_files
-from grader.spec import load_task
+from grader.task.samples import read_diagnosis, sample_files
+from grader.task.spec import load_task
 
 DIAGNOSED = [p for p in sample_files(PE_SAMPLES) if read_diagnosis(p)]
 UNRELATED = ["correct_vectorized.py", "correct_exp_log.py", "correct_notebook_with_magics.ipynb",
@@ -213,7 +213,7 @@ def test_diagnosis_calls_have_a_budget_of_their_own(tmp_path):
 
 
 def test_a_submission_that_hangs_in_diagnosis_calls_costs_at_most_the_cap(tmp_path):
-    from grader.diagnosis import DIAGNOSIS_SECONDS
+    from grader.grading.diagnosis import DIAGNOSIS_SECONDS
     student = write(tmp_path / "s.py", STUDENT_HANGS_LATER)
 
     def graded(folder, with_mistakes):

@@ -80,7 +80,7 @@ def test_a_reference_that_raises_names_the_case(tmp_path):
 def test_an_internal_error_is_one_line_and_exit_3(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("the grader tripped")
-    monkeypatch.setattr("grader.grading.grade", broken)
+    monkeypatch.setattr("grader.grading.grade.grade", broken)
     assert cli.main(["check", PE_TASK, SAMPLE]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error (RuntimeError: the grader tripped)" in err

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import PE_SAMPLES, PE_TASK, run_cli, write
-from grader.grading import grade
+from grader.grading.grade import grade
 
 
 def _check(pe_task, sample, name):
@@ -76,8 +76,8 @@ def test_same_report_every_time(pe_task):
 
 
 def test_cached_and_fresh_cases_agree(pe_task, tmp_path, monkeypatch):
-    from grader import cases
-    from grader.grading import Options
+    from grader.grading import cases
+    from grader.grading.grade import Options
     path = os.path.join(PE_SAMPLES, "mistake_odd_last_column_filled.py")
     cached = grade(pe_task, path)
     monkeypatch.setattr(cases, "_memory", {})
@@ -156,8 +156,8 @@ def _sent(call, function):
 def _failing_frozen_cases(task, check_name, student, reference):
     """The frozen cases of a check on which ``student`` differs from the reference or
     raises (run here, in process: the sample is the project's own file)."""
-    from grader import frozen
-    from grader.case_size import case_size
+    from grader.grading import frozen
+    from grader.task.case_size import case_size
     check = next(c for c in task.checks if c.name == check_name)
     cases = frozen.case_set(frozen.load(task), check)
     failing = []
@@ -197,7 +197,7 @@ def test_a_script_near_miss_names_the_variable_that_holds_the_result():
     """mistake_sin_cos_swapped.py keeps its (5, 8) angles, then its (wrong) table: the
     message is about the table it built, not the step before it."""
     from conftest import ROOT
-    from grader.spec import load_task
+    from grader.task.spec import load_task
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))
     result = grade(task, os.path.join(ROOT, "submissions", "pe-table-shape", "mistake_sin_cos_swapped.py"))
     message = {c.name: c for c in result.checks}["builds-the-table"].message
@@ -246,7 +246,7 @@ def test_shrinking_a_failure_to_show_it_costs_no_verdict(tmp_path):
     """The time spent shrinking is the grader's: the check after it still has the whole
     budget the submission had left, and passes."""
     from conftest import make_task
-    from grader.spec import load_task
+    from grader.task.spec import load_task
     task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
     result = grade(task, write(tmp_path / "slow_sub.py", SLOW_AND_WRONG_ON_LARGE))
     checks = {c.name: c for c in result.checks}
@@ -282,7 +282,7 @@ def test_what_a_submission_prepares_while_its_failure_is_shrunk_serves_no_later_
     """Once a worker has run more than a moment outside the budget it is replaced: the
     later check meets the submission as it was loaded, as if no shrinking had happened."""
     from conftest import make_task
-    from grader.spec import load_task
+    from grader.task.spec import load_task
     task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
     result = grade(task, write(tmp_path / "prepares.py", PREPARES_WHILE_SHRUNK))
     checks = {c.name: c for c in result.checks}

@@ -14,8 +14,8 @@ import textwrap
 import pytest
 
 from conftest import ROOT, make_task
-from grader.grading import Options, grade
-from grader.spec import load_task
+from grader.grading.grade import Options, grade
+from grader.task.spec import load_task
 
 SUBMISSIONS = os.path.join(ROOT, "submissions")
 
@@ -122,7 +122,7 @@ def test_tensorflow_log_lines_are_left_out_of_what_the_file_printed(tmp_path):
 
 
 def test_a_numpy_tasks_output_is_shown_as_printed(tmp_path):
-    from grader import frameworks
+    from grader.task import frameworks
     text = "I0000 00:00:1.5 2 x.cc:1] looks like a log\n"
     assert frameworks.shown_output(text, ("numpy",)) == text
 
@@ -162,14 +162,14 @@ def test_missing_framework_is_an_environment_problem(tmp_path):
 
 
 def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_path):
-    from grader.validate import validate
+    from grader.grading.validate import validate
     folder = _task_allowing_absent(tmp_path)
     samples = tmp_path / "samples"
     samples.mkdir()
     (samples / "with_mxnet.py").write_text("# expect: full marks\nimport mxnet\nprint(4)\n")
     (samples / "plain.py").write_text("# expect: full marks\nprint(2 + 2)\n")
-    from grader.frozen import freeze
-    from grader.reference import load_reference
+    from grader.grading.frozen import freeze
+    from grader.task.reference import load_reference
     freeze(load_task(folder), load_reference(load_task(folder)))
     report = validate(load_task(folder), str(samples), Options(isolation="rlimits"))
     by_subject = {os.path.basename(f.subject): f for f in report.findings}

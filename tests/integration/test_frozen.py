@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
-from grader.samples import sample_files
+from grader.task.samples import sample_files
 
 TASKS = os.path.join(ROOT, "tasks")
 HIDDEN_VALUE = 4321.5   # the input of the hidden check below; its square is 18675362.25
@@ -273,9 +273,9 @@ def test_a_kit_holds_nothing_of_what_a_work_check_compares_with(script_kits):
     """Every file of the kit, read every way: arrays, JSON and YAML lists, text, raw bytes."""
     import numpy as np
     import yaml
-    from grader.checks.typed_in import Numbers, typed_in
-    from grader.source_numbers import scan
-    from grader.tolerance import Tolerance
+    from grader.grading.checks.typed_in import Numbers, typed_in
+    from grader.submission.source_numbers import scan
+    from grader.task.tolerance import Tolerance
     tolerance = Tolerance(rtol=1e-5, atol=1e-5)
     wanted = {"pe-table-shape": [_table(5, 8)], "pe-batch-sum": [_table(4, 6), _table(4, 6)[:3]]}
     for task, arrays in wanted.items():

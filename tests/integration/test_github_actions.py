@@ -170,7 +170,7 @@ def test_final_grading_workflow_runs_here_on_real_repositories_and_grades_every_
     """The workflow's own steps, run as the runner runs them, in a copy of the instructor's
     repository, with its roster; github.com is this machine's folder (git's insteadOf), the
     token a fake one that must appear nowhere."""
-    from grader.roster import load_roster
+    from grader.classroom.roster import load_roster
     from grader.sandbox import tier
     from student_repos import Link, StudentRepo
     instructor = tmp_path / "instructor"

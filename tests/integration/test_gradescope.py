@@ -14,7 +14,7 @@ import pytest
 from built import build_sdist, clean_env, fresh_venv, pip_install
 from conftest import (IGNORES_BASE_LOSES, PE_SAMPLES, PE_TASK, SIMULATIONS, SIMULATOR, make_task, score_without,
                       write)
-from grader.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
+from grader.integrations.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
 
 # Every test here uses a zip built from a fresh install in two virtualenvs.
 pytestmark = pytest.mark.slow

@@ -202,7 +202,7 @@ def test_a_script_saved_by_notepad_gets_full_marks_and_keeps_its_declaration(tmp
     report = graded(SHAPE_TASK, windows)
     assert report["score"] == score_without(task=SHAPE_TASK)
     assert by_name(report)["allowed-imports"]["status"] == "passed"
-    from grader.samples import read_expectation
+    from grader.task.samples import read_expectation
     assert read_expectation(str(windows)).verdict == "full marks"
     raising = tmp_path / "raising.py"
     raising.write_bytes(b"\xef\xbb\xbfimport numpy as np\r\n\r\nraise ValueError('third line')\r\n")

@@ -5,10 +5,10 @@ import os
 import pytest
 
 from conftest import PE_SAMPLES, ROOT
-from grader.grading import LOAD_CHECK, RUN_CHECK, Options, grade
-from grader.result import ERROR, PASSED
-from grader.samples import mismatch, read_expectation, sample_files
-from grader.spec import load_task
+from grader.grading.grade import LOAD_CHECK, RUN_CHECK, Options, grade
+from grader.records.result import ERROR, PASSED
+from grader.task.samples import mismatch, read_expectation, sample_files
+from grader.task.spec import load_task
 
 TASKS = sorted(os.listdir(os.path.join(ROOT, "tasks")))
 SAMPLES = [(task, path) for task in TASKS

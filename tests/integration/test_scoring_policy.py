@@ -188,7 +188,7 @@ def test_a_crash_at_one_edge_costs_the_checks_about_that_edge_only(tmp_path, pe_
 
 
 def _literal_cases(task, check):
-    from grader.cases import case_set
+    from grader.grading.cases import case_set
     cases = case_set(task, None, check)
     return cases.cases[:cases.literal_count]
 

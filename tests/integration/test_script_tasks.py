@@ -6,8 +6,8 @@ import textwrap
 import pytest
 
 from conftest import ROOT
-from grader.grading import grade
-from grader.spec import load_task
+from grader.grading.grade import grade
+from grader.task.spec import load_task
 
 
 def task(name):
@@ -72,7 +72,7 @@ def test_sum_of_wrong_rows_is_named(tmp_path):
 
 def test_script_tasks_refuse_function_checks(tmp_path):
     from conftest import make_task
-    from grader.spec import SpecError
+    from grader.task.spec import SpecError
     folder = make_task(tmp_path / "t", """
         id: t
         title: T
@@ -266,9 +266,9 @@ def test_no_statement_writes_its_expected_answer_in_a_printable_form():
     """A script that is only `print(<the answer>)` must not have copied it from the
     statement: no code span of a statement reads, by the prints rule, as the answer."""
     import re
-    from grader.cases import reference_value
-    from grader.checks.printed_answer import read_answer
-    from grader.spec import load_task
+    from grader.grading.cases import reference_value
+    from grader.grading.checks.printed_answer import read_answer
+    from grader.task.spec import load_task
     checked = 0
     for folder in sorted(os.listdir(os.path.join(ROOT, "tasks"))):
         task = load_task(os.path.join(ROOT, "tasks", folder))

@@ -1,4 +1,4 @@
-"""The bound on the grader's own reading of untrusted bytes (grader/bounded.py): whatever
+"""The bound on the grader's own reading of untrusted bytes (grader/submission/bounded.py): whatever
 the bytes make the reader build or do, the grader's process is untouched and the cost is
 said as that file's problem. Forked children (the usual case) and a new Python (where this
 process has threads, as a Dask worker does) hold the same bound."""
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from grader import bounded
+from grader.submission import bounded
 
 SMALL = bounded.Bound(memory_bytes=256 << 20, cpu_seconds=2, wall_seconds=20.0)
 

@@ -14,8 +14,8 @@ import shutil
 import pytest
 
 from conftest import ISOLATING, ROOT, in_container, make_task, write
-from grader.grading import Options, grade
-from grader.spec import load_task
+from grader.grading.grade import Options, grade
+from grader.task.spec import load_task
 
 PROBE = """
 import os

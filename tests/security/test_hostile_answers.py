@@ -27,9 +27,9 @@ TASKS = os.path.join(ROOT, "tasks")
 RSS_PROBE = """
 import os, resource, sys
 sys.argv[0] = "grader"
-import grader.batch
+import grader.classroom.batch
 from grader.cli import main
-grade_bytes = grader.batch.grade_bytes
+grade_bytes = grader.classroom.batch.grade_bytes
 
 def measured(*args):
     try:
@@ -38,7 +38,7 @@ def measured(*args):
         sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         sys.stderr.flush()
 
-grader.batch.grade_bytes = measured
+grader.classroom.batch.grade_bytes = measured
 code = main(sys.argv[1:])
 sys.stdout.flush()
 sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -328,9 +328,9 @@ def test_batch_stores_a_row_for_a_forging_submission(tmp_path):
 def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch, capsys):
     """The grader itself fails on one file: that student still gets a row (an error that
     the next run grades again), and the batch exits 3 naming them."""
-    import grader.grading
+    import grader.grading.grade
     from grader.cli import main
-    real_grade = grader.grading.grade
+    real_grade = grader.grading.grade.grade
 
     def failing_grade(task, path, options):
         if os.path.basename(path) == "bob.py":
@@ -345,7 +345,7 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     args = ["batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--no-warm",
             "--isolation", "rlimits", "--trusted-submissions"]
     # the batch imports grade where it grades; pool processes fork from here
-    monkeypatch.setattr(grader.grading, "grade", failing_grade)
+    monkeypatch.setattr(grader.grading.grade, "grade", failing_grade)
     assert main(args) == 3
     assert "bob" in capsys.readouterr().err
     rows = {os.path.basename(r["submission"]): r
@@ -356,7 +356,7 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     with open(out / "grades-positional-encoding.csv") as f:
         assert "bob" in f.read()
 
-    monkeypatch.setattr(grader.grading, "grade", real_grade)
+    monkeypatch.setattr(grader.grading.grade, "grade", real_grade)
     assert main(args) == 0  # the next run grades bob again
     rows = {os.path.basename(r["submission"]): r
             for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())}
@@ -367,9 +367,9 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
 
 def test_a_check_that_raises_is_that_checks_error(monkeypatch):
     """Whatever a submission makes a check trip over costs that check, not the grading."""
-    from grader import checks
-    from grader.grading import Options, grade
-    from grader.spec import load_task
+    from grader.grading import checks
+    from grader.grading.grade import Options, grade
+    from grader.task.spec import load_task
 
     def tripping(ctx, check):
         raise OverflowError("cannot convert float infinity to integer")

@@ -9,10 +9,10 @@ import textwrap
 import numpy as np
 
 from conftest import ROOT
-from grader.grading import Options, answer_bytes, grade
-from grader.reference import load_reference
+from grader.grading.grade import Options, answer_bytes, grade
+from grader.task.reference import load_reference
 from grader.sandbox import Sandbox, choose_tier
-from grader.spec import load_task
+from grader.task.spec import load_task
 
 TASKS = os.path.join(ROOT, "tasks")
 

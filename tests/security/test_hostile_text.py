@@ -20,7 +20,7 @@ from test_adversarial import (BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZE
                               grade_attack)
 
 from conftest import PE_TASK, ROOT, run_cli, course_with_full_tasks, tiers
-from grader.result import CheckResult, Result
+from grader.records.result import CheckResult, Result
 
 COURSE = os.path.join(ROOT, "examples", "course")
 

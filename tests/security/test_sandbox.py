@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import BUBBLEWRAP, PE_TASK, RLIMITS, ROOT, runtime_mount_points_in_tmp, tier_works, write
-from grader.grading import Options, grade
+from grader.grading.grade import Options, grade
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
 

@@ -244,7 +244,7 @@ def test_a_server_is_renewed_after_many_submissions(slot, tmp_path, monkeypatch)
 
 
 def test_warm_workers_grade_exactly_like_fresh_ones(pe_task, monkeypatch):
-    from grader.grading import Options, grade
+    from grader.grading.grade import Options, grade
     forks = []
     monkeypatch.setattr(warm.ForkServer, "spawn", lambda self, *a, real=warm.ForkServer.spawn:
                         forks.append(1) or real(self, *a))

@@ -2,7 +2,7 @@
 time a worker used is read from /proc on the grader's side (sandbox/cpu_time.py)."""
 import os
 
-from grader.call_limits import derived_limit
+from grader.grading.call_limits import derived_limit
 from grader.sandbox import cpu_time
 from grader.sandbox.inside.limits import Limits
 
@@ -59,7 +59,7 @@ def test_two_checks_sending_the_same_case_give_it_one_limit(monkeypatch):
 
     import numpy as np
 
-    from grader import call_limits
+    from grader.grading import call_limits
     monkeypatch.setattr(call_limits, "_by_case", {})
     monkeypatch.setattr(call_limits, "_memory", {})
     task = SimpleNamespace(id="t")

@@ -2,7 +2,7 @@
 elements first, then the sum of the integers; equal sizes keep their order."""
 import numpy as np
 
-from grader.case_size import case_size, smallest_first
+from grader.task.case_size import case_size, smallest_first
 
 
 def test_arrays_count_their_elements_then_integers_their_magnitude():

@@ -2,7 +2,7 @@
 the most common failures (the same failure with other numbers counts once), who errored."""
 import json
 
-from grader.class_summary import render_markdown, summarize, write_jsonl
+from grader.classroom.class_summary import render_markdown, summarize, write_jsonl
 
 
 def _report(score, checks, status=None):
@@ -50,7 +50,7 @@ def test_reports_stored_without_reasons_are_counted_by_status_in_words_never_man
 def test_the_ungradable_line_is_no_check_in_the_pass_rates():
     """A file that could not be graded has one 'submission' line; its student is listed as
     errored, and the pass-rate table holds the task's checks only."""
-    from grader.result import ungradable
+    from grader.records.result import ungradable
     reports = REPORTS + [("eve", ungradable("t", "1", 4, "eve", "eve: is a folder").to_dict())]
     summary = summarize("t", reports)
     assert "submission" not in summary.pass_rates and summary.pass_rates == {"a": 0.75, "b": 0.25}
@@ -67,8 +67,8 @@ def test_common_failures_are_counted_per_check_and_read_as_sentences():
     """Grouped by check, in words made from each failure's reason (for a mismatch, what the
     check's kind says it means), not from the students' messages."""
     from conftest import PE_TASK
-    from grader.class_summary import mismatch_words
-    from grader.spec import load_task
+    from grader.classroom.class_summary import mismatch_words
+    from grader.task.spec import load_task
     words = mismatch_words(load_task(PE_TASK))
     assert words["exponent-2i-over-d"] == "the values differ from the reference"
     assert words["table-shape"] == "the result has the wrong shape"

@@ -3,13 +3,15 @@ template and its secrets, which roster ids can name a file, the collection recor
 join with the grade rows."""
 import pytest
 
-from grader import collection, grade_files
-from grader.collect import (CollectError, Template, check_roster, choose_commit, id_problem,
+from grader.classroom import collection
+
+from grader.classroom import grade_files
+from grader.classroom.collect import (CollectError, Template, check_roster, choose_commit, id_problem,
                             parse_deadline)
-from grader.git_repo import Secrets
-from grader.result import PASSED, CheckResult, Result
-from grader.roster import Enrolled, Roster
-from grader.submission_file import SubmissionError, choose_in_folder, hand_ins_for
+from grader.classroom.git_repo import Secrets
+from grader.records.result import PASSED, CheckResult, Result
+from grader.classroom.roster import Enrolled, Roster
+from grader.submission.file import SubmissionError, choose_in_folder, hand_ins_for
 
 D = parse_deadline("2026-12-01T00:00:00Z")
 HOUR = 3600
@@ -49,7 +51,7 @@ def test_no_commit_before_the_deadline_says_when_the_first_was():
 
 
 def test_a_date_no_calendar_holds_is_shown_not_raised():
-    from grader.collect import when
+    from grader.classroom.collect import when
     graded = choose_commit([("far", 2 ** 62), ("c1", D - HOUR)], D)   # a student's git may claim it
     assert graded.commit == "c1" and "no calendar date" in graded.note
     assert "no calendar date" in when(2 ** 62)
@@ -187,8 +189,8 @@ def test_the_join_grades_only_the_very_file_collected():
 
 def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, monkeypatch):
     """No git runs here: the collection of one repository is replaced by one that fails."""
-    from grader import collect
-    from grader.spec import load_task
+    from grader.classroom import collect
+    from grader.task.spec import load_task
     from conftest import INSTRUCTOR_TASKS
     import os
     task = load_task(os.path.join(INSTRUCTOR_TASKS, "normalize-rows"))

@@ -1,7 +1,7 @@
 """Comparison messages a student understands, computed only from plain data."""
 import numpy as np
 
-from grader.compare import (Tolerance, check_inputs_unchanged, check_shape, check_type,
+from grader.grading.compare import (Tolerance, check_inputs_unchanged, check_shape, check_type,
                             check_values, parse_select)
 from grader.sandbox import ForeignArray, Opaque
 

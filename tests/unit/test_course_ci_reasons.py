@@ -1,6 +1,6 @@
 """What `grader ci` prints for a task that lost points: a diagnosed mistake first."""
-from grader.course_ci import reasons
-from grader.result import CheckResult, Diagnosis, total
+from grader.integrations.course_ci import reasons
+from grader.records.result import CheckResult, Diagnosis, total
 
 
 def test_the_likely_cause_comes_before_the_failed_checks():

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import make_task
-from grader.notebook import display_helper, notebook_code
+from grader.submission.notebook import display_helper, notebook_code
 from grader.sandbox.inside import computed, display
-from grader.spec import SpecError, load_task
+from grader.task.spec import SpecError, load_task
 from test_spec import GOOD_YAML
 
 

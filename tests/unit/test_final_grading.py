@@ -1,15 +1,15 @@
-"""Which checks of a student kit wait for final grading (grader/final_grading.py): decided
+"""Which checks of a student kit wait for final grading (grader/grading/final_grading.py): decided
 by the check kinds (``expected_private``), not by a list of names."""
 import dataclasses
 
-from grader.checks import KINDS
-from grader.checks.kind import Options
-from grader.checks.script_output import PrintsOptions
-from grader.checks.script_work import LeavesOptions
-from grader.final_grading import decided_later, in_a_kit, not_run
-from grader.result import PASSED, CheckResult
-from grader.spec import CheckSpec
-from grader.statuses import FINAL_GRADING
+from grader.grading.checks import KINDS
+from grader.grading.checks.kind import Options
+from grader.grading.checks.script_output import PrintsOptions
+from grader.grading.checks.script_work import LeavesOptions
+from grader.grading.final_grading import decided_later, in_a_kit, not_run
+from grader.records.result import PASSED, CheckResult
+from grader.task.spec import CheckSpec
+from grader.records.statuses import FINAL_GRADING
 
 IMPORTS = CheckSpec("allowed-imports", "imports", Options(), points=1)
 PRINTS = CheckSpec("prints-the-shape", "prints", PrintsOptions(), points=2)

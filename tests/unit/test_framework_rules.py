@@ -1,11 +1,11 @@
-"""What the grader decides about frameworks on its own side (grader/frameworks.py): which a
+"""What the grader decides about frameworks on its own side (grader/task/frameworks.py): which a
 worker preloads, which log lines are left out of a file's output, which extras a zip or a
 course installs."""
 import importlib.util
 
 import pytest
 
-from grader import frameworks
+from grader.task import frameworks
 
 
 def test_only_frameworks_the_task_allows_and_the_file_imports_are_preloaded(monkeypatch):
@@ -50,7 +50,7 @@ def test_extras_of_a_task_are_its_allowed_frameworks():
 
 
 def test_the_zips_requirements_pin_the_frameworks_installed_here():
-    from grader import self_package
+    from grader.integrations import self_package
     for module in ("tensorflow", "torch"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed here")

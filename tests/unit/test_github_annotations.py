@@ -4,9 +4,9 @@ tests/integration/test_github_actions.py)."""
 import os
 
 from conftest import ROOT
-from grader.checks.imports import scan
+from grader.grading.checks.imports import scan
 from grader.report import github
-from grader.result import FAILED, PASSED, CheckResult, Result
+from grader.records.result import FAILED, PASSED, CheckResult, Result
 from workflow_commands import parse_command
 
 COURSE = os.path.join(ROOT, "examples", "course")

@@ -1,6 +1,6 @@
 """The gradebook: one row per (task, student), replaced on re-grading, kept across opening
 it again; what a re-run needs to skip unchanged work (content hash, task digest)."""
-from grader.gradebook import Gradebook
+from grader.classroom.gradebook import Gradebook
 
 
 def _report(score, student="alice"):

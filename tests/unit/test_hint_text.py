@@ -2,13 +2,13 @@
 withheld from students with the rest of a hidden check's message."""
 import json
 
-from grader.checks.kind import Options
-from grader.grading import with_hint
-from grader.redact import for_students
+from grader.grading.checks.kind import Options
+from grader.grading.grade import with_hint
+from grader.grading.redact import for_students
 from grader.report import gradescope, text
-from grader.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
-from grader.spec import CheckSpec
-from grader.statuses import BUDGET, CRASHED, MISMATCH, RAISED, TASK, TIMEOUT
+from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
+from grader.task.spec import CheckSpec
+from grader.records.statuses import BUDGET, CRASHED, MISMATCH, RAISED, TASK, TIMEOUT
 
 HINT = "build a new array: m / norms, not m /= norms."
 

@@ -6,12 +6,12 @@ from html.parser import HTMLParser
 
 import pytest
 
-from grader.class_summary import summarize
-from grader.page_files import page_name, student_page
-from grader.redact import for_students
+from grader.classroom.class_summary import summarize
+from grader.classroom.page_files import page_name, student_page
+from grader.grading.redact import for_students
 from grader.report import RENDERERS
 from grader.report import class_page, html, svg
-from grader.result import FAILED, PASSED, CheckResult, Diagnosis, Picture, Result
+from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Picture, Result
 
 HOSTILE = ["<script>document.title='pwned'</script>", "</style><b>bold</b>",
            "<img src=x onerror=\"document.title='pwned'\">", "]]>", "-->", "<!--", "\" onmouseover=\"x",

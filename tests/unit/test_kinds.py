@@ -7,10 +7,10 @@ import textwrap
 import jsonschema
 import pytest
 
-from grader.checks import KINDS, kind_of
-from grader.checks.kind import ANY_TASK, COMMON_FIELDS, FUNCTIONS, SCRIPT, Kind, Options, Reading
-from grader.checks.schema import SCHEMA_PATH, check_schema, task_schema, text
-from grader.spec import SpecError, load_task
+from grader.grading.checks import KINDS, kind_of
+from grader.grading.checks.kind import ANY_TASK, COMMON_FIELDS, FUNCTIONS, SCRIPT, Kind, Options, Reading
+from grader.grading.checks.schema import SCHEMA_PATH, check_schema, task_schema, text
+from grader.task.spec import SpecError, load_task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -19,7 +19,7 @@ def test_the_published_schema_is_the_one_assembled_from_the_kinds():
     with open(SCHEMA_PATH, encoding="utf-8") as f:
         published = f.read()
     assert published == text(task_schema()), \
-        "grader/schema/task.schema.json is out of date: run python -m grader.checks.schema"
+        "grader/schema/task.schema.json is out of date: run python -m grader.grading.checks.schema"
 
 
 def test_registry_order_and_families():
@@ -85,11 +85,11 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
           - {name: c, kind: counts, at_least: 3}
           - {name: d, kind: counts, at_least: 300}
         """))
-    import grader.spec
+    import grader.task.spec
     monkeypatch.setitem(KINDS, "counts", counts)
     # (the schema in force and its validator are built once per process: built again here)
-    monkeypatch.setattr(grader.spec, "_schema_in_force", None)
-    monkeypatch.setattr(grader.spec, "_validator", None)
+    monkeypatch.setattr(grader.task.spec, "_schema_in_force", None)
+    monkeypatch.setattr(grader.task.spec, "_validator", None)
     with pytest.raises(SpecError) as caught:
         load_task(str(folder))
     assert "checks[1].at_least: too many." in str(caught.value)

@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 
 from conftest import PE_TASK, make_task, write
-from grader import mistakes
-from grader.checks.calls import compare_output
-from grader.checks.examples import check_cases
-from grader.diagnosis import MORE_CASES, diagnose
-from grader.grading import Context, prepare
-from grader.reference import load_reference
+from grader.grading import mistakes
+from grader.grading.checks.calls import compare_output
+from grader.grading.checks.examples import check_cases
+from grader.grading.diagnosis import MORE_CASES, diagnose
+from grader.grading.grade import Context, prepare
+from grader.task.reference import load_reference
 from grader.report import text
-from grader.result import FAILED, PASSED, CheckResult, Diagnosis, Result
-from grader.samples import diagnosis_mismatch, read_diagnosis
+from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Result
+from grader.task.samples import diagnosis_mismatch, read_diagnosis
 from grader.sandbox import Limits
-from grader.spec import SpecError, load_task
-from grader.statuses import MISMATCH, OK, TIMEOUT
+from grader.task.spec import SpecError, load_task
+from grader.records.statuses import MISMATCH, OK, TIMEOUT
 
 SCALE_YAML = """
 id: scale

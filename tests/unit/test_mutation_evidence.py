@@ -6,7 +6,7 @@ import numpy as np
 def test_aliasing_is_evidence_from_inside_that_can_only_cost():
     """The worker's "the result is the input" costs the check, and the message says where it
     was seen; the worker's "it is not" cannot hide a change the grader saw itself."""
-    from grader.checks.mutation import inputs_untouched
+    from grader.grading.checks.mutation import inputs_untouched
     from grader.sandbox.launcher import CallOutcome
 
     sent = {"x": np.zeros((2, 2)), "base": 10000.0}

@@ -12,13 +12,13 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 
 from conftest import PE_SAMPLES, ROOT
-from grader.checks.calls import describe_error, error_cell, error_line
-from grader.checks.imports import hidden_routes, static_imports
-from grader.notebook import python_lines
+from grader.grading.checks.calls import describe_error, error_cell, error_line
+from grader.grading.checks.imports import hidden_routes, static_imports
+from grader.submission.notebook import python_lines
 from grader.report import github, junit
-from grader.result import FAILED, CheckResult, Result
-from grader.source_map import SourceMap
-from grader.submission_file import (SubmissionError, SubmissionFile, python_source,
+from grader.records.result import FAILED, CheckResult, Result
+from grader.submission.source_map import SourceMap
+from grader.submission.file import (SubmissionError, SubmissionFile, python_source,
                                     read_submission, submission_source)
 from workflow_commands import parse_command
 
@@ -257,7 +257,7 @@ def _class_folder(tmp_path):
 
 
 def test_discovery_takes_py_and_ipynb_in_any_case_and_names_everything_it_skips(tmp_path):
-    from grader.batch import discover
+    from grader.classroom.batch import discover
     found = discover(str(_class_folder(tmp_path)))
     assert sorted(s.student for s in found.submissions) == ["alice", "dave"]
     assert all(s.problem is None for s in found.submissions)
@@ -270,7 +270,7 @@ def test_discovery_takes_py_and_ipynb_in_any_case_and_names_everything_it_skips(
 
 
 def test_a_skipped_name_is_shown_never_sent(tmp_path):
-    from grader.batch import discover, skipped_markdown
+    from grader.classroom.batch import discover, skipped_markdown
     (tmp_path / "evil\x1b[2J|*x*.txt").write_text("")
     [skipped] = discover(str(tmp_path)).skipped
     assert skipped.name == "evil\\x1b[2J|*x*.txt"
@@ -279,7 +279,7 @@ def test_a_skipped_name_is_shown_never_sent(tmp_path):
 
 
 def test_a_student_with_a_py_and_an_ipynb_is_one_error_naming_both(tmp_path):
-    from grader.batch import discover
+    from grader.classroom.batch import discover
     klass = tmp_path / "class"
     klass.mkdir()
     (klass / "alice.py").write_text("x = 1\n")
@@ -312,8 +312,8 @@ def test_a_folder_with_solution_py_and_solution_ipynb_is_ambiguous(tmp_path):
 
 
 def test_course_ci_finds_a_notebook_solution_in_any_case(tmp_path):
-    from grader.course_ci import solution_for
-    from grader.spec import load_task
+    from grader.integrations.course_ci import solution_for
+    from grader.task.spec import load_task
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))
     solutions = tmp_path / "solutions"
     solutions.mkdir()
@@ -327,7 +327,7 @@ def test_course_ci_finds_a_notebook_solution_in_any_case(tmp_path):
 
 
 def test_a_notebook_sample_declares_its_verdict_in_its_first_cell(tmp_path):
-    from grader.samples import read_expectation, sample_files
+    from grader.task.samples import read_expectation, sample_files
     markdown = tmp_path / "a.ipynb"
     markdown.write_bytes(notebook_bytes(new_markdown_cell("# expect: full marks\n\nNotes."),
                                         new_code_cell("# expect: error")))
@@ -453,7 +453,7 @@ def test_a_folder_named_like_a_py_file_is_no_candidate(tmp_path):
 
 def test_batch_names_a_submission_from_the_class_folder_never_by_an_absolute_path(tmp_path):
     """What the student handed in (bob/, carol.py), not where the grading machine keeps it."""
-    from grader.batch import discover
+    from grader.classroom.batch import discover
     klass = tmp_path / "class"
     (klass / "bob").mkdir(parents=True)
     (klass / "bob" / "a.py").write_text("x = 1\n")

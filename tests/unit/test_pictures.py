@@ -1,8 +1,8 @@
 """The picture of a failed values check: both outputs as plain data, cut to a corner."""
 import numpy as np
 
-from grader.pictures import picture
-from grader.result import PICTURE_SIDE
+from grader.grading.pictures import picture
+from grader.records.result import PICTURE_SIDE
 
 
 def test_a_table_is_kept_as_rows_of_floats_with_its_shape():

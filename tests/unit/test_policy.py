@@ -3,13 +3,13 @@ some of the work; otherwise they are skipped with the reason ``idle`` and say wh
 import numpy as np
 import pytest
 
-from grader.checks import KINDS
-from grader.checks.calls import DrawnOptions
-from grader.checks.kind import Options
-from grader.policy import counted
-from grader.result import FAILED, PASSED, SKIPPED, CheckResult
-from grader.spec import CheckSpec
-from grader.statuses import IDLE, IMPORTS, MISMATCH
+from grader.grading.checks import KINDS
+from grader.grading.checks.calls import DrawnOptions
+from grader.grading.checks.kind import Options
+from grader.grading.policy import counted
+from grader.records.result import FAILED, PASSED, SKIPPED, CheckResult
+from grader.task.spec import CheckSpec
+from grader.records.statuses import IDLE, IMPORTS, MISMATCH
 
 IMPORTS_CHECK = CheckSpec("numpy-only", "imports", Options())
 TABLE_VALUES = CheckSpec("table", "property", DrawnOptions(), call="table")
@@ -83,7 +83,7 @@ def test_a_task_of_policy_checks_only_has_no_work_to_weigh():
 
 def test_one_fill_is_a_single_value_repeated_in_the_part_compared():
     import numpy as np
-    from grader.policy import one_fill
+    from grader.grading.policy import one_fill
     assert one_fill([np.zeros((3, 5)), np.zeros((1, 7))])
     assert one_fill([np.full((2, 2), 4.0)])
     table = np.array([[0.0, 1.0, 0.0], [0.84, 0.54, 0.0]])
@@ -103,8 +103,8 @@ def test_a_check_a_zero_table_passes_too_is_not_the_work():
 
 def test_a_printed_answer_is_not_the_work_on_a_script_task():
     """print((5, 8)) can be typed in; only the arrays the script leaves show computation."""
-    from grader.checks.script_output import PrintsOptions
-    from grader.checks.script_work import LeavesOptions
+    from grader.grading.checks.script_output import PrintsOptions
+    from grader.grading.checks.script_work import LeavesOptions
     prints = CheckSpec("prints-the-shape", "prints", PrintsOptions(answer="answer", format="shape"))
     leaves = CheckSpec("builds-the-table", "leaves-array", LeavesOptions(reference="table"))
     checks = (IMPORTS_CHECK, prints, leaves)
@@ -116,8 +116,8 @@ def test_a_printed_answer_is_not_the_work_on_a_script_task():
 
 # --------------------------------------------------------------------------- wrong values, real work
 
-from grader.policy import near_miss
-from grader.tolerance import Tolerance
+from grader.grading.policy import near_miss
+from grader.task.tolerance import Tolerance
 
 TOL = Tolerance(rtol=0, atol=2e-3)
 

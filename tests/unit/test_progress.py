@@ -2,7 +2,7 @@
 terminal, and a last line with the totals."""
 import io
 
-from grader.progress import Progress
+from grader.classroom.progress import Progress
 
 
 class Terminal(io.StringIO):

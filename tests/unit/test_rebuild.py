@@ -3,8 +3,8 @@ rebuilds the very value sent (rebuild.py), or says that no short expression does
 import numpy as np
 import pytest
 
-from grader.checks.calls import format_call
-from grader.rebuild import array_expression, build, expression, recipe_expression
+from grader.grading.checks.calls import format_call
+from grader.task.rebuild import array_expression, build, expression, recipe_expression
 
 
 def _evaluated(text):

@@ -3,9 +3,9 @@ message, input, output, line or time; the total time counts visible checks only,
 format (the renderers get the redacted result)."""
 import json
 
-from grader.redact import HIDDEN_NOTE, for_students
+from grader.grading.redact import HIDDEN_NOTE, for_students
 from grader.report import gradescope
-from grader.result import FAILED, PASSED, CheckResult, Result
+from grader.records.result import FAILED, PASSED, CheckResult, Result
 
 
 def _result():
@@ -49,10 +49,10 @@ def test_the_staff_view_is_not_redacted():
 
 import dataclasses
 
-from grader import course_ci
+from grader.integrations import course_ci
 from grader.report import RENDERERS, github, junit
-from grader.result import ERROR, SKIPPED, Diagnosis, Picture
-from grader.statuses import MISMATCH, RAISED, TIMED_OUT_BEFORE
+from grader.records.result import ERROR, SKIPPED, Diagnosis, Picture
+from grader.records.statuses import MISMATCH, RAISED, TIMED_OUT_BEFORE
 
 VISIBLE = CheckResult("visible", FAILED, 0.0, 2.0, message="got 3", failing_input="f(1)",
                       output="printed", line=4, seconds=0.25, function="f", reason=MISMATCH)

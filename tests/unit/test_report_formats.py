@@ -3,7 +3,7 @@ import json
 
 from grader.cli import _parser
 from grader.report import RENDERERS
-from grader.result import FAILED, CheckResult, Result
+from grader.records.result import FAILED, CheckResult, Result
 
 
 def _format_choices():

@@ -4,9 +4,9 @@ test_github_annotations.py)."""
 import json
 import xml.etree.ElementTree as ET
 
-from grader.checks.imports import scan
+from grader.grading.checks.imports import scan
 from grader.report import RENDERERS, gradescope, json_report, junit, text
-from grader.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
+from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 
 
 def _result(tmp_path):

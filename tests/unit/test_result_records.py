@@ -1,9 +1,9 @@
 """Result records go to plain data and back; a summary reads the structured reason."""
 import json
 
-from grader.class_summary import summarize
-from grader.result import CheckResult, Result, total, ungradable
-from grader.statuses import CALL_STATUSES, REASONS, TIMED_OUT, call_reason
+from grader.classroom.class_summary import summarize
+from grader.records.result import CheckResult, Result, total, ungradable
+from grader.records.statuses import CALL_STATUSES, REASONS, TIMED_OUT, call_reason
 
 
 def _result(*checks: CheckResult) -> Result:
@@ -67,7 +67,7 @@ def test_an_ungradable_result_says_why():
 
 
 def test_a_diagnosis_and_a_picture_survive_json_and_back():
-    from grader.result import Diagnosis, Picture
+    from grader.records.result import Diagnosis, Picture
     check = CheckResult("b", "failed", 0.0, 2.0, reason="mismatch", mistake="swapped",
                         picture=Picture([[0.0, 1.0]], [[1.0, 0.0]], [1, 2], [1, 2]))
     result = _result(check)

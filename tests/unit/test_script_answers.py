@@ -2,7 +2,7 @@
 process; the scripts themselves run in tests/integration/test_script_tasks.py)."""
 import pytest
 
-from grader.checks.printed_answer import read_answer
+from grader.grading.checks.printed_answer import read_answer
 
 
 def candidates(printed, format="shape"):

@@ -1,14 +1,14 @@
-"""The numbers a source holds (grader/source_numbers.py) and the typed-in rule
-(grader/checks/typed_in.py): pure functions of the text and the values, no sandbox."""
+"""The numbers a source holds (grader/submission/source_numbers.py) and the typed-in rule
+(grader/grading/checks/typed_in.py): pure functions of the text and the values, no sandbox."""
 import base64
 import struct
 
 import numpy as np
 import pytest
 
-from grader.checks.typed_in import Numbers, non_trivial, typed_in
-from grader.source_numbers import CAP, scan
-from grader.tolerance import Tolerance
+from grader.grading.checks.typed_in import Numbers, non_trivial, typed_in
+from grader.submission.source_numbers import CAP, scan
+from grader.task.tolerance import Tolerance
 
 TOLERANCE = Tolerance(rtol=1e-5, atol=1e-5)
 VALUE = 0.8414709848078965     # sin(1): a value of the table

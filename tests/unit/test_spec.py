@@ -2,7 +2,7 @@
 import pytest
 
 from conftest import make_task
-from grader.spec import SpecError, load_task
+from grader.task.spec import SpecError, load_task
 
 GOOD_YAML = """
 id: square
@@ -97,7 +97,7 @@ def test_published_schema_accepts_the_bundled_task():
     import yaml
 
     from conftest import PE_TASK
-    from grader.spec import SCHEMA_PATH
+    from grader.task.spec import SCHEMA_PATH
     schema = json.load(open(SCHEMA_PATH))
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(yaml.safe_load(open(f"{PE_TASK}/task.yaml")), schema)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from conftest import make_task
-from grader.hypothesis_driver import collect, explore
-from grader.spec import load_task
-from grader.strategies import NotLiteral, literal_case, materialize
+from grader.task.hypothesis_driver import collect, explore
+from grader.task.spec import load_task
+from grader.task.strategies import NotLiteral, literal_case, materialize
 
 TASK = """
 id: tables
@@ -107,7 +107,7 @@ def test_a_failure_is_shrunk_to_a_minimal_case(task):
 def test_a_drawn_array_is_constant_or_rebuilt_exactly_by_its_recipe(task):
     """What makes a large failing input pasteable: every drawn array either holds one value
     (np.full) or comes with the recipe that rebuilds it bit for bit."""
-    from grader.rebuild import build
+    from grader.task.rebuild import build
     drawn = collect(_check(task, "arrays"))
     with_recipe = [d for d in drawn if "x" in d.recipes]
     assert with_recipe and len(with_recipe) < len(drawn)   # both forms are drawn

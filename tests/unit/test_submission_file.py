@@ -12,7 +12,7 @@ CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 
 def test_special_file_kinds_are_named(tmp_path):
     """Unit: what each refusal says (no sandbox involved)."""
-    from grader.submission_file import SubmissionError, read_submission
+    from grader.submission.file import SubmissionError, read_submission
     fifo = tmp_path / "pipe.py"
     os.mkfifo(fifo)
     with pytest.raises(SubmissionError, match="FIFO"):

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from grader.compare import check_values
-from grader.index_expr import parse_select
-from grader.tolerance import Tolerance
+from grader.grading.compare import check_values
+from grader.task.index_expr import parse_select
+from grader.task.tolerance import Tolerance
 
 
 def test_a_tolerance_reads_as_it_is_written_in_the_spec():

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .base import SandboxUnavailable, Start, Tier
-from .bubblewrap import Bubblewrap
-from .landlock import Landlock
-from .rlimits import Rlimits
-from .unprivileged import Unprivileged, refuse_open_paths
+from grader.sandbox.tiers.base import SandboxUnavailable, Start, Tier
+from grader.sandbox.tiers.bubblewrap import Bubblewrap
+from grader.sandbox.tiers.landlock import Landlock
+from grader.sandbox.tiers.rlimits import Rlimits
+from grader.sandbox.tiers.unprivileged import Unprivileged, refuse_open_paths
 
 __all__ = ["TIERS", "NAMES", "SandboxUnavailable", "Start", "Tier", "choose_tier",
            "downgrade_note", "refuse_open_paths", "tier", "working_tiers"]

@@ -19,9 +19,9 @@ import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .. import cpu_time, inside
-from ..inside import landlock, syscalls
-from ..inside.limits import Limits
+from grader.sandbox import cpu_time, inside
+from grader.sandbox.inside import landlock, syscalls
+from grader.sandbox.inside.limits import Limits
 
 # Everything that runs inside the sandbox lives in this folder (and bwrap shows only it).
 WORKER_DIR = os.path.dirname(os.path.abspath(inside.__file__))
@@ -237,7 +237,7 @@ def syscall_filter_works() -> bool:
 @functools.lru_cache(maxsize=None)
 def cgroups_work() -> bool:
     """Whether the grader may make cgroups here (asked once per process)."""
-    from .. import cgroup
+    from grader.sandbox import cgroup
     return cgroup.available()
 
 
@@ -259,5 +259,5 @@ def forks_confined_workers() -> bool:
     """What warm workers need in every tier: Landlock ABI 6 (a forked worker can neither
     signal nor trace its server or earlier workers) and a cgroup the grader may make (the
     sweep between submissions)."""
-    from .. import cgroup
+    from grader.sandbox import cgroup
     return landlock.abi_version() >= 6 and cgroup.available()

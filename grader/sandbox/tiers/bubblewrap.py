@@ -9,9 +9,9 @@ import shutil
 import subprocess
 import sys
 
-from ..inside import landlock as lsm
-from ..inside.limits import Limits
-from .base import (WORKER_DIR, Start, Tier, forks_confined_workers, private_namespaces_work,
+from grader.sandbox.inside import landlock as lsm
+from grader.sandbox.inside.limits import Limits
+from grader.sandbox.tiers.base import (WORKER_DIR, Start, Tier, forks_confined_workers, private_namespaces_work,
                    runtime_dirs, succeeds, syscall_filter_works, worker_env)
 
 WORKER_DIR_INSIDE = "/opt/grader-worker"   # where bwrap shows WORKER_DIR
@@ -80,7 +80,7 @@ def bubblewrap_works() -> bool:
 def why_not_bubblewrap() -> str:
     """Why bubblewrap does not work here and how to fix it (userns.py); asked once per
     process (it runs bwrap), since every report below bubblewrap says it."""
-    from ..userns import why_bubblewrap_fails
+    from grader.sandbox.userns import why_bubblewrap_fails
     return why_bubblewrap_fails().rstrip(".")
 
 

@@ -8,9 +8,9 @@ import os
 import sys
 import tempfile
 
-from ..inside import landlock as lsm
-from ..inside.limits import Limits
-from .base import (Start, Tier, forks_confined_workers, no_filter_gaps, private_namespaces_work,
+from grader.sandbox.inside import landlock as lsm
+from grader.sandbox.inside.limits import Limits
+from grader.sandbox.tiers.base import (Start, Tier, forks_confined_workers, no_filter_gaps, private_namespaces_work,
                    syscall_filter_works, worker_env)
 
 

@@ -2,8 +2,8 @@
 their own file (the submission can read and write what the grader can)."""
 from __future__ import annotations
 
-from ..inside.limits import Limits
-from .base import Tier, syscall_filter_works
+from grader.sandbox.inside.limits import Limits
+from grader.sandbox.tiers.base import Tier, syscall_filter_works
 
 
 class Rlimits(Tier):

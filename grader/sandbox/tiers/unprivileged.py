@@ -21,9 +21,9 @@ import subprocess
 import sys
 from typing import Sequence
 
-from .. import shared_places, user_processes
-from ..inside.limits import Limits
-from .base import (WORKER_DIR, SandboxUnavailable, Start, Tier, die_with_parent, no_filter_gaps,
+from grader.sandbox import shared_places, user_processes
+from grader.sandbox.inside.limits import Limits
+from grader.sandbox.tiers.base import (WORKER_DIR, SandboxUnavailable, Start, Tier, die_with_parent, no_filter_gaps,
                    syscall_filter_works, worker_env)
 
 # A worker of this tier runs as WORKER_UID_BASE + its pid: no other live process has that

@@ -1,0 +1,202 @@
+"""A class at a glance, computed from stored reports (plain data in, plain data out), and
+the JSON-lines file of the full reports (the CSV files are grade_files.py's).
+
+The most common failures are counted per check, in words made from each failure's reason
+(statuses.Reason; for a mismatch, what the check's kind says it means), never from the
+student's message: "exponent-2i-over-d failed for 12 students (the values differ from the
+reference)". Reports stored before checks had a reason are counted by their status, in
+words (never by their message, which names files and paths).
+
+Student ids and failure messages are student text: in summary-<task>.md each is escaped so
+it can open no heading, list, table cell, link, HTML tag or comment (``for_markdown``)."""
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from grader.records.result import ERROR, FAILED, PASSED, UNGRADABLE_CHECK, CheckResult, Result
+from grader.records.statuses import MISMATCH, TIMED_OUT, Reason
+from grader.student_text import clean_report, for_markdown
+
+if TYPE_CHECKING:
+    from grader.task.spec import Task
+
+# Reports stored before checks had a reason: a timeout is known by launcher.py's words.
+LEGACY_TIMED_OUT = ("did not finish within", "time budget")
+BUCKETS = 10
+FAILURES_SHOWN = 10
+
+# Why a check failed, as the end of "... failed for N students (...)".
+REASON_WORDS: dict[Reason, str] = {
+    "mismatch": "what it produced is not what the check asks for",
+    "raised": "the code raised an exception",
+    "timeout": "a call ran out of time",
+    "budget": "the submission's time budget ran out",
+    "crashed": "the code crashed its worker process",
+    "malformed": "the worker's answer could not be read",
+    "unverified": "a pass that could not be trusted (the file reaches the grader's code)",
+    "imports": "the file imports what the task does not allow",
+    "undefined": "a function the task asks for is missing",
+    "unreadable": "Python could not read the file",
+    "environment": "the grading machine lacks a package the task allows",
+    "task": "the task's reference failed (a task bug)",
+    "judge": "the check could not judge what the code produced",
+    "ungradable": "the submission could not be graded",
+    "typed-in": "the values are typed into the file, not computed",
+    "final-grading": "checked at final grading only (a student kit)",
+}
+
+
+def how_many_students(count: int) -> str:
+    """'1 student', '31 students'."""
+    return f"{count} student{'s' if count != 1 else ''}"
+
+
+@dataclass
+class CommonFailure:
+    check: str
+    students: int                       # how many students failed it
+    reasons: list[tuple[str, int]]      # (why, in words; how many of them), most first
+
+    def sentence(self, escape: Callable[[str], str] = for_markdown, emphasis: str = "**{}**") -> str:
+        """'**check** failed for 3 students (why)', the parts escaped for the medium
+        (Markdown by default; the class page passes HTML's escape and emphasis)."""
+        who = how_many_students(self.students)
+        if len(self.reasons) == 1:
+            why = f" ({escape(self.reasons[0][0])})"
+        else:
+            why = ": " + ", ".join(f"{n} ({escape(words)})" for words, n in self.reasons)
+        return f"{emphasis.format(escape(self.check))} failed for {who}{why}"
+
+
+@dataclass
+class MistakeCount:
+    mistake: str        # the task's name for a known mistake (result.Diagnosis)
+    explanation: str
+    students: int       # how many students' outputs it was diagnosed in
+
+    def sentence(self) -> str:
+        """Markdown: '**31 students**: sin-cos-swapped (explanation)', the parts escaped."""
+        who = how_many_students(self.students)
+        return f"**{who}**: {for_markdown(self.mistake)} ({for_markdown(self.explanation)})"
+
+
+@dataclass
+class ClassSummary:
+    task: str
+    students: int
+    mean_percent: float
+    median_percent: float
+    distribution: list[int]                  # students per 10% band, 0-10% ... 90-100%
+    pass_rates: dict[str, float]             # check -> share of students who passed it
+    common_failures: list[CommonFailure] = field(default_factory=list)   # most students first
+    errored: list[str] = field(default_factory=list)
+    timed_out: list[str] = field(default_factory=list)
+    mistakes: list[MistakeCount] = field(default_factory=list)   # diagnosed, most students first
+
+
+def _percent(report: Result) -> float:
+    return 100.0 * report.score / report.max_score if report.max_score else 100.0
+
+
+def _timed_out(check: CheckResult, stored: dict) -> bool:
+    if "reason" in stored:
+        return check.reason in TIMED_OUT
+    return any(words in check.message for words in LEGACY_TIMED_OUT)
+
+
+# Reports stored before checks had a reason: their status in words (their messages name
+# files, paths and numbers, which are no sentence about the class).
+LEGACY_WORDS = {FAILED: "it failed; the report, from an older grader, does not say why",
+                ERROR: "it could not be run; the report, from an older grader, does not say why"}
+
+
+def _why(check: CheckResult, mismatch: dict[str, str]) -> str:
+    if check.reason is None:   # stored before checks had a reason
+        return LEGACY_WORDS.get(check.status, check.status)
+    if check.reason == MISMATCH:
+        return mismatch.get(check.name, REASON_WORDS[MISMATCH])
+    return REASON_WORDS.get(check.reason, check.reason)
+
+
+def summarize(task: str, stored: list[tuple[str, dict]],
+              mismatch: dict[str, str] | None = None) -> ClassSummary:
+    """``mismatch``: for each check, what its failing with reason "mismatch" means
+    (mismatch_words); without it, generic words."""
+    mismatch = mismatch or {}
+    reports = [(student, Result.from_dict(report)) for student, report in stored]
+    percents = [_percent(r) for _, r in reports] or [0.0]
+    distribution = [0] * BUCKETS
+    for p in percents if reports else []:
+        distribution[min(int(p // (100 / BUCKETS)), BUCKETS - 1)] += 1
+    checks: dict[str, list[bool]] = {}
+    failures: dict[str, Counter] = {}   # check -> why -> students
+    errored, timed_out = [], []
+    diagnosed: Counter = Counter()
+    explanations: dict[str, str] = {}
+    for (student, report), (_, raw) in zip(reports, stored):
+        for diagnosis in report.diagnoses:
+            diagnosed[diagnosis.mistake] += 1
+            explanations.setdefault(diagnosis.mistake, diagnosis.explanation)
+        if report.status == ERROR:
+            errored.append(student)
+        if any(_timed_out(c, r) for c, r in zip(report.checks, raw.get("checks", []))):
+            timed_out.append(student)
+        for check in report.checks:
+            if not check.max_score:
+                continue
+            if check.name != UNGRADABLE_CHECK:   # no check: its students are listed as errored
+                checks.setdefault(check.name, []).append(check.status == PASSED)
+            if check.status in (FAILED, ERROR):
+                failures.setdefault(check.name, Counter())[_why(check, mismatch)] += 1
+    return ClassSummary(
+        task=task, students=len(reports), mean_percent=statistics.fmean(percents),
+        median_percent=statistics.median(percents), distribution=distribution,
+        pass_rates={name: sum(v) / len(v) for name, v in checks.items()},
+        common_failures=_most_common(failures),
+        errored=errored, timed_out=timed_out,
+        mistakes=[MistakeCount(name, explanations[name], n) for name, n in diagnosed.most_common()])
+
+
+def _most_common(failures: dict[str, Counter]) -> list[CommonFailure]:
+    ranked = sorted(failures.items(), key=lambda item: -sum(item[1].values()))  # (stable: task order)
+    return [CommonFailure(check, sum(why.values()), why.most_common())
+            for check, why in ranked[:FAILURES_SHOWN]]
+
+
+def mismatch_words(task: Task) -> dict[str, str]:
+    """For each check of a task (spec.Task), what a mismatch means (its kind says)."""
+    from grader.grading.checks import kind_of
+    return {check.name: kind_of(check).mismatch(check.options) for check in task.checks}
+
+
+def _names(students: list[str]) -> str:
+    return ", ".join(for_markdown(s, 1024) for s in students) or "none"
+
+
+def render_markdown(summary: ClassSummary) -> str:
+    lines = [f"# {for_markdown(summary.task)}: {summary.students} submissions", "",
+             f"Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%.", "",
+             "## Score distribution", "", "| score | students |", "| --- | --- |"]
+    width = 100 // BUCKETS
+    lines += [f"| {i * width}-{(i + 1) * width}% | {n} {'#' * n} |"
+              for i, n in enumerate(summary.distribution)]
+    lines += ["", "## Pass rate per check", "", "| check | passed |", "| --- | --- |"]
+    lines += [f"| {for_markdown(name)} | {rate:.0%} |" for name, rate in summary.pass_rates.items()]
+    lines += ["", "## Most common failures", ""]
+    lines += [f"- {failure.sentence()}" for failure in summary.common_failures] or ["- none"]
+    lines += ["", "## Diagnosed mistakes", ""]
+    lines += [f"- {m.sentence()}" for m in summary.mistakes] or \
+        ["- none (no failure matched a mistake the task declares)"]
+    lines += ["", "## Errored (nothing could be graded)", "", _names(summary.errored), "",
+              "## Timed out somewhere", "", _names(summary.timed_out)]
+    return "\n".join(lines) + "\n"
+
+
+def write_jsonl(path: str, reports: list[tuple[str, dict]]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for student, report in reports:
+            f.write(json.dumps(clean_report({"student": student, **report}), ensure_ascii=False) + "\n")

@@ -1,0 +1,106 @@
+"""Where a batch's HTML pages go: ``OUT/pages-<task>/<student>.html`` (one per student, the
+student view) and ``OUT/class-<task>.html``, each written whole or not at all (a batch
+writes them with these functions; the renderers are in grader/report/).
+
+A student id is a file name, hostile text: it may hold ``..``, separators, markup, names
+that differ only in case (``Alice`` and ``alice`` share one file on a case-insensitive file
+system) or only in characters a file name cannot keep. So a page is named by the id itself
+only when the id is plainly safe (lower-case letters, digits, ``_`` and ``-``, at most 64,
+not a name Windows reserves);
+any other id gets a readable prefix and a hash of the exact id after a ``.`` (which no plain
+name holds): ``alice.3f9a0c1d2e4b5a69.html``. Two different ids never share a page, and no
+id can name a file outside the folder.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+
+from grader.classroom.grade_files import task_file, task_folder
+
+_PLAIN = re.compile(r"[a-z0-9_][a-z0-9_-]{0,63}")
+_UNSAFE = re.compile(r"[^a-z0-9_-]+")
+# Names Windows reserves whatever the extension (a class folder may be copied there).
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{n}" for n in range(10)), *(f"lpt{n}" for n in range(10))}
+TEMPORARY_SUFFIX = ".partial"
+
+
+def page_name(student: str) -> str:
+    """The page's file name for a student id (see the module's note)."""
+    if _PLAIN.fullmatch(student) and student not in _RESERVED:
+        return f"{student}.html"
+    prefix = _UNSAFE.sub("-", student.lower()).strip("-")[:40] or "student"
+    digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix}.{digest}.html"
+
+
+def pages_folder(out_dir: str, task_id: str) -> str:
+    return task_folder(out_dir, "pages", task_id)
+
+
+def student_page(out_dir: str, task_id: str, student: str) -> str:
+    return os.path.join(pages_folder(out_dir, task_id), page_name(student))
+
+
+def class_page(out_dir: str, task_id: str) -> str:
+    return task_file(out_dir, "class", task_id, "html")
+
+
+def write_whole(path: str, content: str) -> None:
+    """Write ``path`` by a temporary file and a rename: a batch killed meanwhile leaves the
+    old page or the new one, never half of one (and a leftover temporary, see ``tidy``)."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}{TEMPORARY_SUFFIX}")
+    # (O_EXCL: never through a file or link already there; 0o666: the umask decides, as for
+    # the batch's other files)
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(content)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def tidy(out_dir: str, task_id: str) -> None:
+    """Remove what a killed batch left half-written in the pages folder."""
+    folder = pages_folder(out_dir, task_id)
+    if os.path.isdir(folder):
+        for entry in os.scandir(folder):
+            if entry.name.startswith(".") and entry.name.endswith(TEMPORARY_SUFFIX):
+                os.unlink(entry.path)
+
+
+# --------------------------------------------------------------------------- writing them
+
+def write_student_page(out_dir: str, task_id: str, student: str, report: dict) -> None:
+    """The student's page: the student view (hidden checks redacted, as `grader check`)."""
+    from grader.grading.redact import for_students
+    from grader.report.html import render
+    from grader.records.result import Result
+    write_whole(student_page(out_dir, task_id, student),
+                render(for_students(Result.from_dict(report))))
+
+
+def without_pictures(report: dict) -> dict:
+    """The report as the gradebook keeps it: pictures go only to the page."""
+    return {**report, "checks": [{**c, "picture": None} for c in report.get("checks", [])]}
+
+
+def write_class_page(summary, reports: list[tuple[str, dict]], out_dir: str, task_id: str) -> str:
+    """The class page (class_summary.ClassSummary and every stored report), linking each
+    student's page that exists; returns its path."""
+    from grader.report.class_page import StudentLine, render
+    lines = []
+    for student, report in reports:
+        path = student_page(out_dir, task_id, student)
+        link = os.path.relpath(path, out_dir).replace(os.sep, "/") if os.path.exists(path) else None
+        lines.append(StudentLine(student, report.get("score", 0.0), report.get("max_score", 0.0),
+                                 str(report.get("status", "")), link))
+    path = class_page(out_dir, task_id)
+    write_whole(path, render(summary, lines))
+    return path

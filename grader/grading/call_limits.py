@@ -1,0 +1,202 @@
+"""Per-call time limits that follow the reference.
+
+A call's limit is ``call_multiple`` times what the trusted reference needs on the same case,
+at least ``call_floor_seconds`` and at most the task's ``call_seconds`` (Limits). The limit
+counts the CPU time of the worker's processes (launcher.py reads it from /proc, never from
+the worker), so a loaded machine slows a call without timing it out; a wall-clock backstop of
+a few times the limit still stops a call that sleeps or blocks. The reference's times are
+measured once per task and process (in a batch: in the parent, before the pool forks), on
+the very cases the checks send, frozen ones included, and kept on disk beside the case cache.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import platform
+import tempfile
+import time
+
+from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
+
+__all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds", "script_limit"]
+
+BACKSTOP_MULTIPLE = 4        # wall-clock time a call may take, in multiples of its CPU limit
+BACKSTOP_EXTRA_SECONDS = 1.0  # ... and at least this much more than its limit
+REPEATS, REPEAT_BELOW = 3, 0.05  # a case faster than this is timed again (the least counts)
+
+
+def derived_limit(limits: Limits, reference_seconds: float | None) -> CallLimit:
+    """The limit of a call on a case the reference needs ``reference_seconds`` for
+    (None: not measured, as in a kit, which has no reference: the fixed limit)."""
+    if limits.call_limit == "absolute" or reference_seconds is None:
+        return absolute_limit(limits)
+    wanted = max(limits.call_floor_seconds, limits.call_multiple * reference_seconds)
+    seconds = min(wanted, limits.call_seconds)
+    why = (f"{limits.call_multiple:g} × the reference's {_duration(reference_seconds)} on this case, "
+           f"at least {limits.call_floor_seconds:g} s")
+    if wanted > limits.call_seconds:
+        why += f", at most the task's {limits.call_seconds:g} s"
+    backstop = min(max(BACKSTOP_MULTIPLE * seconds, seconds + BACKSTOP_EXTRA_SECONDS),
+                   limits.call_seconds)
+    return CallLimit(seconds, max(backstop, seconds), why)
+
+
+# A framework's first operations in a script (kernels chosen, tensors converted, Keras layers
+# built) cost CPU time that the numpy reference never spends: a script of a task that allows
+# one gets at least this much CPU time, whatever its reference needs. Its import and start-up
+# are not counted at all: the worker makes them before the script's clock starts (preload.py).
+FRAMEWORK_FLOOR_SECONDS = 5.0
+
+
+def script_limit(task, reference, limits: Limits) -> CallLimit:
+    """The limit of a script task's run: ``call_multiple`` times the CPU time the reference
+    needs for everything the task's checks look at (measured here, on the grader's side),
+    at least ``call_floor_seconds`` (FRAMEWORK_FLOOR_SECONDS for a task that allows a
+    framework), at most ``call_seconds``; the fixed limit for a kit (no reference)."""
+    if limits.call_limit == "absolute" or reference is None:
+        return absolute_limit(limits)
+    from grader.task.frameworks import allowed
+    seconds = _script_seconds(task, reference)
+    frameworks = allowed(task.allowed_imports)
+    floor = max(limits.call_floor_seconds, FRAMEWORK_FLOOR_SECONDS if frameworks else 0.0)
+    limit = derived_limit(dataclasses.replace(limits, call_floor_seconds=floor), seconds)
+    why = f"{limits.call_multiple:g} × the reference's {_duration(seconds)} for this script, at least {floor:g} s"
+    if frameworks:
+        why += f" ({' or '.join(f.label for f in frameworks)} allowed; its import is not counted)"
+    if limit.seconds >= limits.call_seconds and limits.call_multiple * seconds > limits.call_seconds:
+        why += f", at most the task's {limits.call_seconds:g} s"
+    return dataclasses.replace(limit, why=why)
+
+
+def _script_seconds(task, reference) -> float:
+    """The least CPU time of a few computations of every reference value the script's
+    checks compare with (the reference's answer and tables), measured once per task."""
+    key = (task.folder, task.digest)
+    if key in _script_memory:
+        return _script_memory[key]
+    from grader.grading.checks import kind_of
+    computes = [(kind_of(c).reference_value, c) for c in task.checks]
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.process_time()
+        for compute, check in computes:
+            if compute is None:
+                continue
+            try:
+                compute(reference, check)
+            except Exception:
+                pass   # (a broken reference is reported by the checks themselves)
+        best = min(best, time.process_time() - start)
+        if best >= REPEAT_BELOW:
+            break
+    _script_memory[key] = best
+    return best
+
+
+_script_memory: dict[tuple, float] = {}
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{max(seconds, 1e-6) * 1e6:.3g} µs"
+
+
+# --------------------------------------------------------------------------- measuring
+
+_memory: dict[str, list[float]] = {}
+# The most any check measured on one case (a function and its arguments' values, arrays by
+# shape and dtype): two checks that send the same case must give it the same limit, or a
+# slow-but-correct call could pass in one and time out in the other on timing noise.
+_by_case: dict[tuple, float] = {}
+
+
+def _case(task, check, args: dict) -> tuple:
+    import numpy as np
+    shown = tuple(sorted((str(k), (v.shape, str(v.dtype)) if isinstance(v, np.ndarray) else repr(v))
+                         for k, v in args.items()))
+    return (task.id, check.call, shown)
+
+
+def pooled(task, check, cases, seconds: list[float]) -> list[float]:
+    """``seconds`` (a check's measurement, per case) raised to the most any check of the
+    task measured on the same case."""
+    return [max(t, _by_case.get(_case(task, check, args), t)) for args, t in zip(cases.cases, seconds)]
+
+
+def reference_seconds(task, reference, check, cases, use_disk: bool = True) -> list[float] | None:
+    """The reference's CPU time on each of ``cases.cases`` (in their order), measured once
+    per task, check and machine; None without a reference (a kit)."""
+    if reference is None:
+        return None
+    key = _key(task, check, len(cases.cases))
+    if key in _memory:
+        return _memory[key]
+    found = _read(key) if use_disk else None
+    if found is None or len(found) != len(cases.cases):
+        found = [_time_one(task, reference, check, args) for args in cases.cases]
+        if use_disk:
+            _write(key, found)
+    _memory[key] = found
+    for args, t in zip(cases.cases, found):
+        case = _case(task, check, args)
+        _by_case[case] = max(t, _by_case.get(case, 0.0))
+    return found
+
+
+def _time_one(task, reference, check, args: dict) -> float:
+    """The least CPU time (all threads: the worker's BLAS has one) of a few runs; a case
+    the reference raises on is not timed here (making the cases reports it)."""
+    from grader.grading.cases import expected_output, ReferenceFailed
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.process_time()
+        try:
+            expected_output(task, reference, check, args)
+        except ReferenceFailed:
+            return 0.0
+        best = min(best, time.process_time() - start)
+        if best >= REPEAT_BELOW:
+            break
+    return best
+
+
+def _key(task, check, count: int) -> str:
+    from grader.grading import frozen
+    from grader.grading.cases import _versions
+    freeze = frozen.load(task)
+    ident = json.dumps([_versions(), task.digest, freeze.digest if freeze else "", repr(check),
+                        count, platform.node(), platform.machine(), os.cpu_count()], default=str)
+    return f"{task.id}-{check.name}-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
+
+
+def _folder() -> str:
+    from grader.grading.cases import cache_dir
+    return os.path.join(os.path.dirname(cache_dir()), "timings")
+
+
+def _read(key: str) -> list[float] | None:
+    try:
+        with open(os.path.join(_folder(), key + ".json")) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, list) or not all(type(v) is float and v >= 0 for v in data):
+        return None
+    return data
+
+
+def _write(key: str, seconds: list[float]) -> None:
+    try:
+        folder = _folder()
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(seconds, f)
+        os.replace(tmp, os.path.join(folder, key + ".json"))
+    except OSError:
+        pass  # a cache that cannot be written only costs time

@@ -1,0 +1,346 @@
+"""What example, property and mutation checks share: calls in the sandbox, judged here.
+
+``run_cases`` sends a check's case set to the student's function, smallest first
+(case_size.py; pipelined, see Sandbox.calls), and a judge computes each verdict on the
+trusted side from the plain data that came back (expected values never leave this side).
+The first failure is then the smallest failing case of the set. Where the reference is at
+hand, Hypothesis also looks for a failing input of its own and shrinks it, one
+``evaluate`` at a time, for a literal edge case as for a generated one; the smaller of the
+two is shown, as a call the student can paste (rebuild.py).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generator, Protocol, cast
+
+from grader.task.case_size import case_size, smallest_first
+from grader.grading.cases import CaseSet, ReferenceFailed, split_arguments
+from grader.grading.compare import Verdict, check_shape, check_type, check_values
+from grader.grading.pictures import picture
+from grader.task.rebuild import expression
+from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
+from grader.submission.source_map import location_text
+from grader.task.spec import DEFAULT_CASES, CheckSpec
+from grader.task.strategies import Drawn
+from grader.records.statuses import (BUDGET, CRASHED, MALFORMED, MISMATCH, OK, RAISED, TIMEOUT, CheckStatus,
+                        Reason, call_reason)
+from grader.task.tolerance import Tolerance
+from grader.grading.checks import fields
+from grader.grading.checks.kind import Options, Reading
+
+if TYPE_CHECKING:
+    from grader.grading.grade import Context
+
+# --------------------------------------------------------------------------- their fields
+
+@dataclass(frozen=True)
+class CallOptions(Options):
+    """The fields of a kind that calls a student function: its arguments and how its
+    output is compared."""
+
+    args: dict = field(default_factory=dict)
+    compare: str = "values"
+    select: str | None = None
+    returns: dict = field(default_factory=dict)
+    tolerance: Tolerance = Tolerance()
+
+    @property
+    def literal_cases(self) -> tuple[dict, ...]:
+        """Literal argument sets, tried first (never shrunk)."""
+        return ()
+
+    @property
+    def shows_work(self) -> bool:
+        # A right type or shape alone is had by returning an empty array or the input's copy.
+        return self.compare == "values"
+
+    @property
+    def expected_given(self) -> bool:
+        """The task gives the expected value itself: the reference is not asked."""
+        return False
+
+
+@dataclass(frozen=True)
+class DrawnOptions(CallOptions):
+    """Property and mutation checks: cases drawn by Hypothesis after literal edge cases."""
+
+    draw: dict = field(default_factory=dict)
+    cases: int = DEFAULT_CASES
+    edge_cases: tuple[dict, ...] = ()
+
+    @property
+    def literal_cases(self) -> tuple[dict, ...]:
+        return self.edge_cases
+
+
+CALL_FIELDS: dict[str, fields.JSON] = {"call": fields.CALL, "args": fields.ARGS}
+COMPARE_FIELDS: dict[str, fields.JSON] = {"compare": fields.COMPARE, "select": fields.SELECT,
+                                          "returns": fields.RETURNS}
+DRAWN_FIELDS: dict[str, fields.JSON] = {**CALL_FIELDS, "draw": fields.DRAW, "cases": fields.CASE_COUNT,
+                "edge_cases": fields.EDGE_CASES, **COMPARE_FIELDS, "tolerance": fields.TOLERANCE}
+
+
+def call_options(r: Reading) -> dict[str, Any]:
+    """The CallOptions fields of a check, once its arguments and index are checked."""
+    fields.check_arguments(r)
+    fields.check_select(r)
+    raw = r.raw
+    return dict(args=raw.get("args", {}), compare=raw.get("compare", "values"),
+                select=raw.get("select"), returns=raw.get("returns", {}), tolerance=r.tolerance())
+
+
+def mismatch_meaning(options: CallOptions) -> str:
+    """What a mismatch of a check that compares the output means (kind.Kind.mismatch)."""
+    return {"type": "the result is of the wrong type",
+            "shape": "the result has the wrong shape"}.get(options.compare,
+                                                            "the values differ from the reference")
+
+
+def read_drawn(r: Reading) -> DrawnOptions:
+    cases = r.raw.get("cases")
+    return DrawnOptions(**call_options(r), draw=r.raw.get("draw", {}),
+                        cases=cases if isinstance(cases, int) else r.default_cases,
+                        edge_cases=tuple(r.raw.get("edge_cases", ())))
+
+
+# --------------------------------------------------------------------------- running them
+
+class Judge(Protocol):
+    """Decides one call's verdict from what came back (and the expected value, if any);
+    ``sent`` is the arguments by the names the task gives them, in the order sent."""
+
+    needs_expected: bool
+    needs_inputs_back: bool
+    draws: bool   # a failure of its compares outputs: the page may picture both (pictures.py)
+
+    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any,
+                 sent: dict[str, Any]) -> Verdict: ...
+
+
+@dataclass
+class Failure:
+    reason: Reason     # mismatch | raised | timeout | crashed | malformed | budget
+    message: str
+    output: str = ""
+    line: int | None = None   # where in the student's file it raised, when it did
+    cell: int | None = None   # (in a notebook: the cell of that line)
+    # what a values mismatch's picture is drawn from (expected, actual, select): drawn only
+    # for the failure shown (failed()), not for each one met while shrinking
+    outputs: tuple[Any, Any, str | None] | None = None
+
+
+SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
+SHRINK_SECONDS = 10.0   # per failing check; then the smallest failure found so far is shown
+# A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
+UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
+
+
+def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: CaseSet) -> CheckResult:
+    start = time.monotonic()
+    params = ctx.task.functions[check.function()]
+    order = smallest_first(cases.cases)
+    sent = [split_arguments(params, cases.cases[i]) for i in order]
+    limits = ctx.call_limits(check, cases)   # each case's own, from the reference's time on it
+    # (a generator: closing it stops waiting for the answers of calls sent ahead)
+    outcomes = cast(Generator, ctx.sandbox.calls(check.function(), sent,
+                                                 return_inputs=judge.needs_inputs_back,
+                                                 limits=[limits[i] for i in order]))
+    try:
+        for tried, (index, (positional, keywords), outcome) in enumerate(
+                zip(order, sent, outcomes), start=1):
+            failure = judged(check, judge, outcome, named(params, positional, keywords),
+                             cases.expected[index])
+            if failure is not None:
+                break
+        else:
+            return passed(check, len(cases.cases), time.monotonic() - start)
+    finally:
+        outcomes.close()  # calls sent ahead of a failure are not waited for
+    shown = Drawn(cases.cases[index], cases.recipes_of(index))
+    if failure.reason in SHRINKABLE and isinstance(check.options, DrawnOptions):
+        found = _shrink(ctx, check, judge)
+        if found is not None and case_size(found[0].args) <= case_size(shown.args):
+            shown, failure = found
+    if not check.hidden and failure.reason == MISMATCH:
+        ctx.shown[check.name] = shown.args   # what diagnosis.py observes first (trusted side only)
+        if failure.outputs is not None and _came_near(check, failure, cases.cases[index]):
+            ctx.near.add(check.name)         # wrong values that still show work (policy.py)
+    return failed(check, params, failure, shown, tried, time.monotonic() - start)
+
+
+def _came_near(check: CheckSpec[CallOptions], failure: Failure, args: dict) -> bool:
+    from grader.grading.policy import near_miss
+    assert failure.outputs is not None
+    expected, got, select = failure.outputs
+    try:
+        return near_miss(expected, got, args.values(), check.options.tolerance, select)
+    except Exception:   # (an answer the measure trips over shows nothing)
+        return False
+
+
+class _Found(Exception):
+    """Tells Hypothesis that an input fails (which one: _shrink keeps the smallest)."""
+
+
+def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[Drawn, Failure] | None:
+    """Re-run the check under Hypothesis, which finds a failure of its own and shrinks it
+    (only where the reference is at hand to answer new inputs: not in a kit); the smallest
+    failure it met (case_size.py) is returned. It only changes the input shown: the
+    verdict was decided on the task's cases, and the time it takes is not the student's
+    (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check."""
+    from grader.grading.cases import avoided_edges
+    from grader.task.hypothesis_driver import explore
+    if ctx.reference is None:
+        return None
+    cases = ctx.case_set(check)
+    avoid = avoided_edges(ctx.task, check, cases.cases[:cases.literal_count])
+    smallest: list[tuple[Drawn, Failure]] = []
+    stop = time.monotonic() + SHRINK_SECONDS
+
+    def body(drawn: Drawn) -> None:
+        if time.monotonic() > stop:
+            return  # out of time: no more calls, the smallest failure met so far stands
+        try:
+            expected = ctx.expected(check, drawn.args) if judge.needs_expected else None
+        except ReferenceFailed:
+            return  # not a case the task defines an answer for
+        failure = evaluate(ctx, check, judge, drawn.args, expected)
+        if failure is not None and failure.reason in SHRINKABLE:
+            if not smallest or case_size(drawn.args) <= case_size(smallest[0][0].args):
+                smallest[:] = [(drawn, failure)]
+            raise _Found(failure.message)
+
+    with ctx.sandbox.outside_budget():
+        try:
+            explore(check, body, shrink=True, avoid=avoid)
+        except Exception:  # _Found, or Hypothesis gave up (a flaky submission, out of time)
+            pass
+    return smallest[0] if smallest else None
+
+
+def evaluate(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: dict,
+             expected: Any) -> Failure | None:
+    params = ctx.task.functions[check.function()]
+    positional, keywords = split_arguments(params, args)
+    # a new input drawn from the check's ranges: its largest case's limit
+    outcome = ctx.sandbox.call(check.function(), positional, keywords,
+                               return_inputs=judge.needs_inputs_back,
+                               limit=max(ctx.call_limits(check, ctx.case_set(check)),
+                                         key=lambda limit: limit.seconds, default=None))
+    return judged(check, judge, outcome, named(params, positional, keywords), expected)
+
+
+def named(params: tuple[str, ...], positional: list, keywords: dict) -> dict[str, Any]:
+    """The arguments of one call by name, in the order they are sent (the worker hands
+    back the inputs in that order too)."""
+    return {**dict(zip(params, positional)), **keywords}
+
+
+def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict[str, Any],
+           expected: Any) -> Failure | None:
+    """The failure one call's outcome shows, judged here; None when it passed."""
+    output = _output(outcome.stdout, outcome.stderr)
+    if outcome.status == RAISED:
+        return Failure(RAISED, describe_error(outcome.error), output, error_line(outcome.error),
+                       error_cell(outcome.error))
+    if outcome.status in (TIMEOUT, CRASHED):
+        return Failure(call_reason(outcome.status), f"the call {outcome.error['message']}", output)
+    if outcome.status != OK:
+        return Failure(call_reason(outcome.status), outcome.error["message"], output)
+    verdict = judge(check, expected, outcome, sent)
+    if verdict.ok:
+        return None
+    outputs = ((expected, outcome.value, check.options.select)
+               if judge.draws and check.options.compare == "values" else None)
+    return Failure(MISMATCH, verdict.message, output, outputs=outputs)
+
+
+class _CompareOutput:
+    """The judge of example and property checks: the output against the reference's."""
+
+    needs_expected = True
+    needs_inputs_back = False
+    draws = True
+
+    def __call__(self, check: CheckSpec[CallOptions], expected: Any, outcome: Any,
+                 sent: dict[str, Any]) -> Verdict:
+        options = check.options
+        if options.compare == "type":
+            return check_type(outcome.value, options.returns, expected)
+        if options.compare == "shape":
+            return check_shape(expected, outcome.value)
+        return check_values(expected, outcome.value, options.tolerance, options.select,
+                            name="the result")
+
+
+compare_output = _CompareOutput()
+
+
+def error_line(error: dict) -> int | None:
+    """The line of the student's file an exception points at: its innermost frame there
+    (the worker keeps only those), or a SyntaxError's line."""
+    frames = error.get("frames") or []
+    line = frames[-1].get("line") if frames else error.get("line")
+    return line if type(line) is int and line > 0 else None
+
+
+def error_cell(error: dict) -> int | None:
+    """In a notebook, the cell of ``error_line`` (the Sandbox located it: source_map.py)."""
+    frames = error.get("frames") or []
+    cell = frames[-1].get("cell") if frames else error.get("cell")
+    return cell if type(cell) is int and cell > 0 else None
+
+
+def describe_error(error: dict) -> str:
+    text = f"raised {error.get('type', 'an exception')}"
+    if error.get("message"):
+        text += f": {error['message']}"
+    frames = error.get("frames") or []
+    if frames:
+        last = frames[-1]
+        text += f" ({location_text(last.get('cell'), last['line'])} in {last['function']}: {last['code']})"
+    elif error.get("line"):
+        text += f" ({location_text(error.get('cell'), error['line'])})"
+    return text
+
+
+def _output(stdout: str, stderr: str) -> str:
+    parts = [s for s in (stdout.strip("\n"), stderr.strip("\n")) if s]
+    return "\n".join(parts)
+
+
+def format_call(function: str, params: tuple[str, ...], args: dict, recipes: dict | None = None) -> str:
+    """The failing call as Python a student can paste and run (arguments in signature order,
+    each written so that it rebuilds the very value sent: rebuild.py)."""
+    recipes = recipes or {}
+    ordered = [name for name in params if name in args] + [n for n in args if n not in params]
+    return f"{function}({', '.join(f'{name}={expression(args[name], recipes.get(name))}' for name in ordered)})"
+
+
+def passed(check: CheckSpec[Any], cases: int, seconds: float) -> CheckResult:
+    return CheckResult(check.name, PASSED, check.points, check.points,
+                       description=check.description, function=check.call, cases=cases,
+                       hidden=check.hidden, seconds=seconds)
+
+
+def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, shown: Drawn | None,
+           cases: int, seconds: float) -> CheckResult:
+    status: CheckStatus = ERROR if failure.reason in UNJUDGED else FAILED
+    function = check.call or ""
+    return CheckResult(check.name, status, 0.0, check.points, message=failure.message,
+                       description=check.description, function=check.call,
+                       failing_input=(format_call(function, params, shown.args, shown.recipes)
+                                      if shown is not None else None),
+                       output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
+                       line=failure.line, cell=failure.cell, reason=failure.reason,
+                       picture=None if check.hidden else _picture(failure))
+
+
+def _picture(failure: Failure) -> Picture | None:
+    if failure.outputs is None:
+        return None
+    try:
+        return picture(*failure.outputs)
+    except Exception:   # a picture is feedback: whatever the answer makes it trip over
+        return None     # costs the picture, never the verdict

@@ -1,0 +1,254 @@
+"""Frozen cases: a task's cases and the reference's outputs, generated once and kept in the
+task folder as plain data, so a grade never depends on the installed Hypothesis or numpy.
+
+``TASK/frozen/`` holds ``cases.json`` (every check's argument sets and expected outputs,
+as JSON with arrays named by their SHA-256, and for each generated array drawn from a seed
+its recipe, which only the failing input shown to a student uses), ``arrays/<sha256>.npy`` (each array once,
+read with ``allow_pickle=False``; a file must hash to its name) and ``manifest.json`` (the
+grader version that froze it, the SHA-256 of ``task.yaml`` and of the reference it was
+frozen from, and the digest of it all). A freeze is stale when ``task.yaml`` or the
+reference changed since: grading refuses it with the command that refreezes.
+
+A kit (kit.py) carries a freeze of the public checks only, made from the full task, with
+no reference: its manifest says ``kit`` and records the kit's own ``task.yaml``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+from grader import __version__
+from grader.task.case_size import smallest_first
+from grader.grading.cases import CaseSet
+from grader.sandbox import wire
+from grader.task.spec import CheckSpec, SpecError, Task
+
+FOLDER, CASES, MANIFEST, ARRAYS = "frozen", "cases.json", "manifest.json", "arrays"
+FORMAT = 1
+_CAPS = wire.Caps(json_bytes=256 << 20, blob_count=1 << 20, total_bytes=4 << 30)
+
+
+@dataclass(frozen=True)
+class Freeze:
+    digest: str              # over the spec, the reference and every byte of the data
+    grader_version: str      # the grader that froze it
+    kit: bool
+    checks: dict             # check name -> its entry in cases.json (encoded, arrays by sha)
+    folder: str
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_sha(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return sha256(f.read())
+    except OSError:
+        return None
+
+
+def present(task_folder: str) -> bool:
+    return os.path.isfile(os.path.join(task_folder, FOLDER, MANIFEST))
+
+
+def refreeze_command(task: Task) -> str:
+    return f"grader freeze {task.folder}"
+
+
+# --------------------------------------------------------------------------- writing
+
+def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folder: str | None = None,
+           spec_path: str | None = None, kit: bool = False) -> str:
+    """Generate every check's cases and expected outputs (or ``only`` those checks) and
+    write them under ``out_folder`` (default: the task's own folder); returns the digest.
+    A ``kit`` copies them from the task's own freeze instead, never generating anew."""
+    from grader.grading.cases import case_set, reference_value
+    from grader.grading.checks import kind_of
+    target = os.path.join(out_folder or task.folder, FOLDER)
+    arrays: dict[str, bytes] = {}
+    checks = {}
+    for check in only if only is not None else task.checks:
+        blobs: list[bytes] = []
+        if check.call is not None:
+            cases = _by_size(case_set(task, reference, check, use_disk=False, use_freeze=kit))
+            entry = {"cases": wire.encode(cases.cases, blobs),
+                     "expected": wire.encode(cases.expected, blobs),
+                     "literal_count": cases.literal_count}
+            if any(cases.recipes):
+                entry["recipes"] = cases.recipes
+        elif (compute := kind_of(check).reference_value) is not None:
+            value = reference_value(task, reference, check) if kit else compute(reference, check)
+            entry = {"value": wire.encode(value, blobs)}
+        else:
+            continue
+        names = []
+        for blob in blobs:
+            arrays[sha256(blob)] = blob
+            names.append(sha256(blob))
+        entry["arrays"] = names
+        checks[check.name] = entry
+    cases_json = json.dumps({"format": FORMAT, "task": task.id, "checks": checks},
+                            sort_keys=True, indent=1).encode()
+    spec_sha = _file_sha(spec_path or task.spec_path)
+    reference_sha = None if kit else _file_sha(task.reference_path)
+    digest = _digest(spec_sha, reference_sha, sha256(cases_json), sorted(arrays))
+    manifest = {"format": FORMAT, "grader_version": __version__, "task": task.id, "kit": kit,
+                "spec_sha256": spec_sha, "reference_sha256": reference_sha,
+                "cases_sha256": sha256(cases_json), "digest": digest}
+    _write_folder(target, cases_json, arrays, manifest)
+    return digest
+
+
+def _by_size(cases: CaseSet) -> CaseSet:
+    """Generated cases smallest first (case_size.py; literal ones keep their place in
+    front), so the file reads small to large. Checks try every set smallest first anyway
+    (checks/calls.py); the verdict does not depend on the order."""
+    lit = cases.literal_count
+    generated = smallest_first(cases.cases[lit:])
+    keep = list(range(lit)) + [lit + i for i in generated]
+    return CaseSet([cases.cases[i] for i in keep], [cases.expected[i] for i in keep], lit,
+                   [cases.recipes_of(i) for i in keep])
+
+
+def _digest(spec_sha, reference_sha, cases_sha, array_shas) -> str:
+    h = hashlib.sha256(json.dumps([FORMAT, spec_sha, reference_sha, cases_sha, array_shas]).encode())
+    return h.hexdigest()[:24]
+
+
+def _write_folder(target: str, cases_json: bytes, arrays: dict[str, bytes], manifest: dict) -> None:
+    """Write the whole freeze beside the old one, then swap: never half a freeze."""
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    fresh = tempfile.mkdtemp(prefix=".frozen-", dir=parent)
+    try:
+        os.makedirs(os.path.join(fresh, ARRAYS))
+        for name, blob in arrays.items():
+            with open(os.path.join(fresh, ARRAYS, name + ".npy"), "wb") as f:
+                f.write(blob)
+        with open(os.path.join(fresh, CASES), "wb") as f:
+            f.write(cases_json)
+        with open(os.path.join(fresh, MANIFEST), "w") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.chmod(fresh, 0o755)
+        old = None
+        if os.path.exists(target):
+            old = target + ".old"
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(target, old)
+        os.replace(fresh, target)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+
+
+# --------------------------------------------------------------------------- reading
+
+_loaded: dict[str, Freeze] = {}
+
+
+def load(task: Task) -> Freeze | None:
+    """The task's freeze, checked current; None when the task has none. A stale or damaged
+    freeze is a SpecError (exit 2) that says how to refreeze."""
+    folder = os.path.join(task.folder, FOLDER)
+    manifest_path = os.path.join(folder, MANIFEST)
+    if not os.path.isfile(manifest_path):
+        return None
+    key = f"{folder}:{task.digest}"
+    if key in _loaded:
+        return _loaded[key]
+    try:
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+        with open(os.path.join(folder, CASES), "rb") as f:
+            cases_json = f.read()
+        data = json.loads(cases_json)
+        checks = data["checks"]
+        kit = manifest.get("kit") is True
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SpecError([f"{folder}: the frozen cases cannot be read ({exc}); "
+                         f"run: {refreeze_command(task)}"]) from None
+    problems = []
+    if manifest.get("format") != FORMAT:
+        problems.append(f"{manifest_path}: frozen with format {manifest.get('format')!r}, "
+                        f"this grader reads format {FORMAT}")
+    if manifest.get("spec_sha256") != _file_sha(task.spec_path):
+        problems.append(f"{task.spec_path}: changed since the cases were frozen")
+    if not kit and manifest.get("reference_sha256") != _file_sha(task.reference_path):
+        problems.append(f"{task.reference_path}: changed since the cases were frozen")
+    if manifest.get("cases_sha256") != sha256(cases_json):
+        problems.append(f"{os.path.join(folder, CASES)}: changed since it was written")
+    array_names = sorted({n for entry in checks.values() for n in entry.get("arrays", [])})
+    if manifest.get("digest") != _digest(manifest.get("spec_sha256"), manifest.get("reference_sha256"),
+                                         manifest.get("cases_sha256"), array_names):
+        problems.append(f"{manifest_path}: its digest does not match its contents")
+    if problems:
+        how = ("ask for a new kit" if kit else f"run: {refreeze_command(task)}")
+        raise SpecError([f"the frozen cases of {task.id} are stale: {p}" for p in problems]
+                        + [f"  Grading never falls back to new cases; {how}."])
+    found = Freeze(manifest["digest"], str(manifest.get("grader_version", "?")), kit, checks, folder)
+    _loaded[key] = found
+    return found
+
+
+def _blobs(freeze: Freeze, entry: dict) -> list[bytes]:
+    blobs = []
+    for name in entry.get("arrays", []):
+        path = os.path.join(freeze.folder, ARRAYS, f"{name}.npy")
+        try:
+            with open(path, "rb") as f:
+                blob = f.read()
+        except OSError as exc:
+            raise SpecError([f"{path}: a frozen array is missing ({exc.strerror})"]) from None
+        if sha256(blob) != name:
+            raise SpecError([f"{path}: a frozen array does not match its name (damaged)"])
+        blobs.append(blob)
+    return blobs
+
+
+# Decoded case sets, read and checked once per process (a batch's pool processes inherit
+# the parent's): read from disk per call, they cost a pool process ~0.25 s per submission.
+# Read-only for every caller, as the generated ones in cases._memory are.
+_case_sets: dict[tuple[str, str, str], CaseSet] = {}
+
+
+def case_set(freeze: Freeze, check: CheckSpec) -> CaseSet:
+    key = (freeze.folder, freeze.digest, check.name)
+    if key not in _case_sets:
+        entry = _entry(freeze, check)
+        blobs = _blobs(freeze, entry)
+        _case_sets[key] = CaseSet(wire.decode(entry["cases"], blobs, _CAPS),
+                                  wire.decode(entry["expected"], blobs, _CAPS),
+                                  int(entry["literal_count"]), _recipes(entry))
+    return _case_sets[key]
+
+
+def _recipes(entry: dict) -> list[dict]:
+    """The recipes of a check's cases (display only: one that is not a dict of recipes
+    is left out, and rebuild.py checks each against its array before showing it)."""
+    recipes = entry.get("recipes")
+    if not isinstance(recipes, list):
+        return []
+    return [r if isinstance(r, dict) else {} for r in recipes]
+
+
+def value(freeze: Freeze, check: CheckSpec):
+    """The reference's value a script check compares with."""
+    entry = _entry(freeze, check)
+    return wire.decode(entry["value"], _blobs(freeze, entry), _CAPS)
+
+
+def _entry(freeze: Freeze, check: CheckSpec) -> dict:
+    entry = freeze.checks.get(check.name)
+    if not isinstance(entry, dict):
+        raise SpecError([f"{freeze.folder}: no frozen cases for check '{check.name}'; "
+                         f"the freeze is older than the task: refreeze it"])
+    return entry

@@ -1,0 +1,168 @@
+"""A task's known mistakes on the trusted side: each one's mistaken reference, and which
+checks it fails (its profile).
+
+A mistake is the reference with some functions replaced by functions of the task's
+``mistakes.py`` (instructor code, imported here like the reference). Each mistake gets its
+own copy of both modules: a reference function that calls a replaced one calls the
+replacement, and a replacement calls the task's other functions by name (this variant's).
+
+The profile runs each mistaken reference on the case sets of the visible checks that compare
+a function's output (example and property checks) and judges it as the check would: once
+per task and process (``prepare()`` fills it before a batch forks), and only where a
+diagnosis needs it otherwise (``fails``).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from grader.task.deadline import TooSlow, deadline
+from grader.task.spec import MistakeSpec, SpecError, Task
+
+# Instructor code, run in this process: an endless loop in it costs this long, once
+# (deadline.py); the reference's cases take milliseconds.
+MISTAKE_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One mistake, ready to call: ``module`` answers every task function as the mistake does."""
+
+    spec: MistakeSpec
+    module: types.ModuleType
+    key: tuple = ()   # the task's folder and digest, mistakes.py's SHA-256, the mistake's name
+
+
+_variants: dict[tuple[str, str, str], tuple[Variant, ...]] = {}
+
+
+def _sha(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def _fresh(path: str, name: str, problem: str, seconds: float | None = None) -> types.ModuleType:
+    """A new copy of the module at ``path`` (importing within ``seconds``, if given);
+    ``problem`` starts the error when it does not import."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None   # (a .py path always has both)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        with deadline(seconds) if seconds is not None else contextlib.nullcontext():
+            spec.loader.exec_module(module)
+    except TooSlow as exc:
+        raise SpecError([f"{problem}: it {exc}"]) from None
+    except Exception as exc:
+        raise SpecError([f"{problem}: {type(exc).__name__}: {exc}"]) from None
+    return module
+
+
+def variants(task: Task) -> tuple[Variant, ...]:
+    """The task's mistakes, each with its own mistaken reference; () without mistakes or
+    reference (a kit). A mistakes.py that does not import or lacks a replacement is a SpecError
+    naming task.yaml's line."""
+    if not task.mistakes or not os.path.isfile(task.reference_path):
+        return ()
+    key = (task.folder, task.digest, _sha(task.mistakes_path))
+    if key in _variants:
+        return _variants[key]
+    stem = f"grader_mistake_{task.id.replace('-', '_')}_{key[1]}_{key[2]}"
+    found, problems = [], []
+    for number, mistake in enumerate(task.mistakes):
+        reference = _fresh(task.reference_path, f"{stem}_{number}_reference",
+                           f"{task.reference_path}: the reference solution does not import")
+        # (the reference imported once already, with no limit: only mistakes.py is new code)
+        replacements = _fresh(task.mistakes_path, f"{stem}_{number}",
+                              f"{task.spec_path}:{mistake.line}: mistakes[{number}]: "
+                              f"{task.mistakes_path} does not import", MISTAKE_SECONDS)
+        for function, replacement in mistake.replaces:
+            if not callable(getattr(replacements, replacement, None)):
+                problems.append(f"{task.spec_path}:{mistake.line}: mistakes[{number}].replaces."
+                                f"{function}: {task.mistakes_path} does not define a function "
+                                f"'{replacement}'. Define it there or fix the name.")
+                continue
+            setattr(reference, function, getattr(replacements, replacement))
+        for function in task.functions:   # the task's functions by name, this variant's
+            if not hasattr(replacements, function):
+                setattr(replacements, function, getattr(reference, function))
+        found.append(Variant(mistake, reference, key + (mistake.name,)))
+    if problems:
+        raise SpecError(problems)
+    _variants[key] = tuple(found)
+    return _variants[key]
+
+
+def profiled(check) -> bool:
+    """The checks a profile (and a diagnosis) looks at: visible ones that compare a
+    function's output with the reference's."""
+    from grader.grading.checks import kind_of
+    return (check.call is not None and not check.hidden and kind_of(check).expected_values
+            and check.kind in ("example", "property"))
+
+
+# (Variant.key, check) -> whether the mistake fails it
+_fails: dict[tuple, bool] = {}
+# Variant.key -> why its code is not used: it ran past MISTAKE_SECONDS once (in this process)
+_too_slow: dict[tuple, str] = {}
+
+
+def fails(task: Task, reference, variant: Variant, check, use_cache: bool = True) -> bool:
+    """Whether the mistake fails ``check``: its output judged on every case of the check's
+    set as the check would judge a student's (raising is failing). Kept per process."""
+    key = variant.key + (check.name,)
+    if key not in _fails:
+        from grader.grading.checks.examples import check_cases
+        cases = check_cases(task, reference, check, use_cache)
+        _fails[key] = any(not judged_ok(task, variant, check, args, expected)
+                          for args, expected in zip(cases.cases, cases.expected))
+    return _fails[key]
+
+
+def output(task: Task, variant: Variant, check, args: dict) -> Any:
+    """The mistake's output on one case (raises what the mistaken code raises). A mistake
+    that once took longer than MISTAKE_SECONDS is too slow for good (``too_slow``): it
+    raises TooSlow at once after that, for every case."""
+    from grader.grading.cases import split_arguments
+    from grader.task.reference import call_reference
+    if variant.key in _too_slow:
+        raise TooSlow(_too_slow[variant.key])
+    positional, keywords = split_arguments(task.functions[check.function()], args)
+    try:
+        with deadline(MISTAKE_SECONDS):
+            return call_reference(variant.module, check.function(), positional, keywords)
+    except TooSlow as exc:
+        _too_slow[variant.key] = (f"{task.mistakes_path}: {check.function()} of mistake "
+                                  f"'{variant.spec.name}' {exc} on {args!r:.200}")
+        raise TooSlow(_too_slow[variant.key]) from None
+
+
+def too_slow(variant: Variant) -> str | None:
+    """Why the mistake's code is not used (it ran past its deadline), or None."""
+    return _too_slow.get(variant.key)
+
+
+def judged_ok(task: Task, variant: Variant, check, args: dict, expected: Any) -> bool:
+    """The check's verdict on the mistake's output for ``args``."""
+    try:
+        value = output(task, variant, check, args)
+    except (Exception, TooSlow):
+        return False
+    return passes(check, expected, value, args)
+
+
+def passes(check, expected: Any, value: Any, args: dict) -> bool:
+    """Whether ``check`` passes a mistake's output ``value`` (judged as a student's would be)."""
+    from grader.grading.checks.calls import compare_output
+    return compare_output(check, expected, types.SimpleNamespace(value=value), args).ok
+
+
+def profile(task: Task, reference, use_cache: bool = True) -> dict[str, list[str]]:
+    """Mistake -> the checks it fails, in task order (every mistake, every profiled check)."""
+    return {v.spec.name: [c.name for c in task.checks
+                          if profiled(c) and fails(task, reference, v, c, use_cache)]
+            for v in variants(task)}

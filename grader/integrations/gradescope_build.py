@@ -1,0 +1,152 @@
+"""``grader gradescope TASK -o autograder.zip``: a Gradescope autograder for one task.
+
+The zip holds the task folder, a wheel of the grader being run and ``requirements.txt``
+(the exact versions installed here: see self_package.py), ``setup.sh`` (Gradescope runs it
+once when it builds the image: installs Python, bubblewrap where the image allows, the
+pinned dependencies and the grader), ``run_autograder`` (run per submission: grades
+/autograder/submission into /autograder/results/results.json) and ``finish_results.py``
+(gradescope_finish.py: the one writer of results.json). Both scripts honour
+``AUTOGRADER_ROOT`` so they can be tried on a fake tree. The zip is written to a temp file
+and renamed: a failure leaves no partial zip.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import tempfile
+import zipfile
+
+from grader.integrations import gradescope_finish
+
+from grader.integrations import self_package
+from grader.task.spec import Task
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image.
+set -euo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+SOURCE="$ROOT/source"
+if command -v apt-get >/dev/null 2>&1; then
+  apt-get update
+  apt-get install -y python3 python3-venv python3-pip libseccomp2
+  apt-get install -y bubblewrap || echo "no bubblewrap: grading will use a weaker sandbox tier"
+fi
+python3 -m venv "$SOURCE/.venv"
+# The exact versions this zip was built with, then the grader itself.
+if ! "$SOURCE/.venv/bin/pip" install -r "$SOURCE/requirements.txt" "$SOURCE/{wheel}"; then
+  echo "setup.sh: installing the pinned requirements failed. The zip was built with Python" \\
+       "{python}; this image has $(python3 --version 2>&1). Choose a base image with that" \\
+       "Python, or build the zip with this image's Python." >&2
+  exit 1
+fi
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission. Whatever happens (a grade, a bad spec, a crash,
+# a timeout, a grader killed by the submission), it leaves a results.json written from here,
+# atomically, by finish_results.py, and exits 0; never exit 0 without one.
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+SOURCE="$ROOT/source"
+PYTHON="${GRADER_PYTHON:-$SOURCE/.venv/bin/python}"
+RESULTS="$ROOT/results"
+LIMIT="${GRADER_TIMEOUT:-540}"   # seconds; below Gradescope's default limit of 10 minutes
+START=$SECONDS
+rm -f "$RESULTS/results.json"    # a stale or forged file never survives a failed run
+mkdir -p "$RESULTS"
+# Where neither bubblewrap nor Landlock works (Gradescope's Docker, as root), the worker runs
+# as a user of its own and file permissions are its walls: the task (and its reference) and
+# the results must be closed to other users, or the grader refuses to grade.
+chmod -R o-rwx "$SOURCE/task" 2>/dev/null
+chmod o-w "$RESULTS" 2>/dev/null
+# grader check writes its report in a private folder, never in results/ itself.
+WORK="$(mktemp -d 2>/dev/null || echo "$ROOT/.grader-work-$$")"
+mkdir -p "$WORK" && chmod 700 "$WORK"
+REPORT="$WORK/report.json"
+ERRORS="$WORK/stderr.txt"
+TIMEOUT=()
+if command -v timeout >/dev/null 2>&1; then TIMEOUT=(timeout -k 10 "$LIMIT"); fi
+# --others-work: never the rlimits tier, in which a submission could read the task.
+"${TIMEOUT[@]}" "$PYTHON" -m grader check "$SOURCE/task" "$ROOT/submission" --others-work \\
+    --format gradescope --output "$REPORT" 2>"$ERRORS"
+code=$?
+cat "$ERRORS" 2>/dev/null | tail -c 20000 >&2   # run_autograder's output: instructors only
+for python in "$PYTHON" python3; do
+  "$python" -I "$SOURCE/finish_results.py" --code "$code" --report "$REPORT" \\
+      --stderr "$ERRORS" --results "$RESULTS" --seconds "$((SECONDS - START))" \\
+      --timeout "$LIMIT" && break
+done
+rm -rf "$WORK"
+if [ ! -f "$RESULTS/results.json" ]; then
+  # No Python at all: a fixed results.json, renamed into place.
+  printf '%s\\n' '{"score": 0.0, "output": "The autograder could not grade this submission; your instructor has been told.", "output_format": "text", "stdout_visibility": "hidden", "extra_data": {"grader_error": "no Python could write the results (see the autograder output)"}, "tests": []}' \\
+      >"$RESULTS/.results-fallback.json" && mv -f "$RESULTS/.results-fallback.json" "$RESULTS/results.json"
+  echo "run_autograder: no Python could write results.json (grader exit code $code)"
+fi
+[ -f "$RESULTS/results.json" ] || exit 1
+exit 0
+"""
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: str | bytes, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+    info.external_attr = (0o755 if executable else 0o644) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    archive.writestr(info, data)
+
+
+def _add_tree(archive: zipfile.ZipFile, folder: str, prefix: str) -> None:
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            path = os.path.join(root, name)
+            archive.write(path, os.path.join(prefix, os.path.relpath(path, folder)))
+
+
+def _finish_source() -> str:
+    with open(gradescope_finish.__file__, encoding="utf-8") as f:
+        return f.read()
+
+
+def framework_extras(task: Task) -> tuple[tuple[str, ...], list[str]]:
+    """The grader's extras the zip installs for the frameworks the task allows (those
+    installed here, whose versions it pins), and a note for each allowed one that is not:
+    on Gradescope its hand-ins would get the environment message."""
+    from grader.task import frameworks
+    extras, notes = [], []
+    for framework in frameworks.allowed(task.allowed_imports):
+        if frameworks.installed(framework):
+            extras.append(framework.extra)
+        else:
+            notes.append(f"the task allows {framework.label} ('{framework.module}'), which is not "
+                         f"installed here, so the zip will not install it and its hand-ins will "
+                         f"be told the grading environment lacks it: pip install "
+                         f"'numgrader[{framework.extra}]' and build the zip again")
+    return tuple(extras), notes
+
+
+def build(task: Task, output: str) -> list[str]:
+    """Raises self_package.NotInstalled when the grader has no installed metadata. Returns
+    notes for the instructor (frameworks the task allows that the zip cannot install)."""
+    dist = self_package.distribution()
+    extras, notes = framework_extras(task)
+    wheel = f"wheels/{self_package.wheel_name(dist)}"
+    folder = os.path.dirname(os.path.abspath(output))
+    os.makedirs(folder, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=".autograder-", suffix=".zip.part", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+            _add(archive, "setup.sh", SETUP_SH.format(wheel=wheel, python=platform.python_version()),
+                 executable=True)
+            _add(archive, "run_autograder", RUN_AUTOGRADER, executable=True)
+            _add(archive, "finish_results.py", _finish_source())
+            _add(archive, "requirements.txt", self_package.requirements_text(dist, extras))
+            _add(archive, wheel, self_package.wheel_bytes(dist))
+            _add_tree(archive, task.folder, "task")
+        os.chmod(temp, 0o644)
+        os.replace(temp, output)
+    except BaseException:
+        os.unlink(temp)
+        raise
+    return notes

@@ -1,0 +1,414 @@
+"""A Jupyter notebook handed in: its code cells, in order, as ONE Python module, and where
+every line of that module came from.
+
+The notebook is read with the standard notebook library (``nbformat.reads(...,
+as_version=4)``, so format 3 is converted, then validated); a file that is not a valid
+notebook, or one written for another language's kernel, is refused with what is wrong.
+Of the notebook only the code cells' source is used: markdown and raw cells are text, and
+the stored outputs and execution counts are the student's own record, which may say
+anything; a script's answer comes from running the code, never from them.
+
+IPython's own syntax is not Python and is never run: a line magic (``%matplotlib
+inline``), a shell escape (``!pip install x``, ``files = !ls``) or a help request
+(``?obj``, ``obj?``) becomes ``pass`` at its indentation. A cell that opens with
+``%%time``, ``%%timeit`` or ``%%capture`` keeps its body, which IPython runs as Python (once
+here); one that opens with any other cell magic (``%%bash``, ``%%writefile``...) is left out
+whole, since that magic decides what its body means. Each is named in a note for the report.
+As Jupyter does, a cell's last expression statement (unless the cell ends with ``;``) is
+shown: wrapped in place in a display helper defined on line 2, so no line moves. Only lines where a
+statement starts are looked at: the same text inside a string or a bracket is Python's.
+
+The module is the code that runs *and* the code the import scan reads (both get these
+bytes), so nothing left out can hide an import, and nothing kept is unseen. Its first line
+is a UTF-8 coding declaration: a cell's text is already text, and a ``# coding:`` line in
+the first cell (UTF-7, say) must not make Python read it as something else.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass
+
+from grader.submission.source_map import SourceMap, location_text
+
+SUFFIX = ".ipynb"
+HEADER = "# -*- coding: utf-8 -*-"   # line 1 of the module (see the module's docstring)
+NOTES_SHOWN = 10
+# Jupyter shows the value of a cell's last expression (its repr, unless None): the module
+# does the same, printing it. The helper is the module's own code (the student may call it,
+# and gets nothing print and repr do not give); defaults keep the builtins of line 2.
+DISPLAY = "__grader_display__"
+DISPLAY_HELPER = (f"def {DISPLAY}(value, print=print, repr=repr): "
+                  "print(repr(value)) if value is not None else None")
+# With display libraries (task.yaml imports: display), a value of theirs (a figure, an axes'
+# artists, plt.hist's counts and bars) is a picture, which Jupyter draws and the grader does
+# not: shown as nothing, so a cell ending ``plt.imshow(table)`` prints no answer.
+DRAWING_HELPER = (f"def {DISPLAY}(value, print=print, repr=repr, type=type, str=str, any=any, "
+                  "list=list, tuple=tuple, drawing={names}): print(repr(value)) if value is not None "
+                  "and not any(str(type(v).__module__).partition('.')[0] in drawing for v in (value if "
+                  "type(value) in (list, tuple) else (value,))) else None")
+READ_VERSIONS = (3, 4)   # nbformat major versions the library reads (4 since 2015)
+
+
+def is_notebook(name: str) -> bool:
+    return name.lower().endswith(SUFFIX)
+
+
+class NotebookProblem(Exception):
+    """The file cannot be run as a notebook; the message says why (after "the file ...")."""
+
+
+@dataclass(frozen=True)
+class NotebookCode:
+    text: str                  # the module: the code cells in order, IPython syntax left out
+    source_map: SourceMap      # module line -> (cell, line in that cell)
+    left_out: tuple[str, ...]  # what was not run, each "cell 2, line 1: %matplotlib inline"
+
+
+# --------------------------------------------------------------------------- reading
+
+def _shown(text, max_bytes: int = 120) -> str:
+    from grader.student_text import line
+    return line(text, max_bytes)
+
+
+def _json_object(data: bytes):
+    """The file's JSON object, or NotebookProblem saying what it is instead."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotebookProblem(f"is not a notebook: it is not UTF-8 text (byte {exc.start}), "
+                              "and Jupyter saves notebooks as UTF-8 JSON") from None
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise NotebookProblem("is empty: a notebook is the JSON file Jupyter saves")
+    try:
+        raw = json.loads(text)
+    except RecursionError:
+        raise NotebookProblem("is not a notebook Jupyter saved: its JSON is nested too deeply") from None
+    except ValueError as exc:
+        where = (f" (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+                 if isinstance(exc, json.JSONDecodeError) else "")
+        hint = ("; it looks like Python source: hand that in as a .py file"
+                if not text.lstrip().startswith("{") else "")
+        raise NotebookProblem(f"is not a notebook: it is not JSON{where}{hint}") from None
+    if not isinstance(raw, dict):
+        raise NotebookProblem("is not a notebook: its JSON is not an object with cells")
+    return text, raw
+
+
+def _check_cells(raw: dict) -> None:
+    """What the library would trip over before its validator says where: cells that are
+    not a list, a cell's source that is not text (format 4; format 3 is converted), and in
+    format 3 what converting would blow up (a heading cell of level 200000000 becomes that
+    many '#'): Jupyter's headings have levels 1 to 6."""
+    if raw.get("nbformat") == 3:
+        worksheets = raw.get("worksheets")
+        for sheet in worksheets if isinstance(worksheets, list) else ():
+            cells = sheet.get("cells") if isinstance(sheet, dict) else None
+            for number, cell in enumerate(cells if isinstance(cells, list) else (), start=1):
+                level = cell.get("level", 1) if isinstance(cell, dict) else 1
+                if isinstance(cell, dict) and cell.get("cell_type") == "heading" and \
+                        not (type(level) is int and 1 <= level <= 6):
+                    raise NotebookProblem(f"is not a notebook Jupyter saved: heading cell {number} "
+                                          f"has level {_shown(level, 40)} (Jupyter's are 1 to 6)")
+    if raw.get("nbformat") != 4:
+        return
+    cells = raw.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookProblem("is not a valid notebook: it has no list of cells")
+    for number, cell in enumerate(cells, start=1):
+        source = cell.get("source", "") if isinstance(cell, dict) else None
+        if not (isinstance(source, str) or
+                (isinstance(source, list) and all(isinstance(s, str) for s in source))):
+            raise NotebookProblem(f"is not a valid notebook: cell {number} is not a cell whose "
+                                  "source is text; open it in Jupyter and save it again")
+
+
+def _path(path) -> str:
+    """Where in the notebook a validation error is: "cell 3, source"."""
+    parts = list(path)
+    shown = []
+    if len(parts) >= 2 and parts[0] == "cells" and type(parts[1]) is int:
+        shown.append(f"cell {parts[1] + 1}")
+        parts = parts[2:]
+    shown += [_shown(p, 60) for p in parts]
+    return ", ".join(shown)
+
+
+def read_notebook(data: bytes):
+    """The notebook in format 4 (nbformat's NotebookNode), validated, with a Python kernel."""
+    text, raw = _json_object(data)
+    version = raw.get("nbformat")
+    if type(version) is not int:
+        raise NotebookProblem("is not a notebook: its JSON has no 'nbformat' version number")
+    if version not in READ_VERSIONS:
+        raise NotebookProblem(f"is a notebook of format version {_shown(version, 40)}, and the "
+                              "notebook library reads versions 3 and 4 (what Jupyter saves); "
+                              "save it from Jupyter again")
+    _check_cells(raw)
+    import nbformat
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # (nbformat warns about repairs; the verdict is below)
+            notebook = nbformat.reads(text, as_version=4)
+            nbformat.validate(notebook)
+    except RecursionError:
+        raise NotebookProblem("is not a notebook Jupyter saved: its JSON is nested too deeply") from None
+    except Exception as exc:   # ValidationError, and whatever a malformed file trips in the library
+        message = getattr(exc, "message", None) or str(exc)
+        where = _path(getattr(exc, "absolute_path", ()) or ())
+        raise NotebookProblem(
+            f"is not a valid notebook ({where + ': ' if where else ''}"
+            f"{_shown(str(message).splitlines()[0] if str(message) else type(exc).__name__, 300)}); "
+            "open it in Jupyter and save it again") from None
+    _require_python(notebook)
+    return notebook
+
+
+def _require_python(notebook) -> None:
+    metadata = notebook.get("metadata") or {}
+    kernelspec, info = metadata.get("kernelspec") or {}, metadata.get("language_info") or {}
+    for said in (kernelspec.get("language") if isinstance(kernelspec, dict) else None,
+                 info.get("name") if isinstance(info, dict) else None):
+        if isinstance(said, str) and said.strip() and \
+                not said.strip().lower().startswith(("python", "ipython")):
+            raise NotebookProblem(f"is a notebook for the {_shown(said, 40)} language (its "
+                                  "kernel), not Python: write the solution in a Python notebook")
+
+
+def holds_notebook(data: bytes) -> bool:
+    """Whether these bytes (of a file named .py) are a notebook's JSON."""
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"{") or b'"nbformat"' not in data:
+        return False
+    try:
+        raw = json.loads(data.decode("utf-8", "replace").lstrip("\ufeff"))
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(raw, dict) and "nbformat" in raw
+
+
+# --------------------------------------------------------------------------- the module
+
+def display_helper(display: tuple[str, ...] = ()) -> str:
+    """Line 2 of a notebook's module when a cell shows a value (see DISPLAY_HELPER)."""
+    names = tuple(n for n in display if n.isidentifier())
+    return DRAWING_HELPER.format(names=repr(names)) if names else DISPLAY_HELPER
+
+
+def notebook_code(data: bytes, display: tuple[str, ...] = ()) -> NotebookCode:
+    """The notebook's code cells as one module; NotebookProblem when it cannot be.
+    ``display``: the task's display libraries, whose values a cell's last line does not show."""
+    notebook = read_notebook(data)
+    lines, origins = [HEADER], [(0, 0)]
+    left_out: list[str] = []
+    displays = False
+    for number, cell in enumerate(notebook.cells, start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source")
+        if not isinstance(source, str):   # (validated; a library that let one through)
+            raise NotebookProblem(f"is not a valid notebook: the source of cell {number} is not text")
+        if "\x00" in source:
+            raise NotebookProblem(f"holds a null character (\\x00) in cell {number}, which Python "
+                                  "refuses in source code; delete it and save again")
+        try:
+            source.encode("utf-8")
+        except UnicodeEncodeError:
+            raise NotebookProblem(f"holds text that is not valid Unicode in cell {number} (a lone "
+                                  "surrogate); delete it and save again") from None
+        kept, notes = python_lines(source, number)
+        left_out += notes
+        if _opening_magic(source) not in _HIDES_VALUE:
+            shown = _display_last(kept)
+            displays = displays or shown != kept
+            kept = shown
+        for in_cell, text in enumerate(kept, start=1):
+            lines.append(text)
+            origins.append((number, in_cell))
+    if displays:   # defined before any cell runs, with the builtins it was made with
+        lines.insert(1, display_helper(display))
+        origins.insert(1, (0, 0))
+    return NotebookCode("\n".join(lines) + "\n", SourceMap(tuple(origins)), tuple(left_out))
+
+
+def _opening_magic(source: str) -> str:
+    """The cell magic a cell opens with (``%%time``), or ""."""
+    first = next((text.strip() for text in source.splitlines() if text.strip()), "")
+    return first.split()[0] if first.startswith("%%") else ""
+
+
+def _display_last(lines: list[str]) -> list[str]:
+    """The cell with its last statement shown as Jupyter shows it, when that statement is an
+    expression and the cell does not end with ``;``: wrapped in ``DISPLAY(( ... ))`` in
+    place, so every line keeps its number. A cell Python cannot parse is left as it is
+    (running it says why)."""
+    text = "\n".join(lines)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return lines
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr) or _ends_with_semicolon(text):
+        return lines
+    node = tree.body[-1]
+    if node.end_lineno is None or node.end_col_offset is None:
+        return lines
+    shown = list(lines)
+    # the end first: on one line, the start's offset stays right (offsets are UTF-8 bytes)
+    shown[node.end_lineno - 1] = _insert(shown[node.end_lineno - 1], node.end_col_offset, "))")
+    shown[node.lineno - 1] = _insert(shown[node.lineno - 1], node.col_offset, f"{DISPLAY}((")
+    return shown
+
+
+def _insert(line: str, byte_offset: int, text: str) -> str:
+    raw = line.encode("utf-8")
+    return raw[:byte_offset].decode("utf-8") + text + raw[byte_offset:].decode("utf-8")
+
+
+def _ends_with_semicolon(text: str) -> bool:
+    """IPython's rule: a cell whose last token (comments aside) is ``;`` shows nothing."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    for token in reversed(tokens):
+        if token.type in (tokenize.ENDMARKER, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
+                          tokenize.INDENT, tokenize.DEDENT):
+            continue
+        return token.type == tokenize.OP and token.string == ";"
+    return False
+
+
+def left_out_note(left_out: tuple[str, ...]) -> str:
+    """The report's note on what of a notebook was not run."""
+    shown = "; ".join(left_out[:NOTES_SHOWN])
+    more = len(left_out) - NOTES_SHOWN
+    if more > 0:
+        shown += f"; and {more} more"
+    return ("note: left out of your notebook and never run, because IPython syntax (magics, "
+            f"shell commands, help requests) is not Python: {shown}")
+
+
+# --------------------------------------------------------------------------- IPython syntax
+
+# The cell magics whose body IPython runs as Python code in the kernel, and what the report
+# says of running just the body; every other cell magic (%%bash, %%writefile, %%html, %%script,
+# unknown ones) decides what its body means, and the cell is left out whole.
+_BODY_RUNS = {
+    "%%time": "its code is kept and run, not timed",
+    "%%timeit": "its code is kept and run once, not timed many times",
+    "%%capture": "its code is kept and run; what it prints is shown, not captured",
+}
+# In Jupyter, these cells show no value: %%timeit prints timings, %%capture keeps the output.
+_HIDES_VALUE = ("%%timeit", "%%capture")
+# %%timeit's options (those that take a value first); what follows them is setup code
+_TIMEIT_OPTIONS = re.compile(r"\s*(?:-[nrp]\s*\S+|-[tcqo]\b)")
+
+
+def _timeit_setup(magic_line: str) -> str:
+    """``%%timeit -n 10 x = f()``: its setup statement, run once before the body as IPython
+    runs it (an empty line when there is none)."""
+    rest = magic_line[len("%%timeit"):]
+    while True:
+        match = _TIMEIT_OPTIONS.match(rest)
+        if not match:
+            return rest.strip()
+        rest = rest[match.end():]
+
+
+_SHELL_OR_MAGIC_ASSIGNED = re.compile(r"[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[!%]")
+
+
+def python_lines(source: str, cell: int) -> tuple[list[str], list[str]]:
+    """The cell's lines with IPython syntax replaced (``pass`` keeps a block valid), one
+    for one, and a note for each; no lines at all for a cell magic's cell."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as Python reads a file
+    if lines[-1] == "":
+        lines.pop()
+    first = next((number for number, text in enumerate(lines) if text.strip()), None)
+    kept: list[str] = []
+    notes: list[str] = []
+    if first is not None and lines[first].strip().startswith("%%"):
+        magic_line = lines[first].strip()
+        magic = magic_line.split()[0]
+        if magic not in _BODY_RUNS:
+            return [], [f"cell {cell}, the whole cell (it opens with the cell magic "
+                        f"{_shown(magic, 40)})"]
+        # IPython runs the body as Python: keep it, and only the magic line goes.
+        notes.append(f"{location_text(cell, first + 1)}: {_shown(magic_line, 80)} "
+                     f"({_BODY_RUNS[magic]})")
+        lines[first] = _timeit_setup(magic_line) if magic == "%%timeit" else ""
+    state = _Scan()
+    in_magic = False   # a magic line that ends in a backslash goes on on the next line
+    for number, text in enumerate(lines, start=1):
+        if in_magic:
+            kept.append("")
+            in_magic = text.endswith("\\")
+            continue
+        if state.at_statement_start():
+            stripped = text.lstrip()
+            after = state.after(text)
+            if stripped[:1] in ("%", "!", "?") or _SHELL_OR_MAGIC_ASSIGNED.match(stripped) or (
+                    after.at_statement_start() and text[:after.comment].rstrip().endswith("?")):
+                kept.append(text[:len(text) - len(stripped)] + "pass")
+                notes.append(f"{location_text(cell, number)}: {_shown(stripped, 80)}")
+                in_magic = text.endswith("\\")
+                continue
+            state = after
+        else:
+            state = state.after(text)
+        kept.append(text)
+    return kept, notes
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """Where Python is at the end of a line: how many brackets are open, which string (by
+    its quote) is, whether a backslash continues the line; ``comment`` is where the last
+    line's comment started (its length when it had none)."""
+
+    depth: int = 0
+    quote: str = ""
+    continued: bool = False
+    comment: int = 0
+
+    def at_statement_start(self) -> bool:
+        return self.depth == 0 and not self.quote and not self.continued
+
+    def after(self, text: str) -> "_Scan":
+        depth, quote, continued = self.depth, self.quote, False
+        i, n, comment = 0, len(text), len(text)
+        while i < n:
+            char = text[i]
+            if quote:
+                if char == "\\":
+                    continued = i == n - 1
+                    i += 2
+                elif text.startswith(quote, i):
+                    i += len(quote)
+                    quote = ""
+                else:
+                    i += 1
+                continue
+            if char == "#":
+                comment = i
+                break
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth = max(0, depth - 1)
+            elif char in "'\"":
+                quote = char * 3 if text.startswith(char * 3, i) else char
+                i += len(quote)
+                continue
+            elif char == "\\" and i == n - 1:
+                continued = True
+            i += 1
+        if len(quote) == 1 and not continued:
+            quote = ""   # a one-quote string ends with its line (else Python says so)
+        return _Scan(depth, quote, continued and not (quote and len(quote) == 3), comment)

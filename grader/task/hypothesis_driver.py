@@ -1,0 +1,54 @@
+"""Runs Hypothesis on the trusted side.
+
+Collecting a check's cases and shrinking a failure go through the same ``explore`` so they
+see the same derandomized sequence: a submission that passes every collected case is
+exactly one that Hypothesis would have passed, and a failing one is re-found and shrunk.
+Settings follow the design: derandomized (every student gets the same cases), no example
+database (no leakage between students), no deadline (time limits are the sandbox's job).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from grader.task.edges import Edge, off_edges
+from grader.task.spec import CheckSpec
+from grader.task.strategies import Drawn, case_strategy
+
+
+def explore(spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool,
+            avoid: tuple[Edge, ...] = ()) -> None:
+    """Call ``body(drawn)`` on each generated argument set; an exception is a failure.
+    An argument set on one of the edges to ``avoid`` (edges.py) is rejected before ``body``
+    sees it: Hypothesis draws another, and shrinks clear of it too."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+
+    if avoid:
+        inner = body
+
+        def body(drawn: Drawn) -> Any:
+            if not off_edges(drawn.args, avoid):
+                reject()
+            return inner(drawn)
+
+    # The fields Hypothesis draws from (calls.DrawnOptions). Keep the name `check` and the
+    # decorator lines below as they are: Hypothesis seeds its derandomized sequence with
+    # the source of `probe`, decorators included, so changing a character changes every
+    # generated case (and every grade made on unfrozen cases).
+    check = spec.options
+
+    phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
+
+    @settings(max_examples=check.cases, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+              verbosity=Verbosity.quiet, phases=phases, print_blob=False)
+    @given(case_strategy(check.draw, check.args))
+    def probe(args):
+        body(args)
+
+    probe()
+
+
+def collect(check: CheckSpec[Any], avoid: tuple[Edge, ...] = ()) -> list[Drawn]:
+    cases: list[Drawn] = []
+    explore(check, cases.append, shrink=False, avoid=avoid)
+    return cases

@@ -1,0 +1,43 @@
+"""Loads a task's trusted reference solution (instructor code: imported on the trusted side)."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import sys
+
+from grader.task.spec import SpecError, Task
+
+_loaded: dict[str, object] = {}
+
+
+def load_reference(task: Task):
+    """Import ``reference.py`` once per process; it must define every task function.
+    None for a kit, which has frozen cases instead (spec.py lets only a kit lack it)."""
+    if not os.path.isfile(task.reference_path):
+        return None
+    key = f"{task.reference_path}:{task.digest}"
+    if key not in _loaded:
+        name = f"grader_reference_{task.id.replace('-', '_')}_{task.digest}"
+        spec = importlib.util.spec_from_file_location(name, task.reference_path)
+        assert spec is not None and spec.loader is not None   # (a .py path always has both)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise SpecError([f"{task.reference_path}: the reference solution does not import: "
+                             f"{type(exc).__name__}: {exc}"]) from None
+        needed = dict.fromkeys(list(task.functions) + [f for c in task.checks
+                                                        for f in c.reference_functions])
+        missing = [f for f in needed if not callable(getattr(module, f, None))]
+        if missing:
+            raise SpecError([f"{task.reference_path}: the reference does not define "
+                             f"{', '.join(missing)}, which task.yaml uses."])
+        sys.modules[name] = module
+        _loaded[key] = module
+    return _loaded[key]
+
+
+def call_reference(module, function: str, args: list, kwargs: dict):
+    """Run the reference on copies, so it can never change the inputs sent to the student."""
+    return getattr(module, function)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
