@@ -7,6 +7,7 @@ Runs are interleaved (grader, baseline, grader, ...) so machine noise hits both 
 medians are reported, with the ratio baseline / grader. The installed console script is
 measured (not `python -m`, not a shell shim). Results also go to bench/results/.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASK = os.path.join(ROOT, "tasks", "positional-encoding")
 SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
 CORRECT = ["correct_vectorized.py"]
-BUGGY = ["mistake_exponent_missing_two.py", "mistake_sin_cos_swapped.py",
-         "mistake_float32_table.py", "mistake_adds_in_place.py"]
+BUGGY = [
+    "mistake_exponent_missing_two.py",
+    "mistake_sin_cos_swapped.py",
+    "mistake_float32_table.py",
+    "mistake_adds_in_place.py",
+]
 NAIVE = os.path.join(ROOT, "bench", "naive", "test_naive_pe.py")
 TARGETS = {"correct": 0.5, "buggy": 1.0}
 
@@ -49,6 +54,7 @@ def timed(cmd: list[str], env: dict, sample: str) -> tuple[float, int]:
 def generated_cases(env: dict) -> int:
     sys.path.insert(0, ROOT)
     from grader.task.spec import load_task
+
     task = load_task(TASK)
     return sum(c.options.cases for c in task.checks if c.kind in ("property", "mutation"))
 
@@ -71,10 +77,18 @@ def main() -> None:
                     times.setdefault((tool, kind), []).append(seconds)
                     codes[(tool, sample)] = code
 
-    report = {"runs": args.runs, "generated_cases": generated_cases(env), "cold_first_run_s": round(cold, 3),
-              "medians_s": {}, "ratios": {}, "exit_codes": {f"{t}:{s}": c for (t, s), c in codes.items()}}
-    print(f"grader check, positional-encoding, {report['generated_cases']} generated cases + examples, "
-          f"{args.runs} interleaved runs (medians, whole process)")
+    report = {
+        "runs": args.runs,
+        "generated_cases": generated_cases(env),
+        "cold_first_run_s": round(cold, 3),
+        "medians_s": {},
+        "ratios": {},
+        "exit_codes": {f"{t}:{s}": c for (t, s), c in codes.items()},
+    }
+    print(
+        f"grader check, positional-encoding, {report['generated_cases']} generated cases + examples, "
+        f"{args.runs} interleaved runs (medians, whole process)"
+    )
     print(f"  first run with an empty case cache: {cold:.3f} s")
     for kind in ("correct", "buggy"):
         g = statistics.median(times[("grader", kind)])
@@ -82,8 +96,10 @@ def main() -> None:
         report["medians_s"][kind] = {"grader": round(g, 3), "naive": round(n, 3)}
         report["ratios"][kind] = round(n / g, 2)
         verdict = "meets" if g <= TARGETS[kind] else "MISSES"
-        print(f"  {kind:8s} grader {g:.3f} s   naive pytest+Hypothesis {n:.3f} s   "
-              f"ratio {n / g:.1f}x   ({verdict} the {TARGETS[kind]} s target)")
+        print(
+            f"  {kind:8s} grader {g:.3f} s   naive pytest+Hypothesis {n:.3f} s   "
+            f"ratio {n / g:.1f}x   ({verdict} the {TARGETS[kind]} s target)"
+        )
     bad = [k for k, c in codes.items() if k[0] == "grader" and (c == 0) != (k[1] in CORRECT)]
     if bad:
         print(f"  unexpected grader exit codes: {bad}")

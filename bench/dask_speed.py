@@ -10,6 +10,7 @@ and with `--dask` against a `distributed.LocalCluster` of 2 worker processes of 
 carries the task's files and the submission's bytes). Reports medians of submissions per
 second and the ratio Dask / --jobs 2. Needs the dask extra (`pip install '.[dask]'`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,14 @@ from classes import ROOT, TASK, make_class  # (bench/ is on sys.path when run)
 
 def rate(folder: str, out: str, env: dict, *how: str) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "grader", "batch", TASK, folder, "--out", out, *how],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "grader", "batch", TASK, folder, "--out", out, *how],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
     return len(os.listdir(folder)) / (time.perf_counter() - start)
 
 
@@ -37,24 +44,27 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     from distributed import LocalCluster
+
     work = tempfile.mkdtemp(prefix="bench-dask-")
     env = dict(os.environ, GRADER_CACHE_DIR=os.path.join(work, "cache"), PYTHONPATH=ROOT)
     os.environ.update(GRADER_CACHE_DIR=env["GRADER_CACHE_DIR"], PYTHONPATH=ROOT)  # the Dask workers'
     folder = os.path.join(work, "class")
     make_class(folder, args.students)
     rates: dict[str, list[float]] = {"--jobs 2": [], "--dask, 2 workers": []}
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         address = cluster.scheduler_address
-        rate(folder, os.path.join(work, "warm-jobs"), env, "--jobs", "2")   # fills the case cache
+        rate(folder, os.path.join(work, "warm-jobs"), env, "--jobs", "2")  # fills the case cache
         rate(folder, os.path.join(work, "warm-dask"), env, "--dask", address)  # and the workers'
         for run in range(args.runs):
             rates["--jobs 2"].append(rate(folder, os.path.join(work, f"jobs-{run}"), env, "--jobs", "2"))
-            rates["--dask, 2 workers"].append(rate(folder, os.path.join(work, f"dask-{run}"), env,
-                                                   "--dask", address))
+            rates["--dask, 2 workers"].append(
+                rate(folder, os.path.join(work, f"dask-{run}"), env, "--dask", address)
+            )
     med = {k: statistics.median(v) for k, v in rates.items()}
-    print(f"grader batch, positional-encoding, {args.students} students (correct and buggy half "
-          f"and half), {args.runs} runs, medians (all runs), submissions/s")
+    print(
+        f"grader batch, positional-encoding, {args.students} students (correct and buggy half "
+        f"and half), {args.runs} runs, medians (all runs), submissions/s"
+    )
     for key, value in med.items():
         print(f"  {key:18s} {value:6.2f}/s   ({' '.join(f'{r:.2f}' for r in rates[key])})")
     print(f"  --dask vs --jobs 2: {med['--dask, 2 workers'] / med['--jobs 2']:.2f}x")

@@ -14,6 +14,7 @@ Runs are interleaved (grader, baseline, grader, ...) so machine noise hits both 
 medians of ``--runs`` are reported with their ratios, and written to
 bench/results/framework_speed.json (not committed). The case cache is warmed first.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,18 @@ def run(cmd: list[str], env: dict) -> float:
 def scripts_two_at_a_time(files: list[str], env: dict) -> float:
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        list(pool.map(lambda f: subprocess.run([sys.executable, f], stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL, env=env, cwd=ROOT), files))
+        list(
+            pool.map(
+                lambda f: subprocess.run(
+                    [sys.executable, f],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                    cwd=ROOT,
+                ),
+                files,
+            )
+        )
     return time.perf_counter() - start
 
 
@@ -62,6 +73,7 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=12)
     args = parser.parse_args()
     import importlib.util
+
     if importlib.util.find_spec("tensorflow") is None:
         sys.exit("TensorFlow is not installed: pip install -e '.[tensorflow]'")
     grader = grader_script()
@@ -74,13 +86,18 @@ def main() -> None:
         path = os.path.join(klass, f"student{i:03d}.py")
         shutil.copy(os.path.join(SAMPLES, CLASS_SAMPLES[i % len(CLASS_SAMPLES)]), path)
         files.append(path)
-    run([grader, "check", TASK, ONE], env)   # fills the case cache and the timings
-    times: dict[str, list[float]] = {"batch --jobs 2": [], "python each, 2 at a time": [],
-                                     "check": [], "python file.py": []}
+    run([grader, "check", TASK, ONE], env)  # fills the case cache and the timings
+    times: dict[str, list[float]] = {
+        "batch --jobs 2": [],
+        "python each, 2 at a time": [],
+        "check": [],
+        "python file.py": [],
+    }
     for r in range(args.runs):
         out = os.path.join(work, f"out{r}")
-        times["batch --jobs 2"].append(run([grader, "batch", TASK, klass, "--out", out, "--jobs", "2",
-                                            "--trusted-submissions"], env))
+        times["batch --jobs 2"].append(
+            run([grader, "batch", TASK, klass, "--out", out, "--jobs", "2", "--trusted-submissions"], env)
+        )
         times["python each, 2 at a time"].append(scripts_two_at_a_time(files, env))
         times["check"].append(run([grader, "check", TASK, ONE], env))
         times["python file.py"].append(run([sys.executable, ONE], env))
@@ -88,14 +105,24 @@ def main() -> None:
     medians = {k: statistics.median(v) for k, v in times.items()}
     class_ratio = medians["python each, 2 at a time"] / medians["batch --jobs 2"]
     one_ratio = medians["check"] / medians["python file.py"]
-    summary = {"students": args.students, "runs": args.runs, "medians_seconds": medians,
-               "times": times, "class_speedup": class_ratio, "check_over_python": one_ratio,
-               "goals": {"class_speedup_at_least": GOALS["class"], "check_over_python_at_most": GOALS["one file"]}}
-    print(f"class of {args.students}: grader batch --jobs 2 {medians['batch --jobs 2']:.1f} s, "
-          f"python each (2 at a time) {medians['python each, 2 at a time']:.1f} s: "
-          f"{class_ratio:.2f}x faster (goal >= {GOALS['class']}x)")
-    print(f"one file: grader check {medians['check']:.1f} s, python file.py "
-          f"{medians['python file.py']:.1f} s: {one_ratio:.2f}x (goal <= {GOALS['one file']}x)")
+    summary = {
+        "students": args.students,
+        "runs": args.runs,
+        "medians_seconds": medians,
+        "times": times,
+        "class_speedup": class_ratio,
+        "check_over_python": one_ratio,
+        "goals": {"class_speedup_at_least": GOALS["class"], "check_over_python_at_most": GOALS["one file"]},
+    }
+    print(
+        f"class of {args.students}: grader batch --jobs 2 {medians['batch --jobs 2']:.1f} s, "
+        f"python each (2 at a time) {medians['python each, 2 at a time']:.1f} s: "
+        f"{class_ratio:.2f}x faster (goal >= {GOALS['class']}x)"
+    )
+    print(
+        f"one file: grader check {medians['check']:.1f} s, python file.py "
+        f"{medians['python file.py']:.1f} s: {one_ratio:.2f}x (goal <= {GOALS['one file']}x)"
+    )
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "results", "framework_speed.json"), "w") as f:
         json.dump(summary, f, indent=2)

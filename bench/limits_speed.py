@@ -11,6 +11,7 @@ in the same invocation as its baseline.
 Runs this checkout's grader (`python -m grader` with it on PYTHONPATH), a fresh case cache
 filled once before timing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,14 +39,20 @@ def add_positional_encoding(x, base=10000.0):
     x = np.asarray(x, dtype=float)
     return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
 """
-SEGFAULTS = LOOPS.replace("    while True:\n        pass",
-                          "    import ctypes\n    return ctypes.string_at(0)")
+SEGFAULTS = LOOPS.replace(
+    "    while True:\n        pass", "    import ctypes\n    return ctypes.string_at(0)"
+)
 
 
 def grader(*args: str, env: dict) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "grader", *args], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+    )
     return time.perf_counter() - start
 
 
@@ -73,24 +80,29 @@ def main() -> None:
     honest, mixed = os.path.join(work, "honest"), os.path.join(work, "with-attackers")
     make_attack_class(honest, args.students, False)
     make_attack_class(mixed, args.students, True)
-    grader("check", TASK, correct, env=env)   # fills the case cache and the reference's times
+    grader("check", TASK, correct, env=env)  # fills the case cache and the reference's times
     times: dict[str, list[float]] = {}
     for run in range(args.runs):
         times.setdefault("check loops", []).append(grader("check", TASK, loops, env=env))
         times.setdefault("check correct", []).append(grader("check", TASK, correct, env=env))
         for name, folder in (("batch honest", honest), ("batch +loop +segfault", mixed)):
             out = os.path.join(work, f"out-{name.split()[1]}-{run}")
-            times.setdefault(name, []).append(grader("batch", TASK, folder, "--out", out,
-                                                     "--jobs", "2", env=env))
+            times.setdefault(name, []).append(
+                grader("batch", TASK, folder, "--out", out, "--jobs", "2", env=env)
+            )
     med = {k: statistics.median(v) for k, v in times.items()}
     print(f"positional-encoding, default limits, {args.runs} runs, medians (all runs: seconds)")
     for key, value in med.items():
         print(f"  {key:24s} {value:6.2f} s   {' '.join(f'{v:.2f}' for v in times[key])}")
-    print(f"  a looping check vs a correct one: {med['check loops'] / med['check correct']:.2f}x "
-          f"(+{med['check loops'] - med['check correct']:.2f} s)")
-    print(f"  {args.students} honest + loop + segfault vs {args.students} honest, --jobs 2: "
-          f"{med['batch +loop +segfault'] / med['batch honest']:.2f}x "
-          f"(+{med['batch +loop +segfault'] - med['batch honest']:.2f} s)")
+    print(
+        f"  a looping check vs a correct one: {med['check loops'] / med['check correct']:.2f}x "
+        f"(+{med['check loops'] - med['check correct']:.2f} s)"
+    )
+    print(
+        f"  {args.students} honest + loop + segfault vs {args.students} honest, --jobs 2: "
+        f"{med['batch +loop +segfault'] / med['batch honest']:.2f}x "
+        f"(+{med['batch +loop +segfault'] - med['batch honest']:.2f} s)"
+    )
     shutil.rmtree(work, ignore_errors=True)
 
 

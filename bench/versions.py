@@ -9,6 +9,7 @@ with. Both run with this interpreter (the same numpy, Hypothesis), each from its
 tree's), each on its own copy of the task (a task may have changed with the grader: the
 other tree's task.yaml and freeze), with a warm case cache of its own.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,14 @@ def run(tree: str, args: list[str], cache: str) -> float:
     args = [a.format(task=os.path.join(tree, "tasks", "positional-encoding")) for a in args]
     env = dict(os.environ, GRADER_CACHE_DIR=cache, PYTHONPATH=tree)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "grader", *args], cwd=tree, env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     if done.returncode not in (0, 1):
         raise SystemExit(f"{tree}: grader {' '.join(args)} exited {done.returncode}: {done.stderr[-500:]}")
     return time.perf_counter() - start
@@ -49,17 +56,22 @@ def main() -> None:
     make_class(klass, args.students)
     correct = os.path.join(SAMPLES, CORRECT[0])
     buggy = os.path.join(SAMPLES, "mistake_sin_cos_swapped.py")
-    jobs = {"check correct": ["check", "{task}", correct],
-            "check buggy": ["check", "{task}", buggy],
-            f"batch of {args.students}": ["batch", "{task}", klass, "--jobs", "2", "--trusted-submissions"]}
+    jobs = {
+        "check correct": ["check", "{task}", correct],
+        "check buggy": ["check", "{task}", buggy],
+        f"batch of {args.students}": ["batch", "{task}", klass, "--jobs", "2", "--trusted-submissions"],
+    }
     times: dict[tuple[str, str], list[float]] = {}
-    for name, tree in trees.items():    # warm each cache (and the first-run costs) once
+    for name, tree in trees.items():  # warm each cache (and the first-run costs) once
         run(tree, jobs["check correct"], caches[name])
     for _ in range(args.runs):
         for job, command in jobs.items():
             for name, tree in trees.items():
-                extra = ["--out", os.path.join(work, f"out-{name}-{time.monotonic_ns()}")] \
-                    if command[0] == "batch" else []
+                extra = (
+                    ["--out", os.path.join(work, f"out-{name}-{time.monotonic_ns()}")]
+                    if command[0] == "batch"
+                    else []
+                )
                 times.setdefault((job, name), []).append(run(tree, command + extra, caches[name]))
     print(f"{args.runs} interleaved runs, medians (this: {HERE}; other: {trees['other']})")
     for job in jobs:

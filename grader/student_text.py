@@ -18,6 +18,7 @@ Each is idempotent: sanitising sanitised text changes nothing. Renderers still e
 their medium (the ``for_*`` functions below and junit's XML escaping), since a report may
 come from an old gradebook or a message built on the trusted side around student text.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,10 +26,10 @@ import os
 import re
 import unicodedata
 
-LINE_BYTES = 200             # a name: function, parameter, variable, type, module
-MESSAGE_BYTES = 2000         # an exception message
-CODE_BYTES = 300             # a source line quoted from a traceback
-NAME_BYTES = 1024            # a file name or student id (the file system allows 255 bytes)
+LINE_BYTES = 200  # a name: function, parameter, variable, type, module
+MESSAGE_BYTES = 2000  # an exception message
+CODE_BYTES = 300  # a source line quoted from a traceback
+NAME_BYTES = 1024  # a file name or student id (the file system allows 255 bytes)
 REPORT_TEXT_BYTES = 64 << 10  # any one string of a stored report (old rows included)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -36,7 +37,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # overrides and isolates ("Trojan Source"); the BOM; U+FFFE and U+FFFF (not XML).
 _OTHER_INVISIBLE = "\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff"
 _HIDDEN_LINE = re.compile(f"[\x00-\x1f{_OTHER_INVISIBLE}]")
-_HIDDEN_BLOCK = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_INVISIBLE}]")   # tab and newline kept
+_HIDDEN_BLOCK = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_INVISIBLE}]")  # tab and newline kept
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
@@ -71,8 +72,8 @@ def clip(text: str, max_bytes: int, keep_tail: bool = False) -> str:
     if not keep_tail:
         return data[:room].decode("utf-8", "ignore") + mark
     tail = room // 4
-    head = data[:room - tail].decode("utf-8", "ignore")
-    end = data[len(data) - tail:].decode("utf-8", "ignore") if tail else ""
+    head = data[: room - tail].decode("utf-8", "ignore")
+    end = data[len(data) - tail :].decode("utf-8", "ignore") if tail else ""
     return head + mark + end
 
 
@@ -105,20 +106,23 @@ def student_id(file_name: str) -> str:
         code = ord(char)
         if char == "\\":
             shown.append("\\\\")
-        elif 0xDC80 <= code <= 0xDCFF:               # a byte that is not UTF-8 (always >= 0x80)
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8 (always >= 0x80)
             shown.append(f"\\x{code - 0xDC00:02x}")
-        elif _HIDDEN_LINE.match(char):               # \u form from 0x80 on: never a bad byte's
+        elif _HIDDEN_LINE.match(char):  # \u form from 0x80 on: never a bad byte's
             shown.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
-        elif (code >= 0x80 and (lookalike or unicodedata.category(char) in ("Cf", "Mn", "Zs", "Co", "Cn")))\
-                or (char == " " and (i == 0 or i == len(text) - 1)):
-            shown.append(f"\\x{code:02x}" if code < 0x80 else
-                         f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        elif (
+            code >= 0x80 and (lookalike or unicodedata.category(char) in ("Cf", "Mn", "Zs", "Co", "Cn"))
+        ) or (char == " " and (i == 0 or i == len(text) - 1)):
+            shown.append(
+                f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+            )
         else:
             shown.append(char)
     return "".join(shown)
 
 
 # --------------------------------------------------------------------------- at the boundary
+
 
 def sanitised(outcome):
     """A worker's answer (a CallOutcome) with every string it carries made safe: the
@@ -127,8 +131,7 @@ def sanitised(outcome):
     error = outcome.error if isinstance(outcome.error, dict) else {}
     if error:
         clean = dict(error)
-        for key, cap in (("type", LINE_BYTES), ("missing_module", LINE_BYTES),
-                         ("message", MESSAGE_BYTES)):
+        for key, cap in (("type", LINE_BYTES), ("missing_module", LINE_BYTES), ("message", MESSAGE_BYTES)):
             if isinstance(clean.get(key), str):
                 clean[key] = line(clean[key], cap)
         if isinstance(clean.get("frames"), list):
@@ -152,6 +155,7 @@ def _frame(frame: dict) -> dict:
 def _value(value, depth: int = 0):
     """Strings inside a returned value or a load/script description, made safe."""
     from grader.sandbox import wire
+
     if depth > 64:
         return value
     if isinstance(value, str):
@@ -176,7 +180,7 @@ def clean_report(report):
     exports."""
     if isinstance(report, str):
         if report.isascii() and report.isprintable() and len(report) <= REPORT_TEXT_BYTES:
-            return report   # nothing to show or cut (most of a report): 5x faster export
+            return report  # nothing to show or cut (most of a report): 5x faster export
         return clip(visible(report, multiline=True), REPORT_TEXT_BYTES)
     if isinstance(report, dict):
         return {clean_report(k): clean_report(v) for k, v in report.items()}

@@ -9,6 +9,7 @@ whose bundled protocol must match the installed browser, no port, no websocket.
 Every request the page makes and every console message or browser log entry is recorded
 from before navigation starts.
 """
+
 from __future__ import annotations
 
 import base64
@@ -38,10 +39,10 @@ class BrowserError(Exception):
 @dataclass
 class Page:
     session: str
-    browser: "Chromium"
-    requests: list[str] = field(default_factory=list)      # every URL the page asked for
-    console: list[str] = field(default_factory=list)       # console messages and log entries
-    errors: list[str] = field(default_factory=list)        # exceptions thrown in the page
+    browser: Chromium
+    requests: list[str] = field(default_factory=list)  # every URL the page asked for
+    console: list[str] = field(default_factory=list)  # console messages and log entries
+    errors: list[str] = field(default_factory=list)  # exceptions thrown in the page
 
     def call(self, method: str, **params):
         return self.browser.call(method, session=self.session, **params)
@@ -66,19 +67,36 @@ class Chromium:
         to_browser_r, self.to_browser = os.pipe()
         self.from_browser, from_browser_w = os.pipe()
 
-        def wire_pipes():   # in the child: the protocol's fds are 3 (commands) and 4 (replies)
+        def wire_pipes():  # in the child: the protocol's fds are 3 (commands) and 4 (replies)
             os.dup2(to_browser_r, 3)
             os.dup2(from_browser_w, 4)
 
-        command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                   "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
-                   "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-                   "--disable-background-networking", "--disable-component-update",
-                   "--disable-sync", "--disable-dev-shm-usage", "--hide-scrollbars",
-                   "--window-size=1200,900", "about:blank"]
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        preexec_fn=wire_pipes, pass_fds=(3, 4))
+        command = [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--remote-debugging-pipe",
+            f"--user-data-dir={self.profile}",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            "--window-size=1200,900",
+            "about:blank",
+        ]
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=wire_pipes,
+            pass_fds=(3, 4),
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self.buffer = b""
@@ -93,6 +111,7 @@ class Chromium:
 
     def _receive(self, deadline: float) -> dict:
         import select
+
         while b"\0" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -152,11 +171,12 @@ class Chromium:
         self.pages.append(page)
         for domain in ("Page", "Network", "Runtime", "Log"):
             page.call(f"{domain}.enable")
-        page.call("Emulation.setDeviceMetricsOverride", width=1200, height=900,
-                  deviceScaleFactor=1, mobile=False)
+        page.call(
+            "Emulation.setDeviceMetricsOverride", width=1200, height=900, deviceScaleFactor=1, mobile=False
+        )
         page.call("Page.navigate", url=url)
         self.wait_for("Page.loadEventFired", session)
-        time.sleep(0.3)   # a late request (a lazy image, a timer) would be recorded meanwhile
+        time.sleep(0.3)  # a late request (a lazy image, a timer) would be recorded meanwhile
         page.evaluate("1")  # drains the events that came in
         return page
 
@@ -171,7 +191,7 @@ class Chromium:
             os.close(fd)
         shutil.rmtree(self.profile, ignore_errors=True)
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         return self
 
     def __exit__(self, *_exc) -> None:
@@ -197,11 +217,12 @@ def png_colours(data: bytes) -> int:
     writes them), decoded with zlib: is a picture there or a blank area?"""
     import struct
     import zlib
+
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     position, chunks, header = 8, [], None
     while position < len(data):
-        length, kind = struct.unpack(">I4s", data[position:position + 8])
-        body = data[position + 8:position + 8 + length]
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        body = data[position + 8 : position + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -217,9 +238,9 @@ def png_colours(data: bytes) -> int:
     colours = set()
     offset = 0
     for _ in range(height):
-        kind, line = raw[offset], bytearray(raw[offset + 1:offset + 1 + stride])
+        kind, line = raw[offset], bytearray(raw[offset + 1 : offset + 1 + stride])
         offset += 1 + stride
-        for i in range(stride):   # undo the PNG filter of this row
+        for i in range(stride):  # undo the PNG filter of this row
             left = line[i - channels] if i >= channels else 0
             up = previous[i]
             up_left = previous[i - channels] if i >= channels else 0
@@ -234,6 +255,6 @@ def png_colours(data: bytes) -> int:
                 pa, pb, pc = abs(p - left), abs(p - up), abs(p - up_left)
                 predictor = left if pa <= pb and pa <= pc else up if pb <= pc else up_left
                 line[i] = (line[i] + predictor) & 0xFF
-        colours.update(bytes(line[i:i + 3]) for i in range(0, stride, channels))
+        colours.update(bytes(line[i : i + 3]) for i in range(0, stride, channels))
         previous = line
     return len(colours)

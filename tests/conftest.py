@@ -1,9 +1,9 @@
 import functools
 import os
-import tempfile
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -24,21 +24,24 @@ ISOLATING = {BUBBLEWRAP, LANDLOCK}  # tiers that hide the filesystem, network an
 
 def tier_works(name: str) -> bool:
     from grader.sandbox import tier
+
     return tier(name).works()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiers() -> tuple[str, ...]:
     """Every tier that works here but the unprivileged one, whose walls are file permissions
     that these tests' folders do not close (tests/security/test_unsafe_tiers.py runs it in a
     simulated container)."""
     from grader.sandbox import working_tiers
+
     return tuple(working_tiers(exclude=[UNPRIVILEGED]))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def warm_tiers() -> tuple[str, ...]:
     from grader.sandbox import warm_supported
+
     return tuple(t for t in tiers() if warm_supported(t))
 
 
@@ -59,7 +62,7 @@ class Mode(str):
         return f"{self}-warm" if self.warm else str(self)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def modes() -> tuple[Mode, ...]:
     return tuple([Mode.of(t, False) for t in tiers()] + [Mode.of(t, True) for t in warm_tiers()])
 
@@ -85,7 +88,7 @@ def pytest_collection_modifyitems(items):
         if folder in TIER_FOLDERS:
             item.add_marker(folder)
         if "container" in getattr(item, "fixturenames", ()):
-            item.add_marker("slow")   # installs the grader in a virtualenv of the system's Python
+            item.add_marker("slow")  # installs the grader in a virtualenv of the system's Python
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -94,9 +97,10 @@ def _private_cache(tmp_path_factory):
     os.environ["GRADER_CACHE_DIR"] = str(tmp_path_factory.mktemp("grader-cache"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _points(task: str) -> dict[str, float]:
     from grader.task.spec import load_task
+
     return {c.name: c.points for c in load_task(task).checks}
 
 
@@ -118,14 +122,21 @@ IGNORES_BASE_LOSES = ("table-custom-base", "add-custom-base")  # mistake_ignores
 @pytest.fixture(scope="session")
 def pe_task():
     from grader.task.spec import load_task
+
     return load_task(PE_TASK)
 
 
 def run_cli(*args, env=None, timeout=120):
     """Run ``python -m grader`` as a user would; returns the CompletedProcess."""
     full_env = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
-                          text=True, cwd=ROOT, env=full_env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=full_env,
+        timeout=timeout,
+    )
 
 
 def no_process_with(marker: str) -> bool:
@@ -165,7 +176,7 @@ def make_task(folder, yaml_text, reference=SQUARE_REFERENCE):
     return str(folder)
 
 
-COURSE = os.path.join(ROOT, "examples", "course")                       # the students' side
+COURSE = os.path.join(ROOT, "examples", "course")  # the students' side
 INSTRUCTOR_TASKS = os.path.join(ROOT, "examples", "course-instructor", "tasks")  # the full tasks
 
 
@@ -173,6 +184,7 @@ def runtime_mount_points_in_tmp() -> set[str]:
     """Names bubblewrap shows in a worker's private /tmp because the grader's own Python
     runtime is bound there read-only (a checkout or virtualenv under /tmp): not secret."""
     from grader.sandbox.tiers.base import runtime_dirs
+
     return {d.split("/")[2] for d in runtime_dirs() if d.startswith("/tmp/")}
 
 
@@ -200,20 +212,40 @@ SIMULATOR = os.path.join(ROOT, "tests", "container_sim.py")
 # Gradescope's container as tests/container_sim.py makes it: with the machine's cgroups
 # writable, or read-only as Docker mounts them by default; and a newer Docker that lets
 # Landlock through (no namespaces still). The tier each one leaves the grader.
-SIMULATIONS = {"cgroup": [], "no-cgroup": ["--no-cgroup"],
-               "landlock": ["--landlock"], "landlock-no-cgroup": ["--landlock", "--no-cgroup"]}
-SIMULATED_TIER = {"cgroup": UNPRIVILEGED, "no-cgroup": UNPRIVILEGED,
-                  "landlock": LANDLOCK, "landlock-no-cgroup": LANDLOCK}
+SIMULATIONS = {
+    "cgroup": [],
+    "no-cgroup": ["--no-cgroup"],
+    "landlock": ["--landlock"],
+    "landlock-no-cgroup": ["--landlock", "--no-cgroup"],
+}
+SIMULATED_TIER = {
+    "cgroup": UNPRIVILEGED,
+    "no-cgroup": UNPRIVILEGED,
+    "landlock": LANDLOCK,
+    "landlock-no-cgroup": LANDLOCK,
+}
 
 
-def in_container(container, *args, simulation="cgroup", cwd=None, timeout=300, command="grader",
-                 simulator_options=()):
+def in_container(
+    container, *args, simulation="cgroup", cwd=None, timeout=300, command="grader", simulator_options=()
+):
     """Run ``grader ARGS`` (or another program of the container's venv) in the simulation
     (with more of container_sim.py's options, ``simulator_options``)."""
     program = os.path.join(container["bin"], command)
-    return subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR, *SIMULATIONS[simulation],
-                           *simulator_options, program, *args],
-                          capture_output=True, text=True, cwd=cwd or "/", timeout=timeout)
+    return subprocess.run(
+        [
+            os.path.join(container["bin"], "python"),
+            SIMULATOR,
+            *SIMULATIONS[simulation],
+            *simulator_options,
+            program,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=cwd or "/",
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(params=["cgroup", "no-cgroup"])
@@ -233,18 +265,27 @@ def container(tmp_path_factory):
     venv = os.path.join(base, "venv")
     made = subprocess.run([SYSTEM_PYTHON, "-m", "venv", venv], capture_output=True, text=True)
     if made.returncode != 0:
-        pytest.fail(f"cannot make a virtualenv of {SYSTEM_PYTHON} (Debian: apt-get install "
-                    f"python3-venv): {made.stderr[-500:]}")
+        pytest.fail(
+            f"cannot make a virtualenv of {SYSTEM_PYTHON} (Debian: apt-get install "
+            f"python3-venv): {made.stderr[-500:]}"
+        )
     # With the frameworks installed here (CI: numgrader[tensorflow,torch]), the container
     # gets them too, as grader gradescope's zip installs them for a task that allows them.
     import importlib.util
+
     extras = [m for m in ("tensorflow", "torch") if importlib.util.find_spec(m) is not None]
     wanted = ROOT + (f"[{','.join(extras)}]" if extras else "")
-    installed = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", wanted],
-                               capture_output=True, text=True, cwd=base)
+    installed = subprocess.run(
+        [os.path.join(venv, "bin", "pip"), "install", "-q", wanted], capture_output=True, text=True, cwd=base
+    )
     assert installed.returncode == 0, installed.stderr[-2000:]
-    private = tmp_path_factory.mktemp("autograder")   # pytest's folders are 0700
+    private = tmp_path_factory.mktemp("autograder")  # pytest's folders are 0700
     shutil.copytree(PE_TASK, private / "task")
-    yield {"bin": os.path.join(venv, "bin"), "task": str(private / "task"), "private": private,
-           "open": base, "frameworks": extras}
+    yield {
+        "bin": os.path.join(venv, "bin"),
+        "task": str(private / "task"),
+        "private": private,
+        "open": base,
+        "frameworks": extras,
+    }
     shutil.rmtree(base, ignore_errors=True)

@@ -15,6 +15,7 @@ that takes no ACL (in the simulation's mount namespace; the queues are the machi
 
 The filter is inherited by everything COMMAND starts, the grader's workers included.
 """
+
 import ctypes
 import errno
 import os
@@ -22,13 +23,15 @@ import sys
 
 import pyseccomp as seccomp
 
-CLONE_NAMESPACES = (0x10000000,  # CLONE_NEWUSER
-                    0x00020000,  # CLONE_NEWNS
-                    0x20000000,  # CLONE_NEWPID
-                    0x40000000,  # CLONE_NEWNET
-                    0x08000000,  # CLONE_NEWIPC
-                    0x04000000,  # CLONE_NEWUTS
-                    0x02000000)  # CLONE_NEWCGROUP
+CLONE_NAMESPACES = (
+    0x10000000,  # CLONE_NEWUSER
+    0x00020000,  # CLONE_NEWNS
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+    0x08000000,  # CLONE_NEWIPC
+    0x04000000,  # CLONE_NEWUTS
+    0x02000000,
+)  # CLONE_NEWCGROUP
 CGROUPS = "/sys/fs/cgroup"
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x20, 0x1000, 0x4000, 0x40000
 
@@ -41,8 +44,9 @@ def docker_default_profile(landlock: bool = False) -> None:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     # clone3's flags sit in memory a filter cannot read: Docker answers ENOSYS, and the C
     # library falls back to clone.
-    landlock_calls = () if landlock else ("landlock_create_ruleset", "landlock_add_rule",
-                                          "landlock_restrict_self")
+    landlock_calls = (
+        () if landlock else ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self")
+    )
     for name in ("clone3", *landlock_calls):
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
     rules.load()
@@ -66,8 +70,10 @@ def own_mounts(read_only_cgroups: bool, mqueue: str | None) -> None:
     with open("/proc/self/mountinfo") as f:
         points = [line.split()[4] for line in f]
     for point in sorted(p for p in points if p == CGROUPS or p.startswith(CGROUPS + "/")):
-        _check(libc.mount(None, point.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
-               f"remounting {point} read-only")
+        _check(
+            libc.mount(None, point.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
+            f"remounting {point} read-only",
+        )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ a task that allows matplotlib, notebooks built from cells, and a grade in one mo
 with fresh workers by ``grader check``, or with warm ones as one file of a ``grader batch``),
 by this checkout's grader or by another install's (``program``: a virtualenv without
 matplotlib, conftest.py's ``container``)."""
+
 import json
 import os
 import re
@@ -12,15 +13,15 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
 from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 SHAPE_TASK = os.path.join(ROOT, "tasks", "pe-table-shape")
 PLOTTING_NOTEBOOK = os.path.join(PE_SAMPLES, "correct_notebook_plots_the_table.ipynb")
-DRAWING_NOTEBOOK = os.path.join(ROOT, "submissions", "pe-table-shape",
-                                "correct_notebook_draws_the_table.ipynb")
-IMPORTS_CHECK = "numpy-only"          # positional-encoding's imports check
+DRAWING_NOTEBOOK = os.path.join(
+    ROOT, "submissions", "pe-table-shape", "correct_notebook_draws_the_table.ipynb"
+)
+IMPORTS_CHECK = "numpy-only"  # positional-encoding's imports check
 SHAPE_IMPORTS_CHECK = "allowed-imports"
 MUTATION_CHECK = "add-leaves-input-unchanged"
 TIMEOUT = 600
@@ -37,8 +38,11 @@ def task_allowing(folder, *also: str, display=None) -> str:
         with open(path) as f:
             text = f.read()
         allowed = ", ".join(("numpy",) + also)
-        text = text.replace("  allowed: [numpy]\n", f"  allowed: [{allowed}]\n" + (
-            f"  display: [{', '.join(display)}]\n" if display is not None else ""))
+        text = text.replace(
+            "  allowed: [numpy]\n",
+            f"  allowed: [{allowed}]\n"
+            + (f"  display: [{', '.join(display)}]\n" if display is not None else ""),
+        )
         with open(path, "w") as f:
             f.write(text)
     return folder
@@ -59,8 +63,11 @@ def without_plots(sources: list[str]) -> list[str]:
     """The same cells with every plotting line (and matplotlib's import) left out."""
     kept = []
     for source in sources:
-        lines = [line for line in source.splitlines()
-                 if not re.search(r"\bplt\b|\bfig\b|\bax\b|\bmesh\b|matplotlib|%matplotlib", line)]
+        lines = [
+            line
+            for line in source.splitlines()
+            if not re.search(r"\bplt\b|\bfig\b|\bax\b|\bmesh\b|matplotlib|%matplotlib", line)
+        ]
         if any(line.strip() for line in lines):
             kept.append("\n".join(lines))
     return kept
@@ -72,13 +79,14 @@ def grade(tmp_path, mode, task: str, path, program=None) -> dict:
     path = str(path)
     limits = ["--isolation", str(mode)]
     if getattr(mode, "warm", False):
-        batch = Path(tempfile.mkdtemp(prefix="batch-", dir=tmp_path))   # (one per grade)
+        batch = Path(tempfile.mkdtemp(prefix="batch-", dir=tmp_path))  # (one per grade)
         folder = batch / "class"
         folder.mkdir()
         shutil.copy(path, folder / os.path.basename(path))
         out = batch / "out"
-        done = _grader(program, "batch", task, str(folder), "--out", str(out), "--jobs", "1",
-                       "--force", *limits)
+        done = _grader(
+            program, "batch", task, str(folder), "--out", str(out), "--jobs", "1", "--force", *limits
+        )
         assert done.returncode in (0, 1), done.stderr[-3000:]
         [line] = (out / f"reports-{_task_id(task)}.jsonl").read_text().splitlines()
         report = json.loads(line)
@@ -99,8 +107,9 @@ def _task_id(task: str) -> str:
 def _grader(program, *args):
     if program is None:
         return run_cli(*args, timeout=TIMEOUT)
-    return subprocess.run([program, *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=TIMEOUT, env=dict(os.environ))
+    return subprocess.run(
+        [program, *args], capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT, env=dict(os.environ)
+    )
 
 
 def by_name(report) -> dict:
@@ -111,7 +120,12 @@ def grader_without_matplotlib(container) -> str:
     """The ``grader`` of conftest.py's ``container``: the grader installed as a course
     installs it (``pip install`` of this tree, no test extras), which has no matplotlib."""
     python = os.path.join(container["bin"], "python")
-    found = subprocess.run([python, "-c", "import importlib.util, sys; "
-                            "sys.exit(importlib.util.find_spec('matplotlib') is not None)"])
+    found = subprocess.run(
+        [
+            python,
+            "-c",
+            "import importlib.util, sys; sys.exit(importlib.util.find_spec('matplotlib') is not None)",
+        ]
+    )
     assert found.returncode == 0, "the plain install has matplotlib: the test would not test absence"
     return os.path.join(container["bin"], "grader")

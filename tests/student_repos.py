@@ -2,6 +2,7 @@
 entry a student can commit can be made: files, symbolic links (mode 120000), submodule
 entries (160000), names with newlines or escapes, and commits with whatever date the student
 claims. Shared by tests/integration/test_collect.py and test_github_actions.py."""
+
 import os
 import subprocess
 import tempfile
@@ -19,8 +20,14 @@ class Submodule:
 
 
 def git(*args, cwd=None, env=None, input=None) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env=dict(os.environ, **(env or {})),
-                          input=input, capture_output=True, check=False)
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=dict(os.environ, **(env or {})),
+        input=input,
+        capture_output=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     return done.stdout.decode().strip()
 
@@ -51,9 +58,14 @@ class StudentRepo:
                 records.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
             git("update-index", "-z", "--index-info", cwd=self.path, env=env, input=b"".join(records))
             tree = git("write-tree", "--missing-ok", cwd=self.path, env=env)
-        dated = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "GIT_AUTHOR_NAME": "student",
-                 "GIT_AUTHOR_EMAIL": "s@example.org", "GIT_COMMITTER_NAME": "student",
-                 "GIT_COMMITTER_EMAIL": "s@example.org"}
+        dated = {
+            "GIT_AUTHOR_DATE": date,
+            "GIT_COMMITTER_DATE": date,
+            "GIT_AUTHOR_NAME": "student",
+            "GIT_AUTHOR_EMAIL": "s@example.org",
+            "GIT_COMMITTER_NAME": "student",
+            "GIT_COMMITTER_EMAIL": "s@example.org",
+        }
         parents = ["-p", self.tip] if self.tip else []
         self.tip = git("commit-tree", tree, *parents, "-m", message, cwd=self.path, env=dated)
         git("update-ref", "refs/heads/main", self.tip, cwd=self.path)

@@ -4,6 +4,7 @@ as pytest + Hypothesis tests that import the submission into the test process.
 Run one process per submission: SUBMISSION=path python -m pytest -q bench/naive/test_naive_pe.py
 (Unsafe by design: this is what grader replaces. Used only by bench/check_speed.py.)
 """
+
 import importlib.util
 import os
 
@@ -26,8 +27,7 @@ def _load(path, name):
 ref = _load(os.path.join(TASK, "reference.py"), "reference")
 sub = _load(os.environ["SUBMISSION"], "submission")
 TOL = dict(rtol=1e-6, atol=1e-6)
-SETTINGS = dict(derandomize=True, database=None, deadline=None,
-                suppress_health_check=list(HealthCheck))
+SETTINGS = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @st.composite
@@ -45,8 +45,7 @@ def table_args(draw, min_d=1, parity=None, budget=16384):
 def token_arrays(draw, min_lead=0, max_lead=0):
     t, d = draw(st.integers(1, 32)), draw(st.integers(1, 32))
     lead = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(min_lead, max_lead)))]
-    return draw(hnp.arrays(np.float64, tuple(lead) + (t, d),
-                           elements=st.floats(-100, 100, allow_nan=False)))
+    return draw(hnp.arrays(np.float64, tuple(lead) + (t, d), elements=st.floats(-100, 100, allow_nan=False)))
 
 
 def test_examples():
@@ -78,7 +77,9 @@ def test_row_zero(nd):
 @settings(max_examples=30, **SETTINGS)
 @given(table_args(min_d=2))
 def test_sin_cos_columns(nd):
-    np.testing.assert_allclose(np.asarray(sub.sinusoidal_pe(*nd))[:, :2], ref.sinusoidal_pe(*nd)[:, :2], **TOL)
+    np.testing.assert_allclose(
+        np.asarray(sub.sinusoidal_pe(*nd))[:, :2], ref.sinusoidal_pe(*nd)[:, :2], **TOL
+    )
 
 
 @settings(max_examples=50, **SETTINGS)
@@ -120,7 +121,9 @@ def test_add_batch(x):
 @settings(max_examples=20, **SETTINGS)
 @given(token_arrays(0, 2), st.floats(2.0, 100000.0))
 def test_add_base(x, base):
-    np.testing.assert_allclose(sub.add_positional_encoding(x.copy(), base), ref.add_positional_encoding(x, base), **TOL)
+    np.testing.assert_allclose(
+        sub.add_positional_encoding(x.copy(), base), ref.add_positional_encoding(x, base), **TOL
+    )
 
 
 @settings(max_examples=10, **SETTINGS)

@@ -9,13 +9,15 @@ words (never by their message, which names files and paths).
 
 Student ids and failure messages are student text: in summary-<task>.md each is escaped so
 it can open no heading, list, table cell, link, HTML tag or comment (``for_markdown``)."""
+
 from __future__ import annotations
 
 import json
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from grader.records.result import ERROR, FAILED, PASSED, UNGRADABLE_CHECK, CheckResult, Result
 from grader.records.statuses import MISMATCH, TIMED_OUT, Reason
@@ -58,8 +60,8 @@ def how_many_students(count: int) -> str:
 @dataclass
 class CommonFailure:
     check: str
-    students: int                       # how many students failed it
-    reasons: list[tuple[str, int]]      # (why, in words; how many of them), most first
+    students: int  # how many students failed it
+    reasons: list[tuple[str, int]]  # (why, in words; how many of them), most first
 
     def sentence(self, escape: Callable[[str], str] = for_markdown, emphasis: str = "**{}**") -> str:
         """'**check** failed for 3 students (why)', the parts escaped for the medium
@@ -74,9 +76,9 @@ class CommonFailure:
 
 @dataclass
 class MistakeCount:
-    mistake: str        # the task's name for a known mistake (result.Diagnosis)
+    mistake: str  # the task's name for a known mistake (result.Diagnosis)
     explanation: str
-    students: int       # how many students' outputs it was diagnosed in
+    students: int  # how many students' outputs it was diagnosed in
 
     def sentence(self) -> str:
         """Markdown: '**31 students**: sin-cos-swapped (explanation)', the parts escaped."""
@@ -90,12 +92,12 @@ class ClassSummary:
     students: int
     mean_percent: float
     median_percent: float
-    distribution: list[int]                  # students per 10% band, 0-10% ... 90-100%
-    pass_rates: dict[str, float]             # check -> share of students who passed it
-    common_failures: list[CommonFailure] = field(default_factory=list)   # most students first
+    distribution: list[int]  # students per 10% band, 0-10% ... 90-100%
+    pass_rates: dict[str, float]  # check -> share of students who passed it
+    common_failures: list[CommonFailure] = field(default_factory=list)  # most students first
     errored: list[str] = field(default_factory=list)
     timed_out: list[str] = field(default_factory=list)
-    mistakes: list[MistakeCount] = field(default_factory=list)   # diagnosed, most students first
+    mistakes: list[MistakeCount] = field(default_factory=list)  # diagnosed, most students first
 
 
 def _percent(report: Result) -> float:
@@ -110,20 +112,23 @@ def _timed_out(check: CheckResult, stored: dict) -> bool:
 
 # Reports stored before checks had a reason: their status in words (their messages name
 # files, paths and numbers, which are no sentence about the class).
-LEGACY_WORDS = {FAILED: "it failed; the report, from an older grader, does not say why",
-                ERROR: "it could not be run; the report, from an older grader, does not say why"}
+LEGACY_WORDS = {
+    FAILED: "it failed; the report, from an older grader, does not say why",
+    ERROR: "it could not be run; the report, from an older grader, does not say why",
+}
 
 
 def _why(check: CheckResult, mismatch: dict[str, str]) -> str:
-    if check.reason is None:   # stored before checks had a reason
+    if check.reason is None:  # stored before checks had a reason
         return LEGACY_WORDS.get(check.status, check.status)
     if check.reason == MISMATCH:
         return mismatch.get(check.name, REASON_WORDS[MISMATCH])
     return REASON_WORDS.get(check.reason, check.reason)
 
 
-def summarize(task: str, stored: list[tuple[str, dict]],
-              mismatch: dict[str, str] | None = None) -> ClassSummary:
+def summarize(
+    task: str, stored: list[tuple[str, dict]], mismatch: dict[str, str] | None = None
+) -> ClassSummary:
     """``mismatch``: for each check, what its failing with reason "mismatch" means
     (mismatch_words); without it, generic words."""
     mismatch = mismatch or {}
@@ -133,7 +138,7 @@ def summarize(task: str, stored: list[tuple[str, dict]],
     for p in percents if reports else []:
         distribution[min(int(p // (100 / BUCKETS)), BUCKETS - 1)] += 1
     checks: dict[str, list[bool]] = {}
-    failures: dict[str, Counter] = {}   # check -> why -> students
+    failures: dict[str, Counter] = {}  # check -> why -> students
     errored, timed_out = [], []
     diagnosed: Counter = Counter()
     explanations: dict[str, str] = {}
@@ -148,28 +153,35 @@ def summarize(task: str, stored: list[tuple[str, dict]],
         for check in report.checks:
             if not check.max_score:
                 continue
-            if check.name != UNGRADABLE_CHECK:   # no check: its students are listed as errored
+            if check.name != UNGRADABLE_CHECK:  # no check: its students are listed as errored
                 checks.setdefault(check.name, []).append(check.status == PASSED)
             if check.status in (FAILED, ERROR):
                 failures.setdefault(check.name, Counter())[_why(check, mismatch)] += 1
     return ClassSummary(
-        task=task, students=len(reports), mean_percent=statistics.fmean(percents),
-        median_percent=statistics.median(percents), distribution=distribution,
+        task=task,
+        students=len(reports),
+        mean_percent=statistics.fmean(percents),
+        median_percent=statistics.median(percents),
+        distribution=distribution,
         pass_rates={name: sum(v) / len(v) for name, v in checks.items()},
         common_failures=_most_common(failures),
-        errored=errored, timed_out=timed_out,
-        mistakes=[MistakeCount(name, explanations[name], n) for name, n in diagnosed.most_common()])
+        errored=errored,
+        timed_out=timed_out,
+        mistakes=[MistakeCount(name, explanations[name], n) for name, n in diagnosed.most_common()],
+    )
 
 
 def _most_common(failures: dict[str, Counter]) -> list[CommonFailure]:
     ranked = sorted(failures.items(), key=lambda item: -sum(item[1].values()))  # (stable: task order)
-    return [CommonFailure(check, sum(why.values()), why.most_common())
-            for check, why in ranked[:FAILURES_SHOWN]]
+    return [
+        CommonFailure(check, sum(why.values()), why.most_common()) for check, why in ranked[:FAILURES_SHOWN]
+    ]
 
 
 def mismatch_words(task: Task) -> dict[str, str]:
     """For each check of a task (spec.Task), what a mismatch means (its kind says)."""
     from grader.grading.checks import kind_of
+
     return {check.name: kind_of(check).mismatch(check.options) for check in task.checks}
 
 
@@ -178,21 +190,38 @@ def _names(students: list[str]) -> str:
 
 
 def render_markdown(summary: ClassSummary) -> str:
-    lines = [f"# {for_markdown(summary.task)}: {summary.students} submissions", "",
-             f"Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%.", "",
-             "## Score distribution", "", "| score | students |", "| --- | --- |"]
+    lines = [
+        f"# {for_markdown(summary.task)}: {summary.students} submissions",
+        "",
+        f"Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%.",
+        "",
+        "## Score distribution",
+        "",
+        "| score | students |",
+        "| --- | --- |",
+    ]
     width = 100 // BUCKETS
-    lines += [f"| {i * width}-{(i + 1) * width}% | {n} {'#' * n} |"
-              for i, n in enumerate(summary.distribution)]
+    lines += [
+        f"| {i * width}-{(i + 1) * width}% | {n} {'#' * n} |" for i, n in enumerate(summary.distribution)
+    ]
     lines += ["", "## Pass rate per check", "", "| check | passed |", "| --- | --- |"]
     lines += [f"| {for_markdown(name)} | {rate:.0%} |" for name, rate in summary.pass_rates.items()]
     lines += ["", "## Most common failures", ""]
     lines += [f"- {failure.sentence()}" for failure in summary.common_failures] or ["- none"]
     lines += ["", "## Diagnosed mistakes", ""]
-    lines += [f"- {m.sentence()}" for m in summary.mistakes] or \
-        ["- none (no failure matched a mistake the task declares)"]
-    lines += ["", "## Errored (nothing could be graded)", "", _names(summary.errored), "",
-              "## Timed out somewhere", "", _names(summary.timed_out)]
+    lines += [f"- {m.sentence()}" for m in summary.mistakes] or [
+        "- none (no failure matched a mistake the task declares)"
+    ]
+    lines += [
+        "",
+        "## Errored (nothing could be graded)",
+        "",
+        _names(summary.errored),
+        "",
+        "## Timed out somewhere",
+        "",
+        _names(summary.timed_out),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -24,6 +24,7 @@ not graded, and a history whose dates go backwards is flagged in the record. A d
 to look early on top of early commits cannot be told from an honest one: where the deadline
 must hold against that, collect at the deadline (without --deadline, the tip is graded).
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -42,12 +43,19 @@ from grader.classroom.collection import Record
 from grader.classroom.git_repo import EmptyRepository, GitError, Repository, Secrets
 from grader.classroom.roster import Enrolled, Roster
 from grader.student_text import line, student_id
-from grader.submission.file import (MAX_SOURCE_BYTES, SubmissionError, choose_in_folder, hand_ins_for,
-                              refusal, source_stem, too_large)
+from grader.submission.file import (
+    MAX_SOURCE_BYTES,
+    SubmissionError,
+    choose_in_folder,
+    hand_ins_for,
+    refusal,
+    source_stem,
+    too_large,
+)
 
 SOLUTIONS = "solutions"
-LINK_TARGET_BYTES = 1024   # a link's target is shown in the reason (read as the blob it is)
-SHOWN_ENTRIES = 10         # of a solutions/ folder, in the reason a hand-in is missing
+LINK_TARGET_BYTES = 1024  # a link's target is shown in the reason (read as the blob it is)
+SHOWN_ENTRIES = 10  # of a solutions/ folder, in the reason a hand-in is missing
 
 
 class CollectError(Exception):
@@ -60,6 +68,7 @@ class CollectError(Exception):
 
 # --------------------------------------------------------------------------- arguments
 
+
 def parse_deadline(text: str) -> float:
     """An ISO 8601 date and time with its UTC offset (``2026-12-01T23:59:00+01:00``, or
     ``...Z``), as a POSIX timestamp. Without an offset it would mean the clock of whatever
@@ -70,12 +79,20 @@ def parse_deadline(text: str) -> float:
     try:
         when = datetime.fromisoformat(value)
     except ValueError:
-        raise CollectError([f"--deadline '{line(text)}': not an ISO 8601 date and time; write "
-                            "it like 2026-12-01T23:59:00+01:00"]) from None
+        raise CollectError(
+            [
+                f"--deadline '{line(text)}': not an ISO 8601 date and time; write "
+                "it like 2026-12-01T23:59:00+01:00"
+            ]
+        ) from None
     if when.tzinfo is None:
-        raise CollectError([f"--deadline '{line(text)}': give its UTC offset too (like "
-                            f"{when.isoformat(timespec='minutes')}+01:00, or Z for UTC): a time "
-                            "without one means a different moment on each machine"])
+        raise CollectError(
+            [
+                f"--deadline '{line(text)}': give its UTC offset too (like "
+                f"{when.isoformat(timespec='minutes')}+01:00, or Z for UTC): a time "
+                "without one means a different moment on each machine"
+            ]
+        )
     return when.timestamp()
 
 
@@ -94,7 +111,7 @@ class Template:
     uses_repo: bool
 
     @classmethod
-    def parse(cls, text: str) -> "Template":
+    def parse(cls, text: str) -> Template:
         names, uses_repo, problems = [], False, []
         for match in _PLACEHOLDER.finditer(text):
             field = match.group(1)
@@ -104,13 +121,17 @@ class Template:
             elif env:
                 names.append(env.group(1))
             elif field != "submission_id":
-                problems.append(f"--repo-url: unknown placeholder {{{line(field)}}} (known: {{repo}}, "
-                                "{submission_id}, {env:NAME})")
+                problems.append(
+                    f"--repo-url: unknown placeholder {{{line(field)}}} (known: {{repo}}, "
+                    "{submission_id}, {env:NAME})"
+                )
         if "{" in _PLACEHOLDER.sub("", text) or "}" in _PLACEHOLDER.sub("", text):
             problems.append("--repo-url: a brace that opens or closes no placeholder")
         if not _PLACEHOLDER.search(text):
-            problems.append("--repo-url: names no student ({repo} or {submission_id}): every "
-                            "student would get the same repository")
+            problems.append(
+                "--repo-url: names no student ({repo} or {submission_id}): every "
+                "student would get the same repository"
+            )
         if problems:
             raise CollectError(problems)
         return cls(text, tuple(dict.fromkeys(names)), uses_repo)
@@ -118,9 +139,12 @@ class Template:
     def secrets(self, environ) -> Secrets:
         """The values of its environment variables; CollectError when one is unset or empty
         (a GitHub secret that is not set expands to an empty string)."""
-        problems = [f"--repo-url: the environment variable {name} is {'empty' if name in environ else 'not set'}"
-                    f" (the template takes it from there; in GitHub Actions, set it from a secret)"
-                    for name in self.env_names if not environ.get(name)]
+        problems = [
+            f"--repo-url: the environment variable {name} is {'empty' if name in environ else 'not set'}"
+            f" (the template takes it from there; in GitHub Actions, set it from a secret)"
+            for name in self.env_names
+            if not environ.get(name)
+        ]
         if problems:
             raise CollectError(problems)
         return Secrets(tuple(environ[name] for name in self.env_names))
@@ -132,7 +156,8 @@ class Template:
                 return student.extra.get("repo", "")
             if field == "submission_id":
                 return student.submission_id
-            return environ[field[len("env:"):]]
+            return environ[field[len("env:") :]]
+
         return _PLACEHOLDER.sub(value, self.text)
 
 
@@ -144,9 +169,11 @@ def id_problem(submission_id: str) -> str | None:
     if submission_id.startswith("."):
         return "starts with a dot: a batch takes such a file for a hidden one"
     if student_id(submission_id) != submission_id:
-        return (f"holds characters a batch shows escaped ({student_id(submission_id)}): control or "
-                "invisible characters, a backslash, spaces at either end, or a name that is not "
-                "Unicode NFC")
+        return (
+            f"holds characters a batch shows escaped ({student_id(submission_id)}): control or "
+            "invisible characters, a backslash, spaces at either end, or a name that is not "
+            "Unicode NFC"
+        )
     if len(submission_id.encode("utf-8")) > 200:
         return "is longer than 200 bytes"
     return None
@@ -161,29 +188,36 @@ def check_roster(roster: Roster, path: str, template: Template) -> None:
         where = f"{path}:{s.line}"
         why = id_problem(s.submission_id)
         if why:
-            problems.append(f"{where}: submission_id '{line(s.submission_id)}' {why}; grader collect "
-                            "names each student's file by it: change it in the roster")
+            problems.append(
+                f"{where}: submission_id '{line(s.submission_id)}' {why}; grader collect "
+                "names each student's file by it: change it in the roster"
+            )
         key = unicodedata.normalize("NFC", s.submission_id).casefold()
         if key in folded:
-            problems.append(f"{where}: submission_id '{line(s.submission_id)}' differs from line "
-                            f"{folded[key].line}'s only in case, so both would be one file on a "
-                            "case-insensitive disk (macOS, Windows): change one of them")
+            problems.append(
+                f"{where}: submission_id '{line(s.submission_id)}' differs from line "
+                f"{folded[key].line}'s only in case, so both would be one file on a "
+                "case-insensitive disk (macOS, Windows): change one of them"
+            )
         folded.setdefault(key, s)
         if template.uses_repo and not s.extra.get("repo"):
-            problems.append(f"{where}: no repo for '{line(s.submission_id)}'"
-                            + ("" if "repo" in s.extra else " (the roster has no repo column)")
-                            + f"; --repo-url '{line(template.text)}' takes it from there")
+            problems.append(
+                f"{where}: no repo for '{line(s.submission_id)}'"
+                + ("" if "repo" in s.extra else " (the roster has no repo column)")
+                + f"; --repo-url '{line(template.text)}' takes it from there"
+            )
     if problems:
         raise CollectError(problems)
 
 
 # --------------------------------------------------------------------------- the commit
 
+
 @dataclass(frozen=True)
 class Graded:
     commit: str
-    committed: int      # its committer date (the student's claim), POSIX seconds
-    note: str           # about the history: later commits not graded, dates going backwards
+    committed: int  # its committer date (the student's claim), POSIX seconds
+    note: str  # about the history: later commits not graded, dates going backwards
 
 
 def when(stamp: float) -> str:
@@ -198,7 +232,7 @@ def choose_commit(history: list[tuple[str, int]], deadline: float | None) -> Gra
     or why there is none. With a deadline: the last commit of the history's first stretch
     dated before it (a commit on top of one dated after the deadline was made after it,
     whatever its own date says)."""
-    chain = history[::-1]             # the first commit first
+    chain = history[::-1]  # the first commit first
     notes = []
     if deadline is None:
         index = len(chain) - 1
@@ -210,23 +244,30 @@ def choose_commit(history: list[tuple[str, int]], deadline: float | None) -> Gra
             index = i
         if index < 0:
             first, stamp = chain[0]
-            return (f"no commit before the deadline ({when(deadline)}): the first, {first[:12]}, "
-                    f"is dated {when(stamp)}")
+            return (
+                f"no commit before the deadline ({when(deadline)}): the first, {first[:12]}, "
+                f"is dated {when(stamp)}"
+            )
         later = len(chain) - 1 - index
         if later:
-            notes.append(f"{later} later commit{'s' if later > 1 else ''} not graded (the first "
-                         f"dated {when(chain[index + 1][1])}, after the deadline)")
+            notes.append(
+                f"{later} later commit{'s' if later > 1 else ''} not graded (the first "
+                f"dated {when(chain[index + 1][1])}, after the deadline)"
+            )
     backwards = [i for i in range(1, len(chain)) if chain[i][1] < chain[i - 1][1]]
     if backwards:
         i = backwards[0]
-        notes.append(f"dates go backwards: commit {chain[i][0][:12]} is dated {when(chain[i][1])}, "
-                     f"before its parent {chain[i - 1][0][:12]} ({when(chain[i - 1][1])}); a date "
-                     f"was likely rewritten{f' ({len(backwards)} such commits)' if len(backwards) > 1 else ''}")
+        notes.append(
+            f"dates go backwards: commit {chain[i][0][:12]} is dated {when(chain[i][1])}, "
+            f"before its parent {chain[i - 1][0][:12]} ({when(chain[i - 1][1])}); a date "
+            f"was likely rewritten{f' ({len(backwards)} such commits)' if len(backwards) > 1 else ''}"
+        )
     commit, stamp = chain[index]
     return Graded(commit, stamp, "; ".join(notes))
 
 
 # --------------------------------------------------------------------------- the hand-in
+
 
 def shown(name: str) -> str:
     """An entry's name for the record: every control, invisible or non-ASCII character
@@ -237,7 +278,7 @@ def shown(name: str) -> str:
 @dataclass(frozen=True)
 class Found:
     status: str
-    path: str = ""          # shown
+    path: str = ""  # shown
     data: bytes = b""
     suffix: str = ""
     reason: str = ""
@@ -256,7 +297,7 @@ def _kind(entry) -> str:
 def _refused(repo: Repository, entry, path: str) -> Found:
     what = _kind(entry)
     if entry.mode == "120000" and entry.size is not None and entry.size <= LINK_TARGET_BYTES:
-        try:   # the target is the link's blob: data, shown, never followed
+        try:  # the target is the link's blob: data, shown, never followed
             target = os.fsdecode(repo.blob(entry, LINK_TARGET_BYTES))
             what += f" (to '{shown(target)}')"
         except GitError:
@@ -267,7 +308,7 @@ def _refused(repo: Repository, entry, path: str) -> Found:
 def _read(repo: Repository, entry, path: str) -> Found:
     if not entry.is_file:
         return _refused(repo, entry, path)
-    if entry.size is None or entry.size > MAX_SOURCE_BYTES:      # (its size, before any byte)
+    if entry.size is None or entry.size > MAX_SOURCE_BYTES:  # (its size, before any byte)
         return Found(records.REFUSED, path, reason=str(too_large(path)))
     data = repo.blob(entry, MAX_SOURCE_BYTES)
     suffix = ".ipynb" if entry.name.lower().endswith(".ipynb") else ".py"
@@ -296,13 +337,17 @@ def find_hand_in(repo: Repository, listing, task_id: str) -> Found:
     entries = [e for e in inside if e.name == chosen]
     file_path = f"{path}/{shown(chosen)}"
     if len(entries) > 1:
-        return Found(records.REFUSED, file_path, reason=f"{file_path}: the folder holds two entries of that name")
+        return Found(
+            records.REFUSED, file_path, reason=f"{file_path}: the folder holds two entries of that name"
+        )
     return _read(repo, entries[0], file_path)
 
 
 def _missing(task_id: str, listing) -> str:
-    text = (f"no hand-in for {task_id}: add {SOLUTIONS}/{task_id}.py (or {task_id}.ipynb, or a "
-            f"folder {SOLUTIONS}/{task_id}/ holding one)")
+    text = (
+        f"no hand-in for {task_id}: add {SOLUTIONS}/{task_id}.py (or {task_id}.ipynb, or a "
+        f"folder {SOLUTIONS}/{task_id}/ holding one)"
+    )
     names = sorted(shown(e.name) + ("/" if e.kind == "tree" else "") for e in listing)
     if names:
         more = f" and {len(names) - SHOWN_ENTRIES} more" if len(names) > SHOWN_ENTRIES else ""
@@ -312,35 +357,45 @@ def _missing(task_id: str, listing) -> str:
 
 # --------------------------------------------------------------------------- a student
 
+
 @dataclass(frozen=True)
 class Job:
     student: Enrolled
-    url: str            # may hold a secret: given to git only, never shown
-    shown_repo: str     # the repository as messages name it (secrets redacted)
+    url: str  # may hold a secret: given to git only, never shown
+    shown_repo: str  # the repository as messages name it (secrets redacted)
 
 
-def _collect_one(job: Job, tasks, deadline: float | None, secrets: Secrets, seconds: float,
-                 work: str, staging: str) -> list[Record]:
+def _collect_one(
+    job: Job, tasks, deadline: float | None, secrets: Secrets, seconds: float, work: str, staging: str
+) -> list[Record]:
     """One student's records. A failure of the grader itself on this repository is that
     student's row (not collected: no grade, and said), never the end of the collection."""
     try:
         return _collect_repository(job, tasks, deadline, secrets, seconds, work, staging)
     except Exception as exc:
-        for task in tasks:   # (what was written of this student, before the failure, goes)
+        for task in tasks:  # (what was written of this student, before the failure, goes)
             for suffix in (".py", ".ipynb"):
                 try:
                     os.unlink(os.path.join(staging, task.id, job.student.submission_id + suffix))
                 except FileNotFoundError:
                     pass
         why = secrets.redact(line(f"{type(exc).__name__}: {exc}", 300))
-        return [Record(job.student.submission_id, t.id, records.UNREACHABLE,
-                       f"could not collect {job.shown_repo}: the grader failed on it ({why}); "
-                       "it is not the student's doing: collect again", max_score=t.max_score)
-                for t in tasks]
+        return [
+            Record(
+                job.student.submission_id,
+                t.id,
+                records.UNREACHABLE,
+                f"could not collect {job.shown_repo}: the grader failed on it ({why}); "
+                "it is not the student's doing: collect again",
+                max_score=t.max_score,
+            )
+            for t in tasks
+        ]
 
 
-def _collect_repository(job: Job, tasks, deadline: float | None, secrets: Secrets, seconds: float,
-                        work: str, staging: str) -> list[Record]:
+def _collect_repository(
+    job: Job, tasks, deadline: float | None, secrets: Secrets, seconds: float, work: str, staging: str
+) -> list[Record]:
     sid = job.student.submission_id
 
     def every_task(status: str, reason: str, **more) -> list[Record]:
@@ -349,8 +404,10 @@ def _collect_repository(job: Job, tasks, deadline: float | None, secrets: Secret
     try:
         repo = Repository(work, secrets, seconds)
     except GitError as exc:
-        return every_task(records.UNREACHABLE, f"could not fetch {job.shown_repo}: git cannot "
-                                               f"make a repository here ({exc})")
+        return every_task(
+            records.UNREACHABLE,
+            f"could not fetch {job.shown_repo}: git cannot make a repository here ({exc})",
+        )
     try:
         try:
             repo.fetch(job.url)
@@ -368,11 +425,15 @@ def _collect_repository(job: Job, tasks, deadline: float | None, secrets: Secret
         try:
             top = repo.entry(choice.commit, SOLUTIONS)
             if top is None:
-                return every_task(records.MISSING, f"no {SOLUTIONS}/ folder at commit "
-                                                   f"{choice.commit[:12]}", **graded)
+                return every_task(
+                    records.MISSING, f"no {SOLUTIONS}/ folder at commit {choice.commit[:12]}", **graded
+                )
             if top.kind != "tree":
-                return every_task(records.REFUSED, f"{SOLUTIONS} is {_kind(top)}, not a folder: "
-                                                   "no hand-in is read through it", **graded)
+                return every_task(
+                    records.REFUSED,
+                    f"{SOLUTIONS} is {_kind(top)}, not a folder: no hand-in is read through it",
+                    **graded,
+                )
             listing = repo.listing(top.object)
         except GitError as exc:
             return every_task(records.REFUSED, f"{SOLUTIONS}/ cannot be read: {exc}", **graded)
@@ -382,14 +443,23 @@ def _collect_repository(job: Job, tasks, deadline: float | None, secrets: Secret
                 found = find_hand_in(repo, listing, task.id)
             except GitError as exc:
                 found = Found(records.REFUSED, reason=f"{SOLUTIONS}/ cannot be read: {exc}")
-            record = Record(sid, task.id, found.status, found.reason, path=found.path,
-                            max_score=task.max_score, **graded)
+            record = Record(
+                sid, task.id, found.status, found.reason, path=found.path, max_score=task.max_score, **graded
+            )
             if found.status == records.COLLECTED:
                 file = f"{task.id}/{sid}{found.suffix}"
                 _write_new(os.path.join(staging, file), found.data)
-                record = Record(sid, task.id, found.status, "", path=found.path, file=file,
-                                sha256=hashlib.sha256(found.data).hexdigest(),
-                                max_score=task.max_score, **graded)
+                record = Record(
+                    sid,
+                    task.id,
+                    found.status,
+                    "",
+                    path=found.path,
+                    file=file,
+                    sha256=hashlib.sha256(found.data).hexdigest(),
+                    max_score=task.max_score,
+                    **graded,
+                )
             out.append(record)
         return out
     finally:
@@ -405,11 +475,12 @@ def _write_new(path: str, data: bytes) -> None:
 
 # --------------------------------------------------------------------------- the class
 
+
 @dataclass
 class Outcome:
     records: list[Record]
-    unreachable: list[str]      # submission ids whose repository could not be fetched
-    written: str                # OUT/collection.csv
+    unreachable: list[str]  # submission ids whose repository could not be fetched
+    written: str  # OUT/collection.csv
 
 
 def prepare_out(out: str) -> None:
@@ -421,13 +492,26 @@ def prepare_out(out: str) -> None:
         if not os.path.isdir(out):
             raise CollectError([f"--out {out}: is not a folder"])
         if os.listdir(out) and not os.path.isfile(os.path.join(out, records.FILE_NAME)):
-            raise CollectError([f"--out {out}: holds files that grader collect did not write (no "
-                                f"{records.FILE_NAME}); give a new folder"])
+            raise CollectError(
+                [
+                    f"--out {out}: holds files that grader collect did not write (no "
+                    f"{records.FILE_NAME}); give a new folder"
+                ]
+            )
 
 
-def run_collect(tasks, roster: Roster, roster_path: str, out: str, template: Template,
-                deadline: float | None, jobs: int, seconds: float, environ=None,
-                stream=sys.stderr) -> Outcome:
+def run_collect(
+    tasks,
+    roster: Roster,
+    roster_path: str,
+    out: str,
+    template: Template,
+    deadline: float | None,
+    jobs: int,
+    seconds: float,
+    environ=None,
+    stream=sys.stderr,
+) -> Outcome:
     environ = os.environ if environ is None else environ
     if shutil.which("git") is None:
         raise CollectError(["grader collect needs git (Debian/Ubuntu: apt-get install git)"])
@@ -445,16 +529,30 @@ def run_collect(tasks, roster: Roster, roster_path: str, out: str, template: Tem
     try:
         for task in tasks:
             os.mkdir(os.path.join(staging, task.id), 0o700)
-        work_list = [Job(s, template.url(s, environ),
-                         secrets.redact(s.extra.get("repo") or s.submission_id)
-                         + f" (roster line {s.line})") for s in roster.students]
-        print(f"collecting {len(tasks)} task{'s' if len(tasks) > 1 else ''} from "
-              f"{len(work_list)} repositories, {jobs} at a time"
-              + (f", the last commit before {when(deadline)}" if deadline is not None else
-                 ", the tip of each default branch"), file=stream, flush=True)
+        work_list = [
+            Job(
+                s,
+                template.url(s, environ),
+                secrets.redact(s.extra.get("repo") or s.submission_id) + f" (roster line {s.line})",
+            )
+            for s in roster.students
+        ]
+        print(
+            f"collecting {len(tasks)} task{'s' if len(tasks) > 1 else ''} from "
+            f"{len(work_list)} repositories, {jobs} at a time"
+            + (
+                f", the last commit before {when(deadline)}"
+                if deadline is not None
+                else ", the tip of each default branch"
+            ),
+            file=stream,
+            flush=True,
+        )
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            futures = [pool.submit(_collect_one, job, tasks, deadline, secrets, seconds, work, staging)
-                       for job in work_list]
+            futures = [
+                pool.submit(_collect_one, job, tasks, deadline, secrets, seconds, work, staging)
+                for job in work_list
+            ]
             collected = [r for future in futures for r in future.result()]
         records.write(os.path.join(staging, records.FILE_NAME), collected)
         _replace(out, staging, parent)
@@ -467,7 +565,7 @@ def run_collect(tasks, roster: Roster, roster_path: str, out: str, template: Tem
 
 def _replace(out: str, staging: str, parent: str) -> None:
     if os.path.exists(out):
-        prepare_out(out)          # (still ours: checked again just before it goes)
+        prepare_out(out)  # (still ours: checked again just before it goes)
         trash = tempfile.mkdtemp(prefix=".collect-old-", dir=parent)
         os.rename(out, os.path.join(trash, "old"))
         os.rename(staging, out)

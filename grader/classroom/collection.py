@@ -16,6 +16,7 @@ deadline, dates that go backwards). Every text cell is formula-safe (``for_csv``
 a row for every roster student with the reason, and a grade only for the file that was
 collected: a gradebook row of another file (an older collection's) is not used.
 """
+
 from __future__ import annotations
 
 import csv
@@ -28,7 +29,12 @@ from grader.student_text import for_csv
 from grader.student_text import line as visible_line
 
 COLLECTED, MISSING, TWO_HAND_INS, REFUSED, UNREACHABLE = (
-    "collected", "missing", "two-hand-ins", "refused", "unreachable")
+    "collected",
+    "missing",
+    "two-hand-ins",
+    "refused",
+    "unreachable",
+)
 STATUSES = (COLLECTED, MISSING, TWO_HAND_INS, REFUSED, UNREACHABLE)
 # What the student handed in and cannot be graded: 0 points, as a batch gives such a file.
 SCORED_ZERO = (TWO_HAND_INS, REFUSED)
@@ -43,14 +49,14 @@ class Record:
     submission_id: str
     task: str
     status: str
-    reason: str = ""        # why nothing was collected (empty when collected)
-    commit: str = ""        # the commit graded (empty when the repository was not fetched)
-    committed: str = ""     # its committer date, as the student's git wrote it (UTC, ISO 8601)
-    path: str = ""          # the hand-in in the repository (shown safely)
-    file: str = ""          # where it was written, relative to OUT
+    reason: str = ""  # why nothing was collected (empty when collected)
+    commit: str = ""  # the commit graded (empty when the repository was not fetched)
+    committed: str = ""  # its committer date, as the student's git wrote it (UTC, ISO 8601)
+    path: str = ""  # the hand-in in the repository (shown safely)
+    file: str = ""  # where it was written, relative to OUT
     sha256: str = ""
     max_score: float = 0.0
-    note: str = ""          # about the history: commits not graded, dates that go backwards
+    note: str = ""  # about the history: commits not graded, dates that go backwards
 
     def summary(self) -> str:
         """One line for people: where the graded file came from, or why there is none."""
@@ -75,9 +81,21 @@ def write(path: str, records: list[Record]) -> None:
         out = csv.writer(f, lineterminator="\r\n")
         out.writerow(COLUMNS)
         for r in records:
-            out.writerow([for_csv(r.submission_id), r.task, r.status, for_csv(r.reason), r.commit,
-                          r.committed, for_csv(r.path), r.file, r.sha256, f"{r.max_score:g}",
-                          for_csv(r.note)])
+            out.writerow(
+                [
+                    for_csv(r.submission_id),
+                    r.task,
+                    r.status,
+                    for_csv(r.reason),
+                    r.commit,
+                    r.committed,
+                    for_csv(r.path),
+                    r.file,
+                    r.sha256,
+                    f"{r.max_score:g}",
+                    for_csv(r.note),
+                ]
+            )
 
 
 @dataclass
@@ -99,8 +117,12 @@ def read(path: str) -> Collection:
         with open(path, "rb") as f:
             data = f.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise CollectionError([f"{path}: cannot be read ({exc.strerror or exc}); give the "
-                               f"{FILE_NAME} that grader collect wrote"]) from None
+        raise CollectionError(
+            [
+                f"{path}: cannot be read ({exc.strerror or exc}); give the "
+                f"{FILE_NAME} that grader collect wrote"
+            ]
+        ) from None
     if len(data) > MAX_BYTES:
         raise CollectionError([f"{path}: larger than {MAX_BYTES >> 20} MiB; is it {FILE_NAME}?"])
     try:
@@ -108,8 +130,9 @@ def read(path: str) -> Collection:
     except (UnicodeDecodeError, csv.Error) as exc:
         raise CollectionError([f"{path}: not a {FILE_NAME} of grader collect ({exc})"]) from None
     if not rows or tuple(rows[0]) != COLUMNS:
-        raise CollectionError([f"{path}:1: not a {FILE_NAME} of grader collect (its header is "
-                               f"{','.join(COLUMNS)})"])
+        raise CollectionError(
+            [f"{path}:1: not a {FILE_NAME} of grader collect (its header is {','.join(COLUMNS)})"]
+        )
     records, problems, seen = [], [], set()
     for number, row in enumerate(rows[1:], start=2):
         if not any(row):
@@ -120,13 +143,16 @@ def read(path: str) -> Collection:
         cells = dict(zip(COLUMNS, row))
         sid = cells["submission_id"]
         if sid.startswith("'") and for_csv(sid[1:]) == sid:
-            sid = sid[1:]           # (the formula guard write() added)
+            sid = sid[1:]  # (the formula guard write() added)
         where = f"{path}:{number}"
         if cells["status"] not in STATUSES:
-            problems.append(f"{where}: status {visible_line(cells['status'])!r} (known: {', '.join(STATUSES)})")
+            problems.append(
+                f"{where}: status {visible_line(cells['status'])!r} (known: {', '.join(STATUSES)})"
+            )
             continue
-        if cells["status"] == COLLECTED and not (_SHA256.fullmatch(cells["sha256"])
-                                                  and _HEX.fullmatch(cells["commit"])):
+        if cells["status"] == COLLECTED and not (
+            _SHA256.fullmatch(cells["sha256"]) and _HEX.fullmatch(cells["commit"])
+        ):
             problems.append(f"{where}: a collected hand-in needs its commit and sha256")
             continue
         try:
@@ -138,9 +164,21 @@ def read(path: str) -> Collection:
             problems.append(f"{where}: {visible_line(sid)!r} and task {visible_line(cells['task'])!r} again")
             continue
         seen.add((sid, cells["task"]))
-        records.append(Record(sid, cells["task"], cells["status"], cells["reason"], cells["commit"],
-                              cells["committed"], cells["path"], cells["file"], cells["sha256"],
-                              points, cells["note"]))
+        records.append(
+            Record(
+                sid,
+                cells["task"],
+                cells["status"],
+                cells["reason"],
+                cells["commit"],
+                cells["committed"],
+                cells["path"],
+                cells["file"],
+                cells["sha256"],
+                points,
+                cells["note"],
+            )
+        )
     if problems:
         raise CollectionError(problems)
     return Collection(records)
@@ -148,8 +186,8 @@ def read(path: str) -> Collection:
 
 # --------------------------------------------------------------------------- the join
 
-NOT_COLLECTED = "not collected"   # the detailed status of a repository that was not fetched
-NOT_GRADED = "not graded"         # collected, and no gradebook row of that very file
+NOT_COLLECTED = "not collected"  # the detailed status of a repository that was not fetched
+NOT_GRADED = "not graded"  # collected, and no gradebook row of that very file
 
 
 def join(rows, task: str, collection: Collection, hashes: dict[str, str]):
@@ -158,6 +196,7 @@ def join(rows, task: str, collection: Collection, hashes: dict[str, str]):
     the very file collected (``hashes``: student -> the content hash of their row), 0 points
     for a refused hand-in, an empty score for a missing one or an unreachable repository."""
     from grader.classroom.grade_files import NO_SUBMISSION, Row, Rows
+
     records = collection.by_task.get(task, {})
     joined = []
     for row in rows.rows:
@@ -165,28 +204,60 @@ def join(rows, task: str, collection: Collection, hashes: dict[str, str]):
         if record is None or row.enrolled is None:
             joined.append(row)
             continue
-        kept = row.report if record.status == COLLECTED and row.report is not None \
-            and hashes.get(row.student) == record.sha256 else None
+        kept = (
+            row.report
+            if record.status == COLLECTED
+            and row.report is not None
+            and hashes.get(row.student) == record.sha256
+            else None
+        )
         note = record.summary()
         if row.report is not None and kept is None:
             # (the gradebook still holds an older collection's grade: never exported as this one's)
-            note += (" (the gradebook graded another file: run grader batch on it again)"
-                     if record.status == COLLECTED else " (an older grade in the gradebook is not used)")
+            note += (
+                " (the gradebook graded another file: run grader batch on it again)"
+                if record.status == COLLECTED
+                else " (an older grade in the gradebook is not used)"
+            )
         elif record.status == COLLECTED and kept is None:
             note += " (not in the gradebook: run grader batch on it)"
         if record.status == COLLECTED:
-            joined.append(Row(row.student, row.enrolled, kept, row.graded and kept is not None,
-                              collection=record.status, note=note,
-                              status=None if kept is not None else NOT_GRADED))
+            joined.append(
+                Row(
+                    row.student,
+                    row.enrolled,
+                    kept,
+                    row.graded and kept is not None,
+                    collection=record.status,
+                    note=note,
+                    status=None if kept is not None else NOT_GRADED,
+                )
+            )
         elif record.status in SCORED_ZERO:
             report = ungradable(task, "", record.max_score, record.path or "-", record.reason).to_dict()
-            joined.append(Row(row.student, row.enrolled, report, True, collection=record.status,
-                              note=note))
+            joined.append(Row(row.student, row.enrolled, report, True, collection=record.status, note=note))
         else:
-            joined.append(Row(row.student, row.enrolled, None, False, collection=record.status,
-                              note=note, status=NO_SUBMISSION if record.status == MISSING else NOT_COLLECTED))
-    missing = [r.enrolled for r in joined if r.enrolled is not None and r.report is None
-               and r.collection in (None, MISSING)]
-    return Rows(joined, rows.unknown, missing, rows.not_graded,
-                not_collected=[r.student for r in joined if r.collection == UNREACHABLE],
-                ungraded_hand_ins=[r.student for r in joined if r.status == NOT_GRADED])
+            joined.append(
+                Row(
+                    row.student,
+                    row.enrolled,
+                    None,
+                    False,
+                    collection=record.status,
+                    note=note,
+                    status=NO_SUBMISSION if record.status == MISSING else NOT_COLLECTED,
+                )
+            )
+    missing = [
+        r.enrolled
+        for r in joined
+        if r.enrolled is not None and r.report is None and r.collection in (None, MISSING)
+    ]
+    return Rows(
+        joined,
+        rows.unknown,
+        missing,
+        rows.not_graded,
+        not_collected=[r.student for r in joined if r.collection == UNREACHABLE],
+        ungraded_hand_ins=[r.student for r in joined if r.status == NOT_GRADED],
+    )

@@ -12,6 +12,7 @@ any process on the machine may read, and never a file: no remote is configured, 
 FETCH_HEAD written), and every message of git's that the grader repeats has each secret,
 and the password of any URL, replaced by ``***``.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,8 @@ from dataclasses import dataclass
 GRADED_REF = "refs/grader/graded"
 # Transports git may use: not ext:: (runs a command) nor fd::.
 ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
-MESSAGE_BYTES = 600        # of git's stderr, in a reason
-LISTING_BYTES = 4 << 20    # a folder's listing, a history: more is no course repository
+MESSAGE_BYTES = 600  # of git's stderr, in a reason
+LISTING_BYTES = 4 << 20  # a folder's listing, a history: more is no course repository
 _URL_PASSWORD = re.compile(r"(?i)([a-z][a-z0-9+.-]*://[^/@\s:]*:)[^/@\s]+@")
 
 
@@ -61,11 +62,11 @@ class Secrets:
 class Entry:
     """One entry of a git tree, as ``git ls-tree -l`` lists it."""
 
-    mode: str            # "100644", "100755" (files), "120000" (link), "160000" (submodule), "040000"
-    kind: str            # blob, tree or commit
+    mode: str  # "100644", "100755" (files), "120000" (link), "160000" (submodule), "040000"
+    kind: str  # blob, tree or commit
     object: str
-    size: int | None     # a blob's size in bytes; None for a tree or a submodule
-    name: str            # the name's bytes as the file system would give them (os.fsdecode)
+    size: int | None  # a blob's size in bytes; None for a tree or a submodule
+    name: str  # the name's bytes as the file system would give them (os.fsdecode)
 
     @property
     def is_file(self) -> bool:
@@ -74,9 +75,8 @@ class Entry:
 
 def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_ALLOW_PROTOCOL=ALLOWED_PROTOCOLS,
-               GIT_OPTIONAL_LOCKS="0")
-    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")   # no password prompt either
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_ALLOW_PROTOCOL=ALLOWED_PROTOCOLS, GIT_OPTIONAL_LOCKS="0")
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")  # no password prompt either
     env.pop("GIT_DIR", None)
     env.pop("GIT_WORK_TREE", None)
     if extra:
@@ -91,21 +91,39 @@ def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 # Nothing of git's own housekeeping may outlive a command or write outside the repository.
-_QUIET = ["-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "fetch.writeCommitGraph=false",
-          "-c", "core.hooksPath=/dev/null"]
+_QUIET = [
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+    "-c",
+    "fetch.writeCommitGraph=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+]
 
 
-def _run(args: list[str], secrets: Secrets, seconds: float, cap: int = LISTING_BYTES,
-         config: dict[str, str] | None = None) -> bytes:
+def _run(
+    args: list[str],
+    secrets: Secrets,
+    seconds: float,
+    cap: int = LISTING_BYTES,
+    config: dict[str, str] | None = None,
+) -> bytes:
     """Run git; its output (at most ``cap`` bytes, read as it comes: a hostile tree or
     history cannot make the grader hold more), or GitError with its reason. The whole
     process group is killed at the time limit or the cap (git's helpers included)."""
-    process = subprocess.Popen(["git", *_QUIET, *args], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=_environment(config), start_new_session=True)
+    process = subprocess.Popen(
+        ["git", *_QUIET, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_environment(config),
+        start_new_session=True,
+    )
     assert process.stdout is not None and process.stderr is not None
     out_fd, err_fd = process.stdout.fileno(), process.stderr.fileno()
-    caps = {out_fd: cap, err_fd: 64 << 10}     # (stderr past its cap: dropped)
+    caps = {out_fd: cap, err_fd: 64 << 10}  # (stderr past its cap: dropped)
     got = {out_fd: bytearray(), err_fd: bytearray()}
     deadline = time.monotonic() + seconds
     try:
@@ -162,19 +180,29 @@ class Repository:
         _run(["init", "-q", "--bare", "--template=", self.path], secrets, seconds)
 
     def git(self, *args: str, cap: int = LISTING_BYTES, config: dict[str, str] | None = None) -> bytes:
-        return _run(["--git-dir", self.path, "--literal-pathspecs", *args], self.secrets, self.seconds, cap, config)
+        return _run(
+            ["--git-dir", self.path, "--literal-pathspecs", *args], self.secrets, self.seconds, cap, config
+        )
 
     def fetch(self, url: str) -> None:
         """The remote's default branch (what its HEAD names), with its history. GitError
         with git's reason when it cannot be fetched; an empty repository says so."""
         remote = {"remote.origin.url": url}
         try:
-            self.git("fetch", "--quiet", "--no-write-fetch-head", "--no-tags", "--no-recurse-submodules",
-                     "origin", f"+HEAD:{GRADED_REF}", config=remote)
+            self.git(
+                "fetch",
+                "--quiet",
+                "--no-write-fetch-head",
+                "--no-tags",
+                "--no-recurse-submodules",
+                "origin",
+                f"+HEAD:{GRADED_REF}",
+                config=remote,
+            )
         except GitTimeout:
             raise
         except GitError as exc:
-            try:   # reached, but holding no branch: the student never pushed
+            try:  # reached, but holding no branch: the student never pushed
                 heads = self.git("ls-remote", "origin", config=remote)
             except GitError:
                 raise exc from None
@@ -185,8 +213,7 @@ class Repository:
     def first_parent_history(self, limit: int = 50_000) -> list[tuple[str, int]]:
         """(commit, committer timestamp) from the tip back to the first commit, along first
         parents: the default branch as it grew."""
-        out = self.git("rev-list", "--first-parent", "--timestamp", f"--max-count={limit + 1}",
-                       GRADED_REF)
+        out = self.git("rev-list", "--first-parent", "--timestamp", f"--max-count={limit + 1}", GRADED_REF)
         history = []
         for line in out.decode("ascii", "replace").splitlines():
             stamp, _, commit = line.partition(" ")
@@ -220,6 +247,5 @@ def _parse(out: bytes) -> list[Entry]:
             continue
         head, _, name = record.partition(b"\t")
         mode, kind, obj, size = head.decode("ascii", "replace").split()
-        entries.append(Entry(mode, kind, obj, int(size) if size.isdigit() else None,
-                             os.fsdecode(name)))
+        entries.append(Entry(mode, kind, obj, int(size) if size.isdigit() else None, os.fsdecode(name)))
     return entries

@@ -20,6 +20,7 @@ empty lms_id), and said on stderr.
 Every text cell is student or roster text: formula-guarded (``for_csv``). ``excel`` writes a
 UTF-8 BOM so Excel reads the file as UTF-8 (rows always end in CRLF, as RFC 4180 has them).
 """
+
 from __future__ import annotations
 
 import csv
@@ -29,11 +30,11 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from grader.records.result import SKIPPED, UNGRADABLE_CHECK
 from grader.classroom.roster import Enrolled, Roster
+from grader.records.result import SKIPPED, UNGRADABLE_CHECK
 from grader.student_text import for_csv
 
-NO_SUBMISSION = "no submission"   # the status of a roster student with nothing graded
+NO_SUBMISSION = "no submission"  # the status of a roster student with nothing graded
 _TASK_FILE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,99}")
 
 
@@ -52,27 +53,28 @@ def task_folder(out_dir: str, kind: str, task_id: str) -> str:
 
 @dataclass
 class Row:
-    student: str                 # the submission id (the roster's, for a student who has none)
-    enrolled: Enrolled | None    # the roster's line, when there is a roster and it knows them
-    report: dict | None          # None: nothing was submitted
-    graded: bool = True          # False: the grader failed on it, so it holds no grade
-    collection: str | None = None   # with a collection (collection.py): its status for them
-    note: str = ""               # ... and what was collected, or why nothing was
-    status: str | None = None    # the status shown when there is no report (default: no submission)
+    student: str  # the submission id (the roster's, for a student who has none)
+    enrolled: Enrolled | None  # the roster's line, when there is a roster and it knows them
+    report: dict | None  # None: nothing was submitted
+    graded: bool = True  # False: the grader failed on it, so it holds no grade
+    collection: str | None = None  # with a collection (collection.py): its status for them
+    note: str = ""  # ... and what was collected, or why nothing was
+    status: str | None = None  # the status shown when there is no report (default: no submission)
 
 
 @dataclass
 class Rows:
     rows: list[Row]
-    unknown: list[str]           # submission ids not in the roster
-    missing: list[Enrolled]      # roster students without a submission
-    not_graded: list[str]        # submissions the grader failed on (regraded by the next batch)
-    not_collected: list[str] = field(default_factory=list)      # repositories not fetched
+    unknown: list[str]  # submission ids not in the roster
+    missing: list[Enrolled]  # roster students without a submission
+    not_graded: list[str]  # submissions the grader failed on (regraded by the next batch)
+    not_collected: list[str] = field(default_factory=list)  # repositories not fetched
     ungraded_hand_ins: list[str] = field(default_factory=list)  # collected, no grade of that file
 
 
-def match(reports: list[tuple[str, dict]], roster: Roster | None,
-          failed: AbstractSet[str] = frozenset()) -> Rows:
+def match(
+    reports: list[tuple[str, dict]], roster: Roster | None, failed: AbstractSet[str] = frozenset()
+) -> Rows:
     """One row per roster student (in the roster's order), then one per unknown id;
     without a roster, one per report."""
     by_student = dict(reports)
@@ -84,8 +86,7 @@ def match(reports: list[tuple[str, dict]], roster: Roster | None,
         report = by_student.get(enrolled.submission_id)
         if report is None:
             missing.append(enrolled)
-        rows.append(Row(enrolled.submission_id, enrolled, report,
-                        enrolled.submission_id not in failed))
+        rows.append(Row(enrolled.submission_id, enrolled, report, enrolled.submission_id not in failed))
     unknown = [s for s, _ in reports if s not in roster.by_id]
     rows += [Row(s, None, by_student[s], s not in failed) for s in unknown]
     return Rows(rows, unknown, missing, not_graded)
@@ -94,13 +95,19 @@ def match(reports: list[tuple[str, dict]], roster: Roster | None,
 def check_columns(reports: list[tuple[str, dict]]) -> list[str]:
     """The graded checks (those worth points), in task order; not the synthetic line of a
     submission that could not be graded at all."""
-    return list(dict.fromkeys(c["name"] for _, r in reports for c in r["checks"]
-                              if c["max_score"] and c["name"] != UNGRADABLE_CHECK))
+    return list(
+        dict.fromkeys(
+            c["name"]
+            for _, r in reports
+            for c in r["checks"]
+            if c["max_score"] and c["name"] != UNGRADABLE_CHECK
+        )
+    )
 
 
 def max_score(reports: list[tuple[str, dict]]) -> float | None:
     scores = [r["max_score"] for _, r in reports]
-    return max(scores, key=scores.count) if scores else None   # the task's, as most rows have it
+    return max(scores, key=scores.count) if scores else None  # the task's, as most rows have it
 
 
 def _number(value) -> str:
@@ -115,8 +122,7 @@ def _check_cells(report: dict | None, names: list[str]) -> list[str]:
 
 def _diagnosed(report: dict) -> str:
     """The names of the known mistakes diagnosed in a report (result.Diagnosis)."""
-    return "; ".join(str(d.get("mistake", "")) for d in report.get("diagnoses") or []
-                     if isinstance(d, dict))
+    return "; ".join(str(d.get("mistake", "")) for d in report.get("diagnoses") or [] if isinstance(d, dict))
 
 
 def _write(path: str, rows: list[list[str]], excel: bool) -> None:
@@ -124,13 +130,23 @@ def _write(path: str, rows: list[list[str]], excel: bool) -> None:
         csv.writer(f, lineterminator="\r\n").writerows(rows)
 
 
-def write_detailed(path: str, matched: Rows, names: list[str], with_roster: bool,
-                   excel: bool = False, with_collection: bool = False) -> None:
+def write_detailed(
+    path: str,
+    matched: Rows,
+    names: list[str],
+    with_roster: bool,
+    excel: bool = False,
+    with_collection: bool = False,
+) -> None:
     """With a collection, ``collection`` and ``collection_note`` follow ``diagnosis``: what
     was collected for the student (path, commit, date), or why nothing was."""
-    header = ["student"] + (["lms_id", "name"] if with_roster else []) + \
-        ["score", "max_score", "status", "diagnosis"] + \
-        (["collection", "collection_note"] if with_collection else []) + [for_csv(n) for n in names]
+    header = (
+        ["student"]
+        + (["lms_id", "name"] if with_roster else [])
+        + ["score", "max_score", "status", "diagnosis"]
+        + (["collection", "collection_note"] if with_collection else [])
+        + [for_csv(n) for n in names]
+    )
     out = [header]
     for row in matched.rows:
         report = row.report
@@ -139,13 +155,26 @@ def write_detailed(path: str, matched: Rows, names: list[str], with_roster: bool
             people = [for_csv(row.enrolled.lms_id), for_csv(row.enrolled.name)] if row.enrolled else ["", ""]
         collected = [row.collection or "", for_csv(row.note)] if with_collection else []
         if report is None:
-            out.append([for_csv(row.student)] + people + ["", "", row.status or NO_SUBMISSION, ""] +
-                       collected + [""] * len(names))
+            out.append(
+                [for_csv(row.student)]
+                + people
+                + ["", "", row.status or NO_SUBMISSION, ""]
+                + collected
+                + [""] * len(names)
+            )
             continue
-        out.append([for_csv(row.student)] + people +
-                    [_number(report["score"]), _number(report["max_score"]), for_csv(report["status"]),
-                     for_csv(_diagnosed(report))] + collected +
-                    _check_cells(report, names))
+        out.append(
+            [for_csv(row.student)]
+            + people
+            + [
+                _number(report["score"]),
+                _number(report["max_score"]),
+                for_csv(report["status"]),
+                for_csv(_diagnosed(report)),
+            ]
+            + collected
+            + _check_cells(report, names)
+        )
     _write(path, out, excel)
 
 
@@ -153,22 +182,35 @@ def _total(row: Row) -> str:
     return _number(row.report["score"]) if row.report is not None and row.graded else ""
 
 
-def write_canvas(path: str, matched: Rows, assignment: str, points: float | None,
-                 excel: bool = False) -> None:
-    out = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", for_csv(assignment)],
-           ["    Points Possible", "", "", "", "", _number(points)]]   # as Canvas exports it
+def write_canvas(
+    path: str, matched: Rows, assignment: str, points: float | None, excel: bool = False
+) -> None:
+    out = [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", for_csv(assignment)],
+        ["    Points Possible", "", "", "", "", _number(points)],
+    ]  # as Canvas exports it
     for row in matched.rows:
         if row.enrolled is None:
-            continue   # not in the roster: Canvas could not match it
+            continue  # not in the roster: Canvas could not match it
         e = row.enrolled
-        out.append([for_csv(e.name), for_csv(e.lms_id), for_csv(e.extra.get("sis_user_id", "")),
-                    for_csv(e.extra.get("sis_login_id", "")), for_csv(e.extra.get("section", "")),
-                    _total(row)])
+        out.append(
+            [
+                for_csv(e.name),
+                for_csv(e.lms_id),
+                for_csv(e.extra.get("sis_user_id", "")),
+                for_csv(e.extra.get("sis_login_id", "")),
+                for_csv(e.extra.get("section", "")),
+                _total(row),
+            ]
+        )
     _write(path, out, excel)
 
 
 def write_moodle(path: str, matched: Rows, assignment: str, excel: bool = False) -> None:
     out = [["lms_id", "name", for_csv(assignment)]]
-    out += [[for_csv(row.enrolled.lms_id), for_csv(row.enrolled.name), _total(row)]
-            for row in matched.rows if row.enrolled is not None]
+    out += [
+        [for_csv(row.enrolled.lms_id), for_csv(row.enrolled.name), _total(row)]
+        for row in matched.rows
+        if row.enrolled is not None
+    ]
     _write(path, out, excel)

@@ -5,6 +5,7 @@ task's version and digest, so a re-run can skip what is unchanged. SQLite commit
 atomic and durable, so a batch killed at any moment (kill -9 included) leaves every
 finished result stored once and no half-written one; the next run grades the rest.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,20 +57,34 @@ class Gradebook:
         self.db.close()
 
     def stored(self, task: str) -> dict[str, Stored]:
-        rows = self.db.execute("SELECT student, content_hash, task_digest FROM results "
-                               "WHERE task = ?", (task,))
+        rows = self.db.execute(
+            "SELECT student, content_hash, task_digest FROM results WHERE task = ?", (task,)
+        )
         return {name(s): Stored(name(s), h, d) for s, h, d in rows}
 
-    def record(self, task: str, student: str, content_hash: str, task_version: str,
-               task_digest: str, report: dict) -> None:
+    def record(
+        self, task: str, student: str, content_hash: str, task_version: str, task_digest: str, report: dict
+    ) -> None:
         """Store one result in its own transaction (replacing an older one)."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.execute(
                 "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (task, student, report["submission"], content_hash, task_version, task_digest,
-                 report["score"], report["max_score"], report["status"], report["isolation"],
-                 json.dumps(report), time.time()))
+                (
+                    task,
+                    student,
+                    report["submission"],
+                    content_hash,
+                    task_version,
+                    task_digest,
+                    report["score"],
+                    report["max_score"],
+                    report["status"],
+                    report["isolation"],
+                    json.dumps(report),
+                    time.time(),
+                ),
+            )
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -79,7 +94,6 @@ class Gradebook:
         return [t for (t,) in self.db.execute("SELECT DISTINCT task FROM results ORDER BY task")]
 
     def reports(self, task: str) -> list[tuple[str, dict]]:
-        rows = self.db.execute("SELECT student, report FROM results WHERE task = ? ORDER BY student",
-                               (task,))
+        rows = self.db.execute("SELECT student, report FROM results WHERE task = ? ORDER BY student", (task,))
         # Sanitised on reading too: rows stored by older versions may hold raw student text.
         return [(name(s), clean_report(json.loads(r))) for s, r in rows]

@@ -11,6 +11,7 @@ any other id gets a readable prefix and a hash of the exact id after a ``.`` (wh
 name holds): ``alice.3f9a0c1d2e4b5a69.html``. Two different ids never share a page, and no
 id can name a file outside the folder.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -77,13 +78,14 @@ def tidy(out_dir: str, task_id: str) -> None:
 
 # --------------------------------------------------------------------------- writing them
 
+
 def write_student_page(out_dir: str, task_id: str, student: str, report: dict) -> None:
     """The student's page: the student view (hidden checks redacted, as `grader check`)."""
     from grader.grading.redact import for_students
-    from grader.report.html import render
     from grader.records.result import Result
-    write_whole(student_page(out_dir, task_id, student),
-                render(for_students(Result.from_dict(report))))
+    from grader.report.html import render
+
+    write_whole(student_page(out_dir, task_id, student), render(for_students(Result.from_dict(report))))
 
 
 def without_pictures(report: dict) -> dict:
@@ -95,12 +97,20 @@ def write_class_page(summary, reports: list[tuple[str, dict]], out_dir: str, tas
     """The class page (class_summary.ClassSummary and every stored report), linking each
     student's page that exists; returns its path."""
     from grader.report.class_page import StudentLine, render
+
     lines = []
     for student, report in reports:
         path = student_page(out_dir, task_id, student)
         link = os.path.relpath(path, out_dir).replace(os.sep, "/") if os.path.exists(path) else None
-        lines.append(StudentLine(student, report.get("score", 0.0), report.get("max_score", 0.0),
-                                 str(report.get("status", "")), link))
+        lines.append(
+            StudentLine(
+                student,
+                report.get("score", 0.0),
+                report.get("max_score", 0.0),
+                str(report.get("status", "")),
+                link,
+            )
+        )
     path = class_page(out_dir, task_id)
     write_whole(path, render(summary, lines))
     return path

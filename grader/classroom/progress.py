@@ -1,4 +1,5 @@
 """Batch progress: a live line on a terminal; plain lines in CI logs (every 10% or 10 s)."""
+
 from __future__ import annotations
 
 import time
@@ -17,8 +18,10 @@ class Progress:
     def _text(self) -> str:
         elapsed = time.monotonic() - self.start
         eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-        return (f"graded {self.done}/{self.total}, {self.below} below full marks, "
-                f"{self.errors} errors, {elapsed:.0f} s so far, ETA {eta:.0f} s")
+        return (
+            f"graded {self.done}/{self.total}, {self.below} below full marks, "
+            f"{self.errors} errors, {elapsed:.0f} s so far, ETA {eta:.0f} s"
+        )
 
     def update(self, report: dict) -> None:
         self.done += 1
@@ -40,5 +43,8 @@ class Progress:
         if self.live and self.total:
             self.stream.write("\n")
         rate = self.done / max(time.monotonic() - self.start, 1e-9)
-        print(f"done: {self.done} graded ({rate:.1f}/s), {self.below} below full marks, "
-              f"{self.errors} errors", file=self.stream, flush=True)
+        print(
+            f"done: {self.done} graded ({rate:.1f}/s), {self.below} below full marks, {self.errors} errors",
+            file=self.stream,
+            flush=True,
+        )

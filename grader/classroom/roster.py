@@ -7,6 +7,7 @@ of a batch: a file's stem or a folder's name, as grades-<task>.csv shows them), 
 as UTF-8, with or without a BOM (as Excel saves it). Every problem is reported with its line,
 all at once; a roster with problems is not used at all.
 """
+
 from __future__ import annotations
 
 import csv
@@ -31,13 +32,13 @@ class Enrolled:
     submission_id: str
     lms_id: str
     name: str
-    extra: dict = field(default_factory=dict)   # the optional columns present
-    line: int = 0                               # the roster's line (for messages)
+    extra: dict = field(default_factory=dict)  # the optional columns present
+    line: int = 0  # the roster's line (for messages)
 
 
 @dataclass
 class Roster:
-    students: list[Enrolled]          # in the file's order
+    students: list[Enrolled]  # in the file's order
 
     def __post_init__(self):
         self.by_id = {s.submission_id: s for s in self.students}
@@ -54,7 +55,7 @@ def load_roster(path: str) -> Roster:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line_no = data[:exc.start].count(b"\n") + 1
+        line_no = data[: exc.start].count(b"\n") + 1
         raise RosterError([f"{path}:{line_no}: not UTF-8 text; save the roster as CSV UTF-8"]) from None
     try:
         rows = list(csv.reader(io.StringIO(text, newline="")))
@@ -65,11 +66,17 @@ def load_roster(path: str) -> Roster:
     header = [h.strip() for h in rows[0]]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise RosterError([f"{path}:1: the header must name the columns {','.join(REQUIRED)} "
-                           f"(missing: {', '.join(missing)}; found: {visible_line(','.join(header))})"])
+        raise RosterError(
+            [
+                f"{path}:1: the header must name the columns {','.join(REQUIRED)} "
+                f"(missing: {', '.join(missing)}; found: {visible_line(','.join(header))})"
+            ]
+        )
     unknown = [h for h in header if h not in REQUIRED + OPTIONAL]
-    problems = [f"{path}:1: unknown column {visible_line(h)!r} (known: {', '.join(REQUIRED + OPTIONAL)})"
-                for h in unknown]
+    problems = [
+        f"{path}:1: unknown column {visible_line(h)!r} (known: {', '.join(REQUIRED + OPTIONAL)})"
+        for h in unknown
+    ]
     students: list[Enrolled] = []
     seen_ids: dict[str, int] = {}
     seen_lms: dict[str, int] = {}
@@ -85,13 +92,18 @@ def load_roster(path: str) -> Roster:
                 problems.append(f"{path}:{number}: empty {column}")
         sid, lms = cells["submission_id"], cells["lms_id"]
         if sid and sid in seen_ids:
-            problems.append(f"{path}:{number}: submission_id {visible_line(sid)!r} again (first on line {seen_ids[sid]})")
+            problems.append(
+                f"{path}:{number}: submission_id {visible_line(sid)!r} again (first on line {seen_ids[sid]})"
+            )
         if lms and lms in seen_lms:
-            problems.append(f"{path}:{number}: lms_id {visible_line(lms)!r} again (first on line {seen_lms[lms]})")
+            problems.append(
+                f"{path}:{number}: lms_id {visible_line(lms)!r} again (first on line {seen_lms[lms]})"
+            )
         seen_ids.setdefault(sid, number)
         seen_lms.setdefault(lms, number)
-        students.append(Enrolled(sid, lms, cells["name"],
-                                 {c: cells[c] for c in OPTIONAL if c in cells}, number))
+        students.append(
+            Enrolled(sid, lms, cells["name"], {c: cells[c] for c in OPTIONAL if c in cells}, number)
+        )
     if not students and not problems:
         problems.append(f"{path}: holds a header but no student")
     if problems:

@@ -8,6 +8,7 @@ a few times the limit still stops a call that sleeps or blocks. The reference's 
 measured once per task and process (in a batch: in the parent, before the pool forks), on
 the very cases the checks send, frozen ones included, and kept on disk beside the case cache.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,7 +23,7 @@ from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
 
 __all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds", "script_limit"]
 
-BACKSTOP_MULTIPLE = 4        # wall-clock time a call may take, in multiples of its CPU limit
+BACKSTOP_MULTIPLE = 4  # wall-clock time a call may take, in multiples of its CPU limit
 BACKSTOP_EXTRA_SECONDS = 1.0  # ... and at least this much more than its limit
 REPEATS, REPEAT_BELOW = 3, 0.05  # a case faster than this is timed again (the least counts)
 
@@ -34,12 +35,13 @@ def derived_limit(limits: Limits, reference_seconds: float | None) -> CallLimit:
         return absolute_limit(limits)
     wanted = max(limits.call_floor_seconds, limits.call_multiple * reference_seconds)
     seconds = min(wanted, limits.call_seconds)
-    why = (f"{limits.call_multiple:g} × the reference's {_duration(reference_seconds)} on this case, "
-           f"at least {limits.call_floor_seconds:g} s")
+    why = (
+        f"{limits.call_multiple:g} × the reference's {_duration(reference_seconds)} on this case, "
+        f"at least {limits.call_floor_seconds:g} s"
+    )
     if wanted > limits.call_seconds:
         why += f", at most the task's {limits.call_seconds:g} s"
-    backstop = min(max(BACKSTOP_MULTIPLE * seconds, seconds + BACKSTOP_EXTRA_SECONDS),
-                   limits.call_seconds)
+    backstop = min(max(BACKSTOP_MULTIPLE * seconds, seconds + BACKSTOP_EXTRA_SECONDS), limits.call_seconds)
     return CallLimit(seconds, max(backstop, seconds), why)
 
 
@@ -58,6 +60,7 @@ def script_limit(task, reference, limits: Limits) -> CallLimit:
     if limits.call_limit == "absolute" or reference is None:
         return absolute_limit(limits)
     from grader.task.frameworks import allowed
+
     seconds = _script_seconds(task, reference)
     frameworks = allowed(task.allowed_imports)
     floor = max(limits.call_floor_seconds, FRAMEWORK_FLOOR_SECONDS if frameworks else 0.0)
@@ -77,6 +80,7 @@ def _script_seconds(task, reference) -> float:
     if key in _script_memory:
         return _script_memory[key]
     from grader.grading.checks import kind_of
+
     computes = [(kind_of(c).reference_value, c) for c in task.checks]
     best = float("inf")
     for _ in range(REPEATS):
@@ -87,7 +91,7 @@ def _script_seconds(task, reference) -> float:
             try:
                 compute(reference, check)
             except Exception:
-                pass   # (a broken reference is reported by the checks themselves)
+                pass  # (a broken reference is reported by the checks themselves)
         best = min(best, time.process_time() - start)
         if best >= REPEAT_BELOW:
             break
@@ -117,8 +121,13 @@ _by_case: dict[tuple, float] = {}
 
 def _case(task, check, args: dict) -> tuple:
     import numpy as np
-    shown = tuple(sorted((str(k), (v.shape, str(v.dtype)) if isinstance(v, np.ndarray) else repr(v))
-                         for k, v in args.items()))
+
+    shown = tuple(
+        sorted(
+            (str(k), (v.shape, str(v.dtype)) if isinstance(v, np.ndarray) else repr(v))
+            for k, v in args.items()
+        )
+    )
     return (task.id, check.call, shown)
 
 
@@ -151,7 +160,8 @@ def reference_seconds(task, reference, check, cases, use_disk: bool = True) -> l
 def _time_one(task, reference, check, args: dict) -> float:
     """The least CPU time (all threads: the worker's BLAS has one) of a few runs; a case
     the reference raises on is not timed here (making the cases reports it)."""
-    from grader.grading.cases import expected_output, ReferenceFailed
+    from grader.grading.cases import ReferenceFailed, expected_output
+
     best = float("inf")
     for _ in range(REPEATS):
         start = time.process_time()
@@ -168,14 +178,27 @@ def _time_one(task, reference, check, args: dict) -> float:
 def _key(task, check, count: int) -> str:
     from grader.grading import frozen
     from grader.grading.cases import _versions
+
     freeze = frozen.load(task)
-    ident = json.dumps([_versions(), task.digest, freeze.digest if freeze else "", repr(check),
-                        count, platform.node(), platform.machine(), os.cpu_count()], default=str)
+    ident = json.dumps(
+        [
+            _versions(),
+            task.digest,
+            freeze.digest if freeze else "",
+            repr(check),
+            count,
+            platform.node(),
+            platform.machine(),
+            os.cpu_count(),
+        ],
+        default=str,
+    )
     return f"{task.id}-{check.name}-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
 
 
 def _folder() -> str:
     from grader.grading.cases import cache_dir
+
     return os.path.join(os.path.dirname(cache_dir()), "timings")
 
 

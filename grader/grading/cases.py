@@ -6,6 +6,7 @@ check and reused: in memory for a batch, on disk (``$GRADER_CACHE_DIR``, default
 definition and the versions of the grader, Hypothesis and numpy; a missing, stale or
 unreadable entry is simply rebuilt.
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,21 +18,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.task.reference import call_reference
 from grader.sandbox import wire
+from grader.task.reference import call_reference
 from grader.task.spec import CheckSpec, SpecError, Task
 from grader.task.strategies import literal_case
 
 CACHE_FORMAT = 3  # 2: numpy scalars travel as 0-d arrays (were 1-d); 3: recipes of drawn arrays
 _CACHE_CAPS = wire.Caps(json_bytes=64 << 20, blob_count=1 << 20, total_bytes=4 << 30)
-_memory: dict[str, "CaseSet"] = {}
+_memory: dict[str, CaseSet] = {}
 
 
 @dataclass
 class CaseSet:
-    cases: list[dict]        # argument sets, in the order they are tried
-    expected: list           # the reference's output for each (None where not needed)
-    literal_count: int       # the first ones are literal (examples, edge cases)
+    cases: list[dict]  # argument sets, in the order they are tried
+    expected: list  # the reference's output for each (None where not needed)
+    literal_count: int  # the first ones are literal (examples, edge cases)
     # per case, argument name -> how to rebuild an array drawn from a seed (rebuild.py);
     # shown to the student, never graded on (an empty list: none recorded)
     recipes: list[dict] = field(default_factory=list)
@@ -57,7 +58,7 @@ def split_arguments(params: tuple[str, ...], args: dict) -> tuple[list, dict]:
         if name not in args:
             break
         positional.append(args[name])
-    keywords = {k: v for k, v in args.items() if k not in params[:len(positional)]}
+    keywords = {k: v for k, v in args.items() if k not in params[: len(positional)]}
     return positional, keywords
 
 
@@ -66,28 +67,34 @@ def expected_output(task: Task, reference, check: CheckSpec, args: dict):
     try:
         return call_reference(reference, check.function(), positional, keywords)
     except Exception as exc:
-        raise ReferenceFailed(f"the reference solution raised {type(exc).__name__}: "
-                              f"{str(exc)[:300]} on {check.call}({_shown_args(args)}); "
-                              f"fix {task.reference_path}") from None
+        raise ReferenceFailed(
+            f"the reference solution raised {type(exc).__name__}: "
+            f"{str(exc)[:300]} on {check.call}({_shown_args(args)}); "
+            f"fix {task.reference_path}"
+        ) from None
 
 
 def _shown_args(args: dict) -> str:
     """Arguments in one short line: an array by its shape and dtype, a value by its repr."""
+
     def shown(value) -> str:
         if isinstance(value, np.ndarray):
             return f"<array of shape {value.shape}, {value.dtype}>"
         text = repr(value)
         return text if len(text) <= 80 else text[:77] + "..."
+
     return ", ".join(f"{name}={shown(value)}" for name, value in args.items())
 
 
-def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True,
-             use_freeze: bool = True) -> CaseSet:
+def case_set(
+    task: Task, reference, check: CheckSpec, use_disk: bool = True, use_freeze: bool = True
+) -> CaseSet:
     """The check's cases and expected outputs: the task's frozen ones where it has a freeze
     (never generated again: frozen.py), else generated here (cached by the versions that
     made them)."""
     if use_freeze:
         from grader.grading import frozen
+
         freeze = frozen.load(task)
         if freeze is not None:
             return frozen.case_set(freeze, check)
@@ -99,22 +106,26 @@ def case_set(task: Task, reference, check: CheckSpec, use_disk: bool = True,
     found = _read(key) if use_disk else None
     if found is None:
         from grader.grading.checks import kind_of
+
         kind = kind_of(check)
         literal = [literal_case(c) for c in check.options.literal_cases]
         generated = []
         if kind.generated_cases:
             from grader.task.hypothesis_driver import collect
+
             try:
                 generated = collect(check, avoided_edges(task, check, literal))
-            except Exception as exc:   # Hypothesis's errors have no common base worth naming
-                raise CasesFailed(f"its cases cannot be generated ({type(exc).__name__}: "
-                                  f"{str(exc)[:500]}); check its draw: and args: ranges") from None
+            except Exception as exc:  # Hypothesis's errors have no common base worth naming
+                raise CasesFailed(
+                    f"its cases cannot be generated ({type(exc).__name__}: "
+                    f"{str(exc)[:500]}); check its draw: and args: ranges"
+                ) from None
         cases = literal + [drawn.args for drawn in generated]
         needs_expected = kind.expected_values and not check.options.expected_given
-        expected = [expected_output(task, reference, check, c) if needs_expected else None
-                    for c in cases]
-        found = CaseSet(cases, expected, len(literal),
-                        [{} for _ in literal] + [drawn.recipes for drawn in generated])
+        expected = [expected_output(task, reference, check, c) if needs_expected else None for c in cases]
+        found = CaseSet(
+            cases, expected, len(literal), [{} for _ in literal] + [drawn.recipes for drawn in generated]
+        )
         if use_disk:
             _write(key, found)
     _memory[key] = found
@@ -125,31 +136,36 @@ def avoided_edges(task: Task, check: CheckSpec, literal_cases) -> tuple:
     """The task's edges a check's drawn cases keep clear of: those it does not judge
     (edges.py: it lists no case on them and does not name them)."""
     from grader.task.edges import judged_by
+
     return tuple(e for e in task.edges if not judged_by(e, literal_cases, check.edges))
 
 
 def reference_value(task: Task, reference, check: CheckSpec):
     """What a script check compares with: the frozen value, else the reference's."""
     from grader.grading import frozen
+
     freeze = frozen.load(task)
     if freeze is not None:
         return frozen.value(freeze, check)
     from grader.grading.checks import kind_of
+
     compute = kind_of(check).reference_value
     if compute is None:
         raise TypeError(f"a {check.kind} check compares with no reference value")
     return compute(reference, check)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _versions() -> str:
     """What generated cases depend on besides the task: looked up once per process."""
     from importlib.metadata import version
+
     try:
         hypothesis_version = version("hypothesis")
     except Exception:
         hypothesis_version = "?"
     from grader import __version__
+
     return f"{CACHE_FORMAT}/{__version__}/{hypothesis_version}/{np.__version__}"
 
 
@@ -160,7 +176,8 @@ def _key(task: Task, check: CheckSpec) -> str:
 
 def cache_dir() -> str:
     base = os.environ.get("GRADER_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "grader")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "grader"
+    )
     return os.path.join(base, "cases")
 
 
@@ -168,9 +185,12 @@ def _read(key: str) -> CaseSet | None:
     try:
         with open(os.path.join(cache_dir(), key + ".frame"), "rb") as f:
             header, blobs = wire.unpack(f.read(), _CACHE_CAPS)
-        return CaseSet(wire.decode(header["cases"], blobs, _CACHE_CAPS),
-                       wire.decode(header["expected"], blobs, _CACHE_CAPS),
-                       int(header["literal_count"]), list(header["recipes"]))
+        return CaseSet(
+            wire.decode(header["cases"], blobs, _CACHE_CAPS),
+            wire.decode(header["expected"], blobs, _CACHE_CAPS),
+            int(header["literal_count"]),
+            list(header["recipes"]),
+        )
     except (OSError, wire.WireError, KeyError, TypeError, ValueError):
         return None
 
@@ -178,9 +198,12 @@ def _read(key: str) -> CaseSet | None:
 def _write(key: str, cases: CaseSet) -> None:
     try:
         blobs: list[bytes] = []
-        header = {"cases": wire.encode(cases.cases, blobs),
-                  "expected": wire.encode(cases.expected, blobs),
-                  "literal_count": cases.literal_count, "recipes": cases.recipes}
+        header = {
+            "cases": wire.encode(cases.cases, blobs),
+            "expected": wire.encode(cases.expected, blobs),
+            "literal_count": cases.literal_count,
+            "recipes": cases.recipes,
+        }
         folder = cache_dir()
         os.makedirs(folder, mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")

@@ -4,14 +4,15 @@ Everything here works on values that came back over the wire (plain ndarrays, nu
 ``ForeignArray`` for lists/subclasses, ``Opaque`` for other objects): no student object is
 ever touched, so no lying ``__eq__`` can take part.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from grader.task.index_expr import parse_select
 from grader.sandbox import ForeignArray, Opaque
+from grader.task.index_expr import parse_select
 from grader.task.tolerance import Tolerance
 
 
@@ -24,6 +25,7 @@ class Verdict:
 PASS = Verdict(True)
 
 # --------------------------------------------------------------------------- describing values
+
 
 def describe(value) -> str:
     """A short, student-readable description of a returned value."""
@@ -75,6 +77,7 @@ def numbers_of(value) -> np.ndarray | None:
 
 # --------------------------------------------------------------------------- verdicts
 
+
 def check_type(actual, returns: dict, expected) -> Verdict:
     """The returned object's kind: a real ndarray, with a dtype of the expected family."""
     wanted_class = returns.get("class", "ndarray")
@@ -82,16 +85,25 @@ def check_type(actual, returns: dict, expected) -> Verdict:
         return Verdict(False, f"returned {describe(actual)}; it must be a numpy array (np.ndarray).")
     dtype_name = returns.get("dtype")
     if dtype_name is None and isinstance(expected, np.ndarray):
-        family = {"f": "floating", "i": "integer", "u": "unsignedinteger", "b": "bool_",
-                  "c": "complexfloating"}[expected.dtype.kind]
+        family = {
+            "f": "floating",
+            "i": "integer",
+            "u": "unsignedinteger",
+            "b": "bool_",
+            "c": "complexfloating",
+        }[expected.dtype.kind]
         dtype_name = family
     if dtype_name:
         wanted = getattr(np, dtype_name, None)
-        ok = (np.issubdtype(actual.dtype, wanted) if isinstance(wanted, type)
-              else actual.dtype == np.dtype(dtype_name))
+        ok = (
+            np.issubdtype(actual.dtype, wanted)
+            if isinstance(wanted, type)
+            else actual.dtype == np.dtype(dtype_name)
+        )
         if not ok:
-            return Verdict(False, f"returned an array of dtype {actual.dtype}; "
-                                  f"it must have a {dtype_name} dtype.")
+            return Verdict(
+                False, f"returned an array of dtype {actual.dtype}; it must have a {dtype_name} dtype."
+            )
     return PASS
 
 
@@ -105,27 +117,34 @@ def check_shape(expected, actual) -> Verdict:
     return PASS
 
 
-def check_values(expected, actual, tolerance: Tolerance, select: str | None = None,
-                 name: str = "") -> Verdict:
+def check_values(
+    expected, actual, tolerance: Tolerance, select: str | None = None, name: str = ""
+) -> Verdict:
     """``name`` says what the values are (``the result``); a ``select`` names them itself."""
     got = numbers_of(actual)
     want = numbers_of(expected)
     if want is None:  # a non-numeric expected value: plain equality on plain data
-        return PASS if actual == expected else Verdict(
-            False, f"returned {describe(actual)}; expected {describe(expected)}.")
+        return (
+            PASS
+            if actual == expected
+            else Verdict(False, f"returned {describe(actual)}; expected {describe(expected)}.")
+        )
     if got is None:
         return Verdict(False, f"returned {describe(actual)}; expected {describe(expected)}.")
     if got.shape != want.shape:
-        return Verdict(False, f"returned shape {got.shape}; expected shape {want.shape}, "
-                              "so the values cannot be compared.")
+        return Verdict(
+            False,
+            f"returned shape {got.shape}; expected shape {want.shape}, so the values cannot be compared.",
+        )
     where = f" in {name}" if name else ""
     if select:
         index = parse_select(select)
         want, got, where = want[index], got[index], f" in result{select}"
     if got.dtype.kind == "c" and want.dtype.kind != "c":
         return Verdict(False, "returned complex numbers; expected real ones.")
-    return _close(np.asarray(want, dtype=np.complex128 if want.dtype.kind == "c" else np.float64),
-                  got, tolerance, where)
+    return _close(
+        np.asarray(want, dtype=np.complex128 if want.dtype.kind == "c" else np.float64), got, tolerance, where
+    )
 
 
 def _close(want: np.ndarray, got: np.ndarray, tol: Tolerance, where: str) -> Verdict:
@@ -133,8 +152,7 @@ def _close(want: np.ndarray, got: np.ndarray, tol: Tolerance, where: str) -> Ver
     with np.errstate(invalid="ignore", over="ignore"):
         error = np.abs(got_f - want)
         allowed = tol.atol + tol.rtol * np.abs(want)
-        bad = ~((error <= allowed) | (np.isnan(want) & np.isnan(got_f))
-                | ((want == got_f) & np.isinf(want)))
+        bad = ~((error <= allowed) | (np.isnan(want) & np.isnan(got_f)) | ((want == got_f) & np.isinf(want)))
     count = int(np.count_nonzero(bad))
     if count == 0:
         return PASS
@@ -143,8 +161,10 @@ def _close(want: np.ndarray, got: np.ndarray, tol: Tolerance, where: str) -> Ver
     worst = np.unravel_index(int(np.argmax(finite_error)), bad.shape) if bad.ndim else ()
     pos = _position(first)
     expected, returned = fmt_apart(want[first], got_f[first])
-    text = (f"values differ{where}: at {pos} expected {expected}, got {returned}; "
-            f"{count} of {want.size} values are off")
+    text = (
+        f"values differ{where}: at {pos} expected {expected}, got {returned}; "
+        f"{count} of {want.size} values are off"
+    )
     if finite_error.max(initial=-1.0) >= 0:
         text += f", largest error {fmt(float(error[worst]))} at {_position(worst)}"
     if np.isnan(got_f).any() and not np.isnan(want).any():
@@ -174,7 +194,10 @@ def check_inputs_unchanged(before: dict, after) -> Verdict:
             if changed.any():
                 at = tuple(int(i) for i in np.argwhere(changed)[0])
                 was, now = fmt_apart(old[at], new[at])
-                return Verdict(False, f"{changed_in_place}: at {_position(at)} it was "
-                                      f"{was} before the call and {now} after. "
-                                      f"Leave `{name}` as it is and return a new array.")
+                return Verdict(
+                    False,
+                    f"{changed_in_place}: at {_position(at)} it was "
+                    f"{was} before the call and {now} after. "
+                    f"Leave `{name}` as it is and return a new array.",
+                )
     return PASS

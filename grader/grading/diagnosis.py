@@ -20,43 +20,46 @@ no part, and the calls go to a new worker when hidden checks ran (grading.py): w
 mistake is diagnosed cannot tell what a hidden check sent. Everything is compared on the
 trusted side, on the values that came back.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Generator, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from grader.task.case_size import smallest_first
 from grader.grading.cases import ReferenceFailed, split_arguments
 from grader.grading.compare import check_values
-from grader.task.deadline import TooSlow
 from grader.grading.mistakes import Variant, fails, output, passes, profiled, too_slow, variants
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis
-from grader.sandbox.inside.limits import CallLimit
 from grader.records.statuses import MISMATCH, OK, RAISED
+from grader.sandbox.inside.limits import CallLimit
+from grader.task.case_size import smallest_first
+from grader.task.deadline import TooSlow
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
     from grader.task.spec import CheckSpec
 
-SMALLER_CASES = 2         # the smallest cases observed besides the one shown...
-MORE_CASES = SMALLER_CASES + 1   # ...and one of middle size (small ones hide what grows)
-DIAGNOSIS_SECONDS = 4.0   # all the diagnosis calls of one submission, at most
+SMALLER_CASES = 2  # the smallest cases observed besides the one shown...
+MORE_CASES = SMALLER_CASES + 1  # ...and one of middle size (small ones hide what grows)
+DIAGNOSIS_SECONDS = 4.0  # all the diagnosis calls of one submission, at most
 
 
 @dataclass
 class Observation:
-    args: dict       # by the names the task gives them
-    expected: Any    # the reference's output (or the literal expect:)
-    got: Any         # the submission's output, as it came back over the wire
+    args: dict  # by the names the task gives them
+    expected: Any  # the reference's output (or the literal expect:)
+    got: Any  # the submission's output, as it came back over the wire
 
 
 @dataclass
 class _Match:
     """How one mistake fares on one check's observations so far (an observation is judged
     when it arrives and then dropped: a class of huge answers is never held at once)."""
-    agrees: bool = True           # the submission's output agreed with the mistake's on each
-    mistake_fails: bool = False   # on at least one, the mistake's output fails the check
+
+    agrees: bool = True  # the submission's output agreed with the mistake's on each
+    mistake_fails: bool = False  # on at least one, the mistake's output fails the check
     seen: int = 0
 
     @property
@@ -69,16 +72,27 @@ def diagnose(ctx: Context, results: list[CheckResult]) -> tuple[list[Diagnosis],
     explains, the mistake's name. Nothing when no visible values check failed."""
     task = ctx.task
     specs = {c.name: c for c in task.checks}
-    failed = [specs[r.name] for r in results
-              if r.status == FAILED and r.reason == MISMATCH and not r.hidden
-              and r.name in specs and profiled(specs[r.name]) and r.name in ctx.shown]
+    failed = [
+        specs[r.name]
+        for r in results
+        if r.status == FAILED
+        and r.reason == MISMATCH
+        and not r.hidden
+        and r.name in specs
+        and profiled(specs[r.name])
+        and r.name in ctx.shown
+    ]
     known = variants(task) if failed else ()
     # who passed a check the mistake fails did not make that mistake: out before any call
-    passed = [specs[r.name] for r in results
-              if r.status == PASSED and r.name in specs and profiled(specs[r.name])]
-    candidates = [v for v in known
-                  if not any(fails(task, ctx.reference, v, check, ctx.use_cache) for check in passed)
-                  and too_slow(v) is None]   # (mistaken code past its deadline: validate says so)
+    passed = [
+        specs[r.name] for r in results if r.status == PASSED and r.name in specs and profiled(specs[r.name])
+    ]
+    candidates = [
+        v
+        for v in known
+        if not any(fails(task, ctx.reference, v, check, ctx.use_cache) for check in passed)
+        and too_slow(v) is None
+    ]  # (mistaken code past its deadline: validate says so)
     if not candidates:
         return [], {}
     matches = {(v.spec.name, c.name): _Match() for v in candidates for c in failed}
@@ -95,8 +109,9 @@ def diagnose(ctx: Context, results: list[CheckResult]) -> tuple[list[Diagnosis],
         return running
 
     _observe(ctx, failed, take)
-    explains = {v.spec.name: [c.name for c in failed if matches[(v.spec.name, c.name)].explains]
-                for v in candidates}
+    explains = {
+        v.spec.name: [c.name for c in failed if matches[(v.spec.name, c.name)].explains] for v in candidates
+    }
     return _chosen(task, {name: checks for name, checks in explains.items() if checks})
 
 
@@ -115,34 +130,33 @@ def _chosen(task, explains: dict[str, list[str]]) -> tuple[list[Diagnosis], dict
     return chosen, taken
 
 
-def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observation,
-           match: _Match) -> None:
+def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observation, match: _Match) -> None:
     """One observation of ``check`` against one mistake, into ``match``."""
     options = check.options
     match.seen += 1
     try:
         mistaken = output(ctx.task, variant, check, observation.args)
-    except (Exception, TooSlow):   # the mistaken code has no answer here: it explains nothing
+    except (Exception, TooSlow):  # the mistaken code has no answer here: it explains nothing
         match.agrees = False
         return
     try:
         match.agrees = check_values(mistaken, observation.got, options.tolerance, options.select).ok
-    except Exception:   # whatever a submission's answer makes the comparison trip over
+    except Exception:  # whatever a submission's answer makes the comparison trip over
         match.agrees = False
     if match.agrees and not passes(check, observation.expected, mistaken, observation.args):
         match.mistake_fails = True
 
 
-def _observe(ctx: Context, checks: list[CheckSpec],
-             take: Callable[[CheckSpec, Observation], bool]) -> None:
+def _observe(ctx: Context, checks: list[CheckSpec], take: Callable[[CheckSpec, Observation], bool]) -> None:
     """Hands ``take`` what the submission returned on each check's shown input and a few
     more cases, as each answer arrives (calls on a budget of their own, DIAGNOSIS_SECONDS
     in all, a new worker's load included; any answer but a value or an exception ends them;
     a check no mistake can still explain gets no more)."""
     from grader.grading.checks.examples import check_cases
+
     sandbox = ctx.sandbox
     stop = time.monotonic() + DIAGNOSIS_SECONDS
-    with sandbox.own_budget(DIAGNOSIS_SECONDS):   # (not what the checks, hidden ones too, left)
+    with sandbox.own_budget(DIAGNOSIS_SECONDS):  # (not what the checks, hidden ones too, left)
         for check in checks:
             if sandbox.stalled(check.function()) is not None:
                 continue
@@ -152,21 +166,21 @@ def _observe(ctx: Context, checks: list[CheckSpec],
             if not wanted or left <= 0:
                 return
             case_limits = ctx.call_limits(check, cases)
-            widest = max(case_limits, key=lambda limit: limit.seconds)   # (a shrunk input's, as in _shrink)
+            widest = max(case_limits, key=lambda limit: limit.seconds)  # (a shrunk input's, as in _shrink)
             limits = [_capped(case_limits[i] if i is not None else widest, left) for i, _ in wanted]
             params = ctx.task.functions[check.function()]
             items = [split_arguments(params, args) for _, (args, _expected) in wanted]
             outcomes = cast(Generator, sandbox.calls(check.function(), items, limits=limits))
             try:
                 for (_, (args, expected)), outcome in zip(wanted, outcomes):
-                    if outcome.status not in (OK, RAISED):   # timeout, crash, budget, malformed
+                    if outcome.status not in (OK, RAISED):  # timeout, crash, budget, malformed
                         return
                     if outcome.status == OK and not take(check, Observation(args, expected, outcome.value)):
                         break
                     if time.monotonic() > stop:
                         break
             finally:
-                outcomes.close()   # (a generator: stops waiting for the calls under way)
+                outcomes.close()  # (a generator: stops waiting for the calls under way)
 
 
 def _wanted(ctx: Context, check: CheckSpec, cases) -> list[tuple[int | None, tuple[dict, Any]]]:

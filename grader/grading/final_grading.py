@@ -17,6 +17,7 @@ run it: the check is graded at final grading only, on the full task. In a kit:
 So a kit's score is over the checks it can decide, and each of them scores in the kit what
 it scores in the full task. The full task runs every check as ever.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,8 +25,8 @@ import textwrap
 from dataclasses import dataclass
 
 from grader.records.result import SKIPPED, CheckResult
-from grader.task.spec import CheckSpec
 from grader.records.statuses import FINAL_GRADING
+from grader.task.spec import CheckSpec
 
 
 @dataclass(frozen=True)
@@ -34,35 +35,39 @@ class Later:
 
     name: str
     points: float
-    runs: bool     # the kit still runs it (a policy check) and shows its verdict
-    why: str       # why it waits, for the student
+    runs: bool  # the kit still runs it (a policy check) and shows its verdict
+    why: str  # why it waits, for the student
 
 
 def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later]:
     """Which of a kit's checks (its public ones) wait for final grading, and why."""
     from grader.grading.checks import kind_of
     from grader.grading.policy import judges
+
     later: dict[str, Later] = {}
     for check in checks:
         if kind_of(check).expected_private:
-            later[check.name] = Later(check.name, check.points, False,
-                                      "this kit holds nothing of what it compares with")
+            later[check.name] = Later(
+                check.name, check.points, False, "this kit holds nothing of what it compares with"
+            )
     changed = True
-    while changed:   # (a check that needs a check that needs one of them: found in turn)
+    while changed:  # (a check that needs a check that needs one of them: found in turn)
         changed = False
         for check in checks:
             waiting = [n for n in check.needs if n in later]
             if check.name not in later and waiting:
-                later[check.name] = Later(check.name, check.points, False,
-                                          f"it needs '{waiting[0]}', which is checked there")
+                later[check.name] = Later(
+                    check.name, check.points, False, f"it needs '{waiting[0]}', which is checked there"
+                )
                 changed = True
     for check in checks:
         if kind_of(check).policy and check.name not in later:
             supporters = judges(check, [c for c in checks if not c.hidden])
             if supporters and all(c.name in later for c in supporters):
                 names = " or ".join(c.name for c in supporters)
-                later[check.name] = Later(check.name, check.points, True,
-                                          f"it counts only when {names} passes, checked there")
+                later[check.name] = Later(
+                    check.name, check.points, True, f"it counts only when {names} passes, checked there"
+                )
     return later
 
 
@@ -70,6 +75,7 @@ def score_here(task) -> float:
     """The most a submission scores on ``task`` here: in a kit, without the checks left to
     final grading (for a submission that cannot be graded at all, say)."""
     from grader.grading import frozen
+
     freeze = frozen.load(task)
     if freeze is None or not freeze.kit:
         return task.max_score
@@ -79,10 +85,17 @@ def score_here(task) -> float:
 
 def not_run(check: CheckSpec, later: Later) -> CheckResult:
     """The line of a check the kit does not run."""
-    return CheckResult(check.name, SKIPPED, 0.0, 0.0, description=check.description,
-                       message=f"checked at final grading ({_points(later.points)}, not in this kit's "
-                               f"score): {later.why}", reason=FINAL_GRADING,
-                       function=check.call, final_points=later.points)
+    return CheckResult(
+        check.name,
+        SKIPPED,
+        0.0,
+        0.0,
+        description=check.description,
+        message=f"checked at final grading ({_points(later.points)}, not in this kit's score): {later.why}",
+        reason=FINAL_GRADING,
+        function=check.call,
+        final_points=later.points,
+    )
 
 
 def decided_later(result: CheckResult, later: Later) -> CheckResult:
@@ -90,8 +103,7 @@ def decided_later(result: CheckResult, later: Later) -> CheckResult:
     verb = "is" if later.points == 1 else "are"
     note = f"its {_points(later.points)} {verb} decided at final grading: {later.why}"
     message = f"{result.message.rstrip()} ({note})" if result.message else note[:1].upper() + note[1:]
-    return dataclasses.replace(result, score=0.0, max_score=0.0, message=message,
-                               final_points=later.points)
+    return dataclasses.replace(result, score=0.0, max_score=0.0, message=message, final_points=later.points)
 
 
 def summary(checks: list[CheckResult]) -> str:
@@ -101,8 +113,10 @@ def summary(checks: list[CheckResult]) -> str:
         return ""
     total = sum(c.final_points for c in waiting)
     names = ", ".join(f"{c.name} ({c.final_points:g})" for c in waiting)
-    return (f"{_points(total)} {'is' if total == 1 else 'are'} decided at final grading, "
-            f"not in this kit's score: {names}")
+    return (
+        f"{_points(total)} {'is' if total == 1 else 'are'} decided at final grading, "
+        f"not in this kit's score: {names}"
+    )
 
 
 def _points(points: float) -> str:
@@ -115,11 +129,13 @@ def header_lines(later: dict[str, Later]) -> list[str]:
         return []
     waiting = [l for l in later.values() if not l.runs]
     running = [l for l in later.values() if l.runs]
-    text = ("Checked at final grading only, not in this kit's score (this kit holds nothing of "
-            "what they compare with): " + ", ".join(f"{l.name} ({_points(l.points)})" for l in waiting)
-            + ".")
+    text = (
+        "Checked at final grading only, not in this kit's score (this kit holds nothing of "
+        "what they compare with): " + ", ".join(f"{l.name} ({_points(l.points)})" for l in waiting) + "."
+    )
     if running:
-        text += (" Run here, but their points are decided at final grading (they count only "
-                 "when those pass): " + ", ".join(f"{l.name} ({_points(l.points)})" for l in running)
-                 + ".")
+        text += (
+            " Run here, but their points are decided at final grading (they count only "
+            "when those pass): " + ", ".join(f"{l.name} ({_points(l.points)})" for l in running) + "."
+        )
     return ["# " + line for line in textwrap.wrap(text, 88)]

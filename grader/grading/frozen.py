@@ -12,6 +12,7 @@ reference changed since: grading refuses it with the command that refreezes.
 A kit (kit.py) carries a freeze of the public checks only, made from the full task, with
 no reference: its manifest says ``kit`` and records the kit's own ``task.yaml``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,9 +23,9 @@ import tempfile
 from dataclasses import dataclass
 
 from grader import __version__
-from grader.task.case_size import smallest_first
 from grader.grading.cases import CaseSet
 from grader.sandbox import wire
+from grader.task.case_size import smallest_first
 from grader.task.spec import CheckSpec, SpecError, Task
 
 FOLDER, CASES, MANIFEST, ARRAYS = "frozen", "cases.json", "manifest.json", "arrays"
@@ -34,10 +35,10 @@ _CAPS = wire.Caps(json_bytes=256 << 20, blob_count=1 << 20, total_bytes=4 << 30)
 
 @dataclass(frozen=True)
 class Freeze:
-    digest: str              # over the spec, the reference and every byte of the data
-    grader_version: str      # the grader that froze it
+    digest: str  # over the spec, the reference and every byte of the data
+    grader_version: str  # the grader that froze it
     kit: bool
-    checks: dict             # check name -> its entry in cases.json (encoded, arrays by sha)
+    checks: dict  # check name -> its entry in cases.json (encoded, arrays by sha)
     folder: str
 
 
@@ -63,13 +64,21 @@ def refreeze_command(task: Task) -> str:
 
 # --------------------------------------------------------------------------- writing
 
-def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folder: str | None = None,
-           spec_path: str | None = None, kit: bool = False) -> str:
+
+def freeze(
+    task: Task,
+    reference,
+    only: list[CheckSpec] | None = None,
+    out_folder: str | None = None,
+    spec_path: str | None = None,
+    kit: bool = False,
+) -> str:
     """Generate every check's cases and expected outputs (or ``only`` those checks) and
     write them under ``out_folder`` (default: the task's own folder); returns the digest.
     A ``kit`` copies them from the task's own freeze instead, never generating anew."""
     from grader.grading.cases import case_set, reference_value
     from grader.grading.checks import kind_of
+
     target = os.path.join(out_folder or task.folder, FOLDER)
     arrays: dict[str, bytes] = {}
     checks = {}
@@ -77,9 +86,11 @@ def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folde
         blobs: list[bytes] = []
         if check.call is not None:
             cases = _by_size(case_set(task, reference, check, use_disk=False, use_freeze=kit))
-            entry = {"cases": wire.encode(cases.cases, blobs),
-                     "expected": wire.encode(cases.expected, blobs),
-                     "literal_count": cases.literal_count}
+            entry = {
+                "cases": wire.encode(cases.cases, blobs),
+                "expected": wire.encode(cases.expected, blobs),
+                "literal_count": cases.literal_count,
+            }
             if any(cases.recipes):
                 entry["recipes"] = cases.recipes
         elif (compute := kind_of(check).reference_value) is not None:
@@ -93,14 +104,22 @@ def freeze(task: Task, reference, only: list[CheckSpec] | None = None, out_folde
             names.append(sha256(blob))
         entry["arrays"] = names
         checks[check.name] = entry
-    cases_json = json.dumps({"format": FORMAT, "task": task.id, "checks": checks},
-                            sort_keys=True, indent=1).encode()
+    cases_json = json.dumps(
+        {"format": FORMAT, "task": task.id, "checks": checks}, sort_keys=True, indent=1
+    ).encode()
     spec_sha = _file_sha(spec_path or task.spec_path)
     reference_sha = None if kit else _file_sha(task.reference_path)
     digest = _digest(spec_sha, reference_sha, sha256(cases_json), sorted(arrays))
-    manifest = {"format": FORMAT, "grader_version": __version__, "task": task.id, "kit": kit,
-                "spec_sha256": spec_sha, "reference_sha256": reference_sha,
-                "cases_sha256": sha256(cases_json), "digest": digest}
+    manifest = {
+        "format": FORMAT,
+        "grader_version": __version__,
+        "task": task.id,
+        "kit": kit,
+        "spec_sha256": spec_sha,
+        "reference_sha256": reference_sha,
+        "cases_sha256": sha256(cases_json),
+        "digest": digest,
+    }
     _write_folder(target, cases_json, arrays, manifest)
     return digest
 
@@ -112,8 +131,12 @@ def _by_size(cases: CaseSet) -> CaseSet:
     lit = cases.literal_count
     generated = smallest_first(cases.cases[lit:])
     keep = list(range(lit)) + [lit + i for i in generated]
-    return CaseSet([cases.cases[i] for i in keep], [cases.expected[i] for i in keep], lit,
-                   [cases.recipes_of(i) for i in keep])
+    return CaseSet(
+        [cases.cases[i] for i in keep],
+        [cases.expected[i] for i in keep],
+        lit,
+        [cases.recipes_of(i) for i in keep],
+    )
 
 
 def _digest(spec_sha, reference_sha, cases_sha, array_shas) -> str:
@@ -174,12 +197,15 @@ def load(task: Task) -> Freeze | None:
         checks = data["checks"]
         kit = manifest.get("kit") is True
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SpecError([f"{folder}: the frozen cases cannot be read ({exc}); "
-                         f"run: {refreeze_command(task)}"]) from None
+        raise SpecError(
+            [f"{folder}: the frozen cases cannot be read ({exc}); run: {refreeze_command(task)}"]
+        ) from None
     problems = []
     if manifest.get("format") != FORMAT:
-        problems.append(f"{manifest_path}: frozen with format {manifest.get('format')!r}, "
-                        f"this grader reads format {FORMAT}")
+        problems.append(
+            f"{manifest_path}: frozen with format {manifest.get('format')!r}, "
+            f"this grader reads format {FORMAT}"
+        )
     if manifest.get("spec_sha256") != _file_sha(task.spec_path):
         problems.append(f"{task.spec_path}: changed since the cases were frozen")
     if not kit and manifest.get("reference_sha256") != _file_sha(task.reference_path):
@@ -187,13 +213,19 @@ def load(task: Task) -> Freeze | None:
     if manifest.get("cases_sha256") != sha256(cases_json):
         problems.append(f"{os.path.join(folder, CASES)}: changed since it was written")
     array_names = sorted({n for entry in checks.values() for n in entry.get("arrays", [])})
-    if manifest.get("digest") != _digest(manifest.get("spec_sha256"), manifest.get("reference_sha256"),
-                                         manifest.get("cases_sha256"), array_names):
+    if manifest.get("digest") != _digest(
+        manifest.get("spec_sha256"),
+        manifest.get("reference_sha256"),
+        manifest.get("cases_sha256"),
+        array_names,
+    ):
         problems.append(f"{manifest_path}: its digest does not match its contents")
     if problems:
-        how = ("ask for a new kit" if kit else f"run: {refreeze_command(task)}")
-        raise SpecError([f"the frozen cases of {task.id} are stale: {p}" for p in problems]
-                        + [f"  Grading never falls back to new cases; {how}."])
+        how = "ask for a new kit" if kit else f"run: {refreeze_command(task)}"
+        raise SpecError(
+            [f"the frozen cases of {task.id} are stale: {p}" for p in problems]
+            + [f"  Grading never falls back to new cases; {how}."]
+        )
     found = Freeze(manifest["digest"], str(manifest.get("grader_version", "?")), kit, checks, folder)
     _loaded[key] = found
     return found
@@ -225,9 +257,12 @@ def case_set(freeze: Freeze, check: CheckSpec) -> CaseSet:
     if key not in _case_sets:
         entry = _entry(freeze, check)
         blobs = _blobs(freeze, entry)
-        _case_sets[key] = CaseSet(wire.decode(entry["cases"], blobs, _CAPS),
-                                  wire.decode(entry["expected"], blobs, _CAPS),
-                                  int(entry["literal_count"]), _recipes(entry))
+        _case_sets[key] = CaseSet(
+            wire.decode(entry["cases"], blobs, _CAPS),
+            wire.decode(entry["expected"], blobs, _CAPS),
+            int(entry["literal_count"]),
+            _recipes(entry),
+        )
     return _case_sets[key]
 
 
@@ -249,6 +284,10 @@ def value(freeze: Freeze, check: CheckSpec):
 def _entry(freeze: Freeze, check: CheckSpec) -> dict:
     entry = freeze.checks.get(check.name)
     if not isinstance(entry, dict):
-        raise SpecError([f"{freeze.folder}: no frozen cases for check '{check.name}'; "
-                         f"the freeze is older than the task: refreeze it"])
+        raise SpecError(
+            [
+                f"{freeze.folder}: no frozen cases for check '{check.name}'; "
+                f"the freeze is older than the task: refreeze it"
+            ]
+        )
     return entry

@@ -1,6 +1,7 @@
 """Grades one submission against one task: load it in the sandbox, then run every check in
 order. A check whose function is missing, or whose prerequisites did not pass, is skipped
 with one clear reason instead of failing with a wall of errors."""
+
 from __future__ import annotations
 
 import contextlib
@@ -11,37 +12,51 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import __version__
-
 from grader.grading import final_grading
-
-from grader.task import frameworks
-from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
-from grader.records.statuses import (CRASHED, ENVIRONMENT, IMPORTS, JUDGE, MISMATCH, OK, RAISED, TASK, TIMED_OUT_BEFORE,
-                       TIMEOUT, UNDEFINED, UNREADABLE, Reason, call_reason)
-from grader.sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, tier as sandbox_tier, workers
-from grader.grading.policy import counted
 from grader.grading.checks import kind_of
 from grader.grading.checks.script_work import wanted_shapes
-from grader.task.spec import CheckSpec, SpecError, Task
-from grader.submission.source import read_source
+from grader.grading.policy import counted
+from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
+from grader.records.statuses import (
+    CRASHED,
+    ENVIRONMENT,
+    IMPORTS,
+    JUDGE,
+    MISMATCH,
+    OK,
+    RAISED,
+    TASK,
+    TIMED_OUT_BEFORE,
+    TIMEOUT,
+    UNDEFINED,
+    UNREADABLE,
+    Reason,
+    call_reason,
+)
+from grader.sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, workers
+from grader.sandbox import tier as sandbox_tier
+from grader.student_text import clip
+from grader.student_text import name as visible_name
 from grader.submission.file import PythonSource, SubmissionFile, read_submission
-from grader.student_text import clip, name as visible_name
+from grader.submission.source import read_source
+from grader.task import frameworks
+from grader.task.spec import CheckSpec, SpecError, Task
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
 # worker has been started: both processes then load numpy at the same time.
 
-LOAD_CHECK = "loads"   # function tasks: the file imports and defines the functions
-RUN_CHECK = "runs"     # script tasks: the script runs to its end
+LOAD_CHECK = "loads"  # function tasks: the file imports and defines the functions
+RUN_CHECK = "runs"  # script tasks: the script runs to its end
 
 
 @dataclass
 class Options:
-    isolation: str = "auto"                        # auto or a tier's name (sandbox.NAMES)
-    others_work: bool = False                      # someone else's work: never the rlimits tier
-    shared_state: bool = False                     # ... nor a tier whose workers could share state, unless accepted
-    limits: dict = field(default_factory=dict)     # overrides of the task's limits
-    use_cache: bool = True                         # reuse generated cases across runs
-    warm_workers: bool = False                     # fork workers from a warm server (batch)
+    isolation: str = "auto"  # auto or a tier's name (sandbox.NAMES)
+    others_work: bool = False  # someone else's work: never the rlimits tier
+    shared_state: bool = False  # ... nor a tier whose workers could share state, unless accepted
+    limits: dict = field(default_factory=dict)  # overrides of the task's limits
+    use_cache: bool = True  # reuse generated cases across runs
+    warm_workers: bool = False  # fork workers from a warm server (batch)
 
 
 @dataclass
@@ -49,7 +64,7 @@ class ScriptRun:
     """What a script task's submission produced: its output and the arrays it computed."""
 
     stdout: str = ""
-    arrays: dict = field(default_factory=dict)   # what it is -> (ndarray, type name, role)
+    arrays: dict = field(default_factory=dict)  # what it is -> (ndarray, type name, role)
 
 
 @dataclass
@@ -76,6 +91,7 @@ class Context:
         if self._numbers is None:
             from grader.grading.checks.typed_in import Numbers
             from grader.submission.source_numbers import SourceNumbers
+
             # (read in the bounded child with the rest, source_scan.py; a file it could not
             # read runs no check that asks)
             self._numbers = Numbers(self.source.numbers or SourceNumbers((), (), capped=True))
@@ -83,25 +99,31 @@ class Context:
 
     def case_set(self, check: CheckSpec):
         from grader.grading.cases import case_set
+
         return case_set(self.task, self.reference, check, self.use_cache)
 
     def reference_value(self, check: CheckSpec):
         from grader.grading.cases import reference_value
+
         return reference_value(self.task, self.reference, check)
 
     def expected(self, check: CheckSpec, args: dict):
         from grader.grading.cases import expected_output
+
         return expected_output(self.task, self.reference, check, args)
 
     def call_limits(self, check: CheckSpec, cases) -> list:
         """Each case's call limit (call_limits.py), in the order of ``cases.cases``."""
         from grader.grading.call_limits import derived_limit, pooled, reference_seconds
+
         limits = self.sandbox.limits
-        times = (reference_seconds(self.task, self.reference, check, cases, self.use_cache)
-                 if limits.call_limit != "absolute" else None)
+        times = (
+            reference_seconds(self.task, self.reference, check, cases, self.use_cache)
+            if limits.call_limit != "absolute"
+            else None
+        )
         times = None if times is None else pooled(self.task, check, cases, times)
-        return [derived_limit(limits, None if times is None else times[i])
-                for i in range(len(cases.cases))]
+        return [derived_limit(limits, None if times is None else times[i]) for i in range(len(cases.cases))]
 
 
 def grade(task: Task, submission: str | SubmissionFile, options: Options = Options()) -> Result:
@@ -110,25 +132,38 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     if not isinstance(submission, SubmissionFile):
         submission = read_submission(submission)
     # a .py file's bytes, or a notebook's code cells, and the scan of them (bounded.py)
-    source = read_source(submission, task.allowed_imports + task.stdlib_imports,
-                         numbers=any(kind_of(c).expected_private for c in task.checks),
-                         display=task.display_imports)
+    source = read_source(
+        submission,
+        task.allowed_imports + task.stdlib_imports,
+        numbers=any(kind_of(c).expected_private for c in task.checks),
+        display=task.display_imports,
+    )
     tier = choose_tier(options.isolation, options.others_work, options.shared_state)
     if sandbox_tier(tier).file_permissions_are_walls:
         from grader.grading.cases import cache_dir
+
         refuse_open_paths([task.folder, cache_dir()])
     # The frameworks the task allows and the file imports: imported by its worker (or the
     # batch's fork server) before the student's clock starts.
-    limits = dataclasses.replace(task.limits, **options.limits, preload=frameworks.preload(
-        task.allowed_imports, [name for name, _line in source.scan.imports]))
-    with workers(limits, tier, options.warm_workers) as spawn, \
-            Sandbox(source.code, list(task.functions), limits, tier, spawn,
-                    source_map=source.source_map) as sandbox:
+    limits = dataclasses.replace(
+        task.limits,
+        **options.limits,
+        preload=frameworks.preload(task.allowed_imports, [name for name, _line in source.scan.imports]),
+    )
+    with (
+        workers(limits, tier, options.warm_workers) as spawn,
+        Sandbox(
+            source.code, list(task.functions), limits, tier, spawn, source_map=source.source_map
+        ) as sandbox,
+    ):
         sandbox.start()  # the worker imports numpy while this process does the same
         from grader.task.reference import load_reference
+
         reference = load_reference(task)
         ctx = Context(task, sandbox, reference, source, [], options.use_cache)
-        prepare(task, options, profile_mistakes=False)  # cases and expected outputs: ready before the worker is
+        prepare(
+            task, options, profile_mistakes=False
+        )  # cases and expected outputs: ready before the worker is
         sandbox.answer_bytes = answer_bytes(task, reference, options.use_cache)
         sandbox.display = list(task.display_imports)
         sandbox.start_budget()  # the student's time starts now, not while cases were made
@@ -138,6 +173,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         elif task.kind == "script":
             sandbox.wanted_shapes = wanted_shapes(ctx, _graded_here(task))
             from grader.grading.call_limits import script_limit
+
             outcome = sandbox.run_script(script_limit(task, reference, limits))
             load = _run_result(task, outcome)
             defined = set() if load.status == ERROR else {"script"}
@@ -153,6 +189,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         ctx.runtime_imports = sandbox.evidence  # grows while checks run; read by imports checks
         later = final_grading.in_a_kit(task.checks) if _is_kit(task) else {}
         from grader.grading.diagnosis import diagnose
+
         order = _in_running_order(task.checks)
         done = [load]
 
@@ -175,21 +212,42 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             # recorded by the submission and shown back in a visible check.
             sandbox.renew()
             run(hidden)
-        printed = (frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports)
-                   if outcome is not None else "")
+        printed = (
+            frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports)
+            if outcome is not None
+            else ""
+        )
         filled = _filled(ctx, done[1:])
-    by_name = {r.name: r for r in counted(task.checks, done[1:], filled, frozenset(later),
-                                          frozenset(ctx.near))}
-    by_name.update({name: final_grading.decided_later(by_name[name], waits)
-                    for name, waits in later.items() if waits.runs})
+    by_name = {
+        r.name: r for r in counted(task.checks, done[1:], filled, frozenset(later), frozenset(ctx.near))
+    }
+    by_name.update(
+        {
+            name: final_grading.decided_later(by_name[name], waits)
+            for name, waits in later.items()
+            if waits.runs
+        }
+    )
     results = [load] + [by_name[c.name] for c in task.checks]  # reported in the task's order
-    results = [dataclasses.replace(r, mistake=explained[r.name]) if r.name in explained else r
-               for r in results]
-    return total(task.id, visible_name(submission.path), tier, results, load_failed=not defined,
-                 task_version=task.version, output=printed, seconds=time.monotonic() - start,
-                 isolation_note=downgrade_note(tier), grader_version=__version__,
-                 cases_digest=cases_digest(task), kit=_is_kit(task), diagnoses=diagnoses,
-                 definitions=source.scan.defined_at(task.functions))
+    results = [
+        dataclasses.replace(r, mistake=explained[r.name]) if r.name in explained else r for r in results
+    ]
+    return total(
+        task.id,
+        visible_name(submission.path),
+        tier,
+        results,
+        load_failed=not defined,
+        task_version=task.version,
+        output=printed,
+        seconds=time.monotonic() - start,
+        isolation_note=downgrade_note(tier),
+        grader_version=__version__,
+        cases_digest=cases_digest(task),
+        kit=_is_kit(task),
+        diagnoses=diagnoses,
+        definitions=source.scan.defined_at(task.functions),
+    )
 
 
 def _not_drawn(task: Task, outcome) -> str:
@@ -203,10 +261,12 @@ def _not_drawn(task: Task, outcome) -> str:
         return ""
     libraries = " and ".join(names)
     one = len(names) == 1
-    return (f"note: {libraries} {'is' if one else 'are'} not installed where this was graded, so "
-            f"what your file draws with {'it' if one else 'them'} was not drawn: {'its' if one else 'their'} "
-            "calls do nothing here, and that costs no points (importing it counts as the task's "
-            "import rule says, as anywhere)")
+    return (
+        f"note: {libraries} {'is' if one else 'are'} not installed where this was graded, so "
+        f"what your file draws with {'it' if one else 'them'} was not drawn: {'its' if one else 'their'} "
+        "calls do nothing here, and that costs no points (importing it counts as the task's "
+        "import rule says, as anywhere)"
+    )
 
 
 def _filled(ctx: Context, results: list[CheckResult]) -> frozenset[str]:
@@ -226,14 +286,18 @@ def one_fill_checks(task: Task, reference, use_cache: bool) -> frozenset[str]:
     from grader.grading.checks import kind_of
     from grader.grading.checks.examples import check_cases
     from grader.grading.policy import one_fill
+
     key = (task.folder, task.digest)
     if key in _one_fill_checks:
         return _one_fill_checks[key]
     filled = set()
     for check in task.checks:
         options = check.options
-        if (check.call is None or not kind_of(check).expected_values
-                or getattr(options, "compare", None) != "values"):
+        if (
+            check.call is None
+            or not kind_of(check).expected_values
+            or getattr(options, "compare", None) != "values"
+        ):
             continue
         outputs = check_cases(task, reference, check, use_cache).expected
         if one_fill(outputs, options.select):
@@ -252,6 +316,7 @@ def _graded_here(task: Task) -> list[CheckSpec]:
 
 def _is_kit(task: Task) -> bool:
     from grader.grading import frozen
+
     freeze = frozen.load(task)
     return freeze is not None and freeze.kit
 
@@ -261,6 +326,7 @@ def cases_digest(task: Task) -> str:
     generated them (a grade then holds for those versions only)."""
     from grader.grading import frozen
     from grader.grading.cases import _versions
+
     freeze = frozen.load(task)
     return freeze.digest if freeze is not None else f"generated ({_versions()})"
 
@@ -277,12 +343,14 @@ def _in_running_order(checks) -> list[CheckSpec]:
         members = [c for c in checks if c.hidden == hidden]
         late = [c for c in members if kind_of(c).reads_source and c.name not in needed]
         return [c for c in members if c not in late] + late
+
     return group(False) + group(True)
 
 
 def _environment_problem(task: Task, error: dict) -> str | None:
     """A missing package that the task allows is the grading machine's gap, not a mistake."""
     import importlib.util
+
     missing = (error.get("missing_module") or "").split(".")[0]
     allowed = {name.split(".")[0] for name in task.allowed_imports}
     if not missing or missing not in allowed:
@@ -290,19 +358,23 @@ def _environment_problem(task: Task, error: dict) -> str | None:
     # The worker runs on this machine's Python: what is importable here is there too.
     present = sorted(n for n in allowed - {missing} if importlib.util.find_spec(n) is not None)
     instead = f", or solve the task with {' or '.join(present)}" if present else ""
-    return (f"this grading environment does not have '{missing}', which your file imports "
-            f"and the task allows. That is a problem of the environment, not of your code: "
-            f"tell your instructor{instead}.")
+    return (
+        f"this grading environment does not have '{missing}', which your file imports "
+        f"and the task allows. That is a problem of the environment, not of your code: "
+        f"tell your instructor{instead}."
+    )
 
 
 def _failure_text(outcome, doing: str) -> str:
     from grader.grading.checks.calls import describe_error
+
     return {
         RAISED: lambda: f"{doing} {describe_error(outcome.error)}",
-        TIMEOUT: lambda: (f"{doing} {outcome.error['message']}: is there an endless loop or a "
-                            "long computation at the top level?"),
-        CRASHED: lambda: (f"while {doing}, {outcome.error['message']} "
-                            "(sys.exit, os._exit or a crash?)"),
+        TIMEOUT: lambda: (
+            f"{doing} {outcome.error['message']}: is there an endless loop or a "
+            "long computation at the top level?"
+        ),
+        CRASHED: lambda: f"while {doing}, {outcome.error['message']} (sys.exit, os._exit or a crash?)",
     }.get(outcome.status, lambda: outcome.error.get("message", "the file could not be run"))()
 
 
@@ -315,16 +387,24 @@ def _run_result(task: Task, outcome) -> CheckResult:
         return CheckResult(RUN_CHECK, PASSED, 0.0, 0.0, description=description)
     environment = _environment_problem(task, outcome.error) if outcome.status == RAISED else None
     if environment:
-        return CheckResult(RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description,
-                           reason=ENVIRONMENT)
+        return CheckResult(
+            RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description, reason=ENVIRONMENT
+        )
     ran_part_way = outcome.status == RAISED and outcome.error.get("type") != "SyntaxError"
     from grader.grading.checks.calls import error_cell, error_line
-    return CheckResult(RUN_CHECK, FAILED if ran_part_way else ERROR, 0.0, 0.0,
-                       message=_failure_text(outcome, "running your script"),
-                       description=description, output=output,
-                       line=error_line(outcome.error) if outcome.status == RAISED else None,
-                       cell=error_cell(outcome.error) if outcome.status == RAISED else None,
-                       reason=call_reason(outcome.status))
+
+    return CheckResult(
+        RUN_CHECK,
+        FAILED if ran_part_way else ERROR,
+        0.0,
+        0.0,
+        message=_failure_text(outcome, "running your script"),
+        description=description,
+        output=output,
+        line=error_line(outcome.error) if outcome.status == RAISED else None,
+        cell=error_cell(outcome.error) if outcome.status == RAISED else None,
+        reason=call_reason(outcome.status),
+    )
 
 
 def prepare(task: Task, options: Options = Options(), profile_mistakes: bool = True) -> None:
@@ -336,6 +416,7 @@ def prepare(task: Task, options: Options = Options(), profile_mistakes: bool = T
     from grader.grading.call_limits import reference_seconds
     from grader.grading.cases import CasesFailed, ReferenceFailed, case_set
     from grader.task.reference import load_reference
+
     reference = load_reference(task)
     problems = []
     for check in task.checks:
@@ -353,6 +434,7 @@ def prepare(task: Task, options: Options = Options(), profile_mistakes: bool = T
     answer_bytes(task, reference, options.use_cache)
     one_fill_checks(task, reference, options.use_cache)
     from grader.grading import mistakes
+
     mistakes.variants(task)
     if profile_mistakes:
         mistakes.profile(task, reference, options.use_cache)
@@ -360,8 +442,7 @@ def prepare(task: Task, options: Options = Options(), profile_mistakes: bool = T
 
 def _unreadable(task: Task, problem: str) -> CheckResult:
     name = RUN_CHECK if task.kind == "script" else LOAD_CHECK
-    return CheckResult(name, ERROR, 0.0, 0.0, message=f"your file was not run: {problem}.",
-                       reason=UNREADABLE)
+    return CheckResult(name, ERROR, 0.0, 0.0, message=f"your file was not run: {problem}.", reason=UNREADABLE)
 
 
 def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
@@ -372,34 +453,56 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
         why = environment or _failure_text(outcome, "importing your file")
         reason: Reason = ENVIRONMENT if environment else call_reason(outcome.status)
         from grader.grading.checks.calls import error_cell, error_line
+
         line = error_line(outcome.error) if outcome.status == RAISED else None
-        return CheckResult(LOAD_CHECK, ERROR, 0.0, 0.0, message=why, description=description,
-                           output=frameworks.shown_output(outcome.stdout + outcome.stderr,
-                                                          task.allowed_imports),
-                           line=line, reason=reason,
-                           cell=error_cell(outcome.error) if line else None), set()
+        return CheckResult(
+            LOAD_CHECK,
+            ERROR,
+            0.0,
+            0.0,
+            message=why,
+            description=description,
+            output=frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports),
+            line=line,
+            reason=reason,
+            cell=error_cell(outcome.error) if line else None,
+        ), set()
     found = outcome.value.get("functions", {})
     defined = {name for name in task.functions if found.get(name, {}).get("callable") is True}
     notes = []
     for name, params in task.functions.items():
         entry = found.get(name, {})
         if name not in defined:
-            notes.append(f"{name} is not defined" if not entry.get("defined")
-                         else f"{name} is defined but is not a function")
+            notes.append(
+                f"{name} is not defined"
+                if not entry.get("defined")
+                else f"{name} is defined but is not a function"
+            )
         elif isinstance(entry.get("params"), list) and entry["params"] != list(params):
-            notes.append(f"note: {name} takes ({clip(', '.join(map(str, entry['params'])), 600)}); "
-                         f"the statement asks for ({', '.join(params)})")
+            notes.append(
+                f"note: {name} takes ({clip(', '.join(map(str, entry['params'])), 600)}); "
+                f"the statement asks for ({', '.join(params)})"
+            )
     missing = len(defined) < len(task.functions)
     message = "; ".join(notes)
     if missing:
         message += ". Define every function the statement asks for, with exactly that name."
-    return CheckResult(LOAD_CHECK, FAILED if missing else PASSED, 0.0, 0.0, message=message,
-                       description=description, reason=UNDEFINED if missing else None), defined
+    return CheckResult(
+        LOAD_CHECK,
+        FAILED if missing else PASSED,
+        0.0,
+        0.0,
+        message=message,
+        description=description,
+        reason=UNDEFINED if missing else None,
+    ), defined
 
 
-def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set[str],
-                 done: list[CheckResult]) -> CheckResult:
+def _run_or_skip(
+    ctx: Context, check: CheckSpec, load: CheckResult, defined: set[str], done: list[CheckResult]
+) -> CheckResult:
     from grader.grading.checks import kind_of
+
     skipped = None
     if load.status == ERROR and not kind_of(check).reads_source:  # static checks still run
         skipped = f"your file did not {'run' if load.name == RUN_CHECK else 'load'} (see '{load.name}' above)"
@@ -407,35 +510,66 @@ def _run_or_skip(ctx: Context, check: CheckSpec, load: CheckResult, defined: set
         skipped = f"{check.call} is not defined in your file"
     elif check.call is not None and (limit := ctx.sandbox.stalled(check.call)) is not None:
         # One endless loop costs one timeout, not one per check that calls it.
-        return CheckResult(check.name, SKIPPED, 0.0, check.points, description=check.description,
-                           function=check.call, hidden=check.hidden, reason=TIMED_OUT_BEFORE,
-                           message=f"not run: {check.call} timed out (limit {limit.seconds:.3g} s: "
-                                   f"{limit.why}) and has not finished any call in time")
+        return CheckResult(
+            check.name,
+            SKIPPED,
+            0.0,
+            check.points,
+            description=check.description,
+            function=check.call,
+            hidden=check.hidden,
+            reason=TIMED_OUT_BEFORE,
+            message=f"not run: {check.call} timed out (limit {limit.seconds:.3g} s: "
+            f"{limit.why}) and has not finished any call in time",
+        )
     else:
         status = {r.name: r.status for r in done}
         unmet = [n for n in check.needs if status.get(n) != PASSED]
         if unmet:
             skipped = f"needs {', '.join(repr(n) for n in unmet)} to pass first"
     if skipped:
-        return CheckResult(check.name, SKIPPED, 0.0, check.points, message=f"skipped: {skipped}",
-                           description=check.description, function=check.call, hidden=check.hidden)
+        return CheckResult(
+            check.name,
+            SKIPPED,
+            0.0,
+            check.points,
+            message=f"skipped: {skipped}",
+            description=check.description,
+            function=check.call,
+            hidden=check.hidden,
+        )
     from grader.grading.cases import ReferenceFailed
+
     try:
         return with_hint(check, kind_of(check).run(ctx, check))
     except ReferenceFailed as exc:
-        return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
-                           message=f"the task itself is broken, not your code: {exc}. "
-                                   "Tell your instructor.", description=check.description,
-                           reason=TASK)
+        return CheckResult(
+            check.name,
+            ERROR,
+            0.0,
+            check.points,
+            hidden=check.hidden,
+            message=f"the task itself is broken, not your code: {exc}. Tell your instructor.",
+            description=check.description,
+            reason=TASK,
+        )
     except Exception as exc:  # whatever a submission made a check trip over: its error only
-        return CheckResult(check.name, ERROR, 0.0, check.points, hidden=check.hidden,
-                           function=check.call, description=check.description, reason=JUDGE,
-                           message=f"this check could not judge what your code produced "
-                                   f"({type(exc).__name__}: {str(exc)[:300]}); no points for it. "
-                                   "If your code is right, tell your instructor.")
+        return CheckResult(
+            check.name,
+            ERROR,
+            0.0,
+            check.points,
+            hidden=check.hidden,
+            function=check.call,
+            description=check.description,
+            reason=JUDGE,
+            message=f"this check could not judge what your code produced "
+            f"({type(exc).__name__}: {str(exc)[:300]}); no points for it. "
+            "If your code is right, tell your instructor.",
+        )
 
 
-HINTED = (MISMATCH, IMPORTS, JUDGE, None)   # reasons a check's hint is about (None: a kind without)
+HINTED = (MISMATCH, IMPORTS, JUDGE, None)  # reasons a check's hint is about (None: a kind without)
 
 
 def with_hint(check: CheckSpec, result: CheckResult) -> CheckResult:
@@ -446,8 +580,9 @@ def with_hint(check: CheckSpec, result: CheckResult) -> CheckResult:
     if not check.hint or result.status not in (FAILED, ERROR) or result.reason not in HINTED:
         return result
     message = result.message.rstrip()
-    return dataclasses.replace(result, message=f"{message} Hint: {check.hint}" if message
-                               else f"Hint: {check.hint}")
+    return dataclasses.replace(
+        result, message=f"{message} Hint: {check.hint}" if message else f"Hint: {check.hint}"
+    )
 
 
 # What one answer may carry, derived from the task: its largest expected output (with the
@@ -462,6 +597,7 @@ _answer_bytes: dict[tuple, int] = {}
 
 def _nbytes(value, depth: int = 0) -> int:
     import numpy as np
+
     if depth > 64:
         return 0
     if isinstance(value, (np.ndarray, np.generic)):
@@ -482,6 +618,7 @@ def answer_bytes(task: Task, reference, use_cache: bool = True) -> int:
     if task.kind == "script":
         from grader.grading.cases import reference_value
         from grader.grading.checks import kind_of
+
         for check in _graded_here(task):
             if kind_of(check).arrays_in_answer:
                 with contextlib.suppress(Exception):
@@ -489,6 +626,7 @@ def answer_bytes(task: Task, reference, use_cache: bool = True) -> int:
         cap = max(SCRIPT_FLOOR_BYTES, SCRIPT_MARGIN * largest)
     else:
         from grader.grading.cases import case_set
+
         for check in task.checks:
             if check.call is None:
                 continue

@@ -15,6 +15,7 @@ is checked at final grading (final_grading.py), as the kit's task.yaml header an
 report of a kit grade say. A statement or task.yaml that would hand such a value out (the
 table's numbers written in it) is refused, naming the file and line.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,38 +23,46 @@ import shutil
 
 import yaml
 
-from grader.grading import final_grading
-
-from grader.grading import frozen
+from grader.grading import final_grading, frozen
 from grader.task.reference import load_reference
 from grader.task.spec import SpecError, Task
 
-HEADER = ("# Student kit of task {id} (version {version}), made by `grader kit`: the public\n"
-          "# checks only. Hidden checks may be added at final grading.\n")
+HEADER = (
+    "# Student kit of task {id} (version {version}), made by `grader kit`: the public\n"
+    "# checks only. Hidden checks may be added at final grading.\n"
+)
 
 
 def make_kit(task: Task, out_dir: str) -> str:
     """Write the kit of ``task`` under ``out_dir``; returns its folder."""
     if frozen.load(task) is None:
-        raise SpecError([f"{task.folder}: not frozen; a kit is cut from the task's frozen cases, "
-                         f"so that it grades exactly as the task does. Run: grader freeze {task.folder}"])
+        raise SpecError(
+            [
+                f"{task.folder}: not frozen; a kit is cut from the task's frozen cases, "
+                f"so that it grades exactly as the task does. Run: grader freeze {task.folder}"
+            ]
+        )
     if os.path.isfile(task.reference_path) is False:
         raise SpecError([f"{task.folder}: has no reference; a kit is made from the full task"])
     with open(task.spec_path, encoding="utf-8") as f:
         spec = yaml.safe_load(f)
     spec["checks"] = [c for c in spec["checks"] if not c.get("hidden", False)]
     spec.pop("reference", None)
-    spec.pop("mistakes", None)   # mistakes.py is near-reference code: a kit has neither
+    spec.pop("mistakes", None)  # mistakes.py is near-reference code: a kit has neither
     statement = os.path.basename(task.statement_path)
     spec["statement"] = statement
     public = [c for c in task.checks if not c.hidden]
     later = final_grading.in_a_kit(public)
     frozen_here = [c for c in public if c.name not in later or later[c.name].runs]
     header = HEADER.format(id=task.id, version=task.version) + "".join(
-        line + "\n" for line in final_grading.header_lines(later))
+        line + "\n" for line in final_grading.header_lines(later)
+    )
     body = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
-    _refuse_leaks(task, public, {task.statement_path: _read(task.statement_path),
-                                 f"{task.id}/task.yaml (of the kit)": header + body})
+    _refuse_leaks(
+        task,
+        public,
+        {task.statement_path: _read(task.statement_path), f"{task.id}/task.yaml (of the kit)": header + body},
+    )
     folder = os.path.join(out_dir, task.id)
     staging = folder + ".partial"
     shutil.rmtree(staging, ignore_errors=True)
@@ -63,8 +72,9 @@ def make_kit(task: Task, out_dir: str) -> str:
         spec_path = os.path.join(staging, "task.yaml")
         with open(spec_path, "w", encoding="utf-8") as f:
             f.write(header + body)
-        frozen.freeze(task, load_reference(task), only=frozen_here, out_folder=staging,
-                      spec_path=spec_path, kit=True)
+        frozen.freeze(
+            task, load_reference(task), only=frozen_here, out_folder=staging, spec_path=spec_path, kit=True
+        )
         shutil.rmtree(folder, ignore_errors=True)
         os.replace(staging, folder)
     except BaseException:
@@ -85,6 +95,7 @@ def _refuse_leaks(task: Task, checks, texts: dict[str, str]) -> None:
     from grader.grading.checks import kind_of
     from grader.grading.checks.typed_in import Numbers, typed_in
     from grader.submission.source_numbers import scan
+
     numbers = {name: Numbers(scan(text)) for name, text in texts.items()}
     problems = []
     reference = None
@@ -97,8 +108,10 @@ def _refuse_leaks(task: Task, checks, texts: dict[str, str]) -> None:
             leak = typed_in(value, found, check.options.tolerance)
             if leak is not None:
                 where = f"{name}:{leak.line}" if leak.line else name
-                problems.append(f"{where}: holds {leak.found} of the {leak.of} telling values that "
-                                f"check '{check.name}' compares with (a kit must not hand them out); "
-                                "remove them from the statement or the check's description")
+                problems.append(
+                    f"{where}: holds {leak.found} of the {leak.of} telling values that "
+                    f"check '{check.name}' compares with (a kit must not hand them out); "
+                    "remove them from the statement or the check's description"
+                )
     if problems:
         raise SpecError(problems)

@@ -11,6 +11,7 @@ a function's output (example and property checks) and judges it as the check wou
 per task and process (``prepare()`` fills it before a batch forks), and only where a
 diagnosis needs it otherwise (``fails``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,7 +36,7 @@ class Variant:
 
     spec: MistakeSpec
     module: types.ModuleType
-    key: tuple = ()   # the task's folder and digest, mistakes.py's SHA-256, the mistake's name
+    key: tuple = ()  # the task's folder and digest, mistakes.py's SHA-256, the mistake's name
 
 
 _variants: dict[tuple[str, str, str], tuple[Variant, ...]] = {}
@@ -50,7 +51,7 @@ def _fresh(path: str, name: str, problem: str, seconds: float | None = None) -> 
     """A new copy of the module at ``path`` (importing within ``seconds``, if given);
     ``problem`` starts the error when it does not import."""
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None   # (a .py path always has both)
+    assert spec is not None and spec.loader is not None  # (a .py path always has both)
     module = importlib.util.module_from_spec(spec)
     try:
         with deadline(seconds) if seconds is not None else contextlib.nullcontext():
@@ -74,20 +75,28 @@ def variants(task: Task) -> tuple[Variant, ...]:
     stem = f"grader_mistake_{task.id.replace('-', '_')}_{key[1]}_{key[2]}"
     found, problems = [], []
     for number, mistake in enumerate(task.mistakes):
-        reference = _fresh(task.reference_path, f"{stem}_{number}_reference",
-                           f"{task.reference_path}: the reference solution does not import")
+        reference = _fresh(
+            task.reference_path,
+            f"{stem}_{number}_reference",
+            f"{task.reference_path}: the reference solution does not import",
+        )
         # (the reference imported once already, with no limit: only mistakes.py is new code)
-        replacements = _fresh(task.mistakes_path, f"{stem}_{number}",
-                              f"{task.spec_path}:{mistake.line}: mistakes[{number}]: "
-                              f"{task.mistakes_path} does not import", MISTAKE_SECONDS)
+        replacements = _fresh(
+            task.mistakes_path,
+            f"{stem}_{number}",
+            f"{task.spec_path}:{mistake.line}: mistakes[{number}]: {task.mistakes_path} does not import",
+            MISTAKE_SECONDS,
+        )
         for function, replacement in mistake.replaces:
             if not callable(getattr(replacements, replacement, None)):
-                problems.append(f"{task.spec_path}:{mistake.line}: mistakes[{number}].replaces."
-                                f"{function}: {task.mistakes_path} does not define a function "
-                                f"'{replacement}'. Define it there or fix the name.")
+                problems.append(
+                    f"{task.spec_path}:{mistake.line}: mistakes[{number}].replaces."
+                    f"{function}: {task.mistakes_path} does not define a function "
+                    f"'{replacement}'. Define it there or fix the name."
+                )
                 continue
             setattr(reference, function, getattr(replacements, replacement))
-        for function in task.functions:   # the task's functions by name, this variant's
+        for function in task.functions:  # the task's functions by name, this variant's
             if not hasattr(replacements, function):
                 setattr(replacements, function, getattr(reference, function))
         found.append(Variant(mistake, reference, key + (mistake.name,)))
@@ -101,8 +110,13 @@ def profiled(check) -> bool:
     """The checks a profile (and a diagnosis) looks at: visible ones that compare a
     function's output with the reference's."""
     from grader.grading.checks import kind_of
-    return (check.call is not None and not check.hidden and kind_of(check).expected_values
-            and check.kind in ("example", "property"))
+
+    return (
+        check.call is not None
+        and not check.hidden
+        and kind_of(check).expected_values
+        and check.kind in ("example", "property")
+    )
 
 
 # (Variant.key, check) -> whether the mistake fails it
@@ -117,9 +131,12 @@ def fails(task: Task, reference, variant: Variant, check, use_cache: bool = True
     key = variant.key + (check.name,)
     if key not in _fails:
         from grader.grading.checks.examples import check_cases
+
         cases = check_cases(task, reference, check, use_cache)
-        _fails[key] = any(not judged_ok(task, variant, check, args, expected)
-                          for args, expected in zip(cases.cases, cases.expected))
+        _fails[key] = any(
+            not judged_ok(task, variant, check, args, expected)
+            for args, expected in zip(cases.cases, cases.expected)
+        )
     return _fails[key]
 
 
@@ -129,6 +146,7 @@ def output(task: Task, variant: Variant, check, args: dict) -> Any:
     raises TooSlow at once after that, for every case."""
     from grader.grading.cases import split_arguments
     from grader.task.reference import call_reference
+
     if variant.key in _too_slow:
         raise TooSlow(_too_slow[variant.key])
     positional, keywords = split_arguments(task.functions[check.function()], args)
@@ -136,8 +154,10 @@ def output(task: Task, variant: Variant, check, args: dict) -> Any:
         with deadline(MISTAKE_SECONDS):
             return call_reference(variant.module, check.function(), positional, keywords)
     except TooSlow as exc:
-        _too_slow[variant.key] = (f"{task.mistakes_path}: {check.function()} of mistake "
-                                  f"'{variant.spec.name}' {exc} on {args!r:.200}")
+        _too_slow[variant.key] = (
+            f"{task.mistakes_path}: {check.function()} of mistake "
+            f"'{variant.spec.name}' {exc} on {args!r:.200}"
+        )
         raise TooSlow(_too_slow[variant.key]) from None
 
 
@@ -158,11 +178,13 @@ def judged_ok(task: Task, variant: Variant, check, args: dict, expected: Any) ->
 def passes(check, expected: Any, value: Any, args: dict) -> bool:
     """Whether ``check`` passes a mistake's output ``value`` (judged as a student's would be)."""
     from grader.grading.checks.calls import compare_output
+
     return compare_output(check, expected, types.SimpleNamespace(value=value), args).ok
 
 
 def profile(task: Task, reference, use_cache: bool = True) -> dict[str, list[str]]:
     """Mistake -> the checks it fails, in task order (every mistake, every profiled check)."""
-    return {v.spec.name: [c.name for c in task.checks
-                          if profiled(c) and fails(task, reference, v, c, use_cache)]
-            for v in variants(task)}
+    return {
+        v.spec.name: [c.name for c in task.checks if profiled(c) and fails(task, reference, v, c, use_cache)]
+        for v in variants(task)
+    }

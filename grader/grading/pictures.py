@@ -1,6 +1,7 @@
 """The picture of a failed array check: the expected output and the submission's on the
 failing input, as plain data a page can draw (result.Picture). Made on the trusted side
 from values that came back over the wire (compare.numbers_of), never for a hidden check."""
+
 from __future__ import annotations
 
 import math
@@ -8,14 +9,16 @@ import math
 import numpy as np
 
 from grader.grading.compare import numbers_of
-from grader.task.index_expr import parse_select
 from grader.records.result import PICTURE_SIDE, Picture
+from grader.task.index_expr import parse_select
 
 
 def _plain(values: np.ndarray) -> list:
     """Rows of floats (6 significant digits: a picture, not a proof), None where not finite."""
+
     def one(v: float) -> float | None:
         return float(f"{v:.6g}") if math.isfinite(v) else None
+
     return [[one(float(v)) for v in row] for row in values]
 
 
@@ -49,15 +52,20 @@ def picture(expected, actual, select: str | None = None) -> Picture | None:
             want, got = want[index], got[index]
         except (IndexError, ValueError):
             return None
-    if want.size == 0 or got.size == 0:   # nothing to draw (and no first entry to cut to)
+    if want.size == 0 or got.size == 0:  # nothing to draw (and no first entry to cut to)
         return None
     # cut first, then convert: an answer as large as the wire allows is never copied whole
     (want_cut, want_where), (got_cut, got_where) = _cut(want), _cut(got)
     if want_where == got_where:
         where = want_where
     else:
-        where = "; ".join(f"{side}: {words or 'all'}" for side, words in
-                          (("expected", want_where), ("yours", got_where)))
-    return Picture(expected=_plain(np.asarray(want_cut, dtype=np.float64)),
-                   got=_plain(np.asarray(got_cut, dtype=np.float64)), expected_shape=list(want.shape),
-                   got_shape=list(got.shape), where=where)
+        where = "; ".join(
+            f"{side}: {words or 'all'}" for side, words in (("expected", want_where), ("yours", got_where))
+        )
+    return Picture(
+        expected=_plain(np.asarray(want_cut, dtype=np.float64)),
+        got=_plain(np.asarray(got_cut, dtype=np.float64)),
+        expected_shape=list(want.shape),
+        got_shape=list(got.shape),
+        where=where,
+    )

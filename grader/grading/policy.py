@@ -34,19 +34,21 @@ no check but policy ones has no work to weigh, and its policy checks count as th
 Otherwise it is skipped with reason ``idle`` and a message that says why. A policy check
 that failed on its own keeps its failure (what it found is worth knowing either way).
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from grader.grading.compare import numbers_of
-from grader.task.index_expr import parse_select
 from grader.records.result import PASSED, SKIPPED, CheckResult
+from grader.records.statuses import IDLE
+from grader.task.index_expr import parse_select
 from grader.task.spec import CheckSpec
 from grader.task.tolerance import Tolerance
-from grader.records.statuses import IDLE
 
 
 def one_fill(expected_outputs: Iterable[Any], select: str | None = None) -> bool:
@@ -67,11 +69,12 @@ def one_fill(expected_outputs: Iterable[Any], select: str | None = None) -> bool
     return bool(values) and np.unique(np.concatenate(values)).size <= 1
 
 
-NEAR_SAMPLE = 4096   # entries a near-miss is judged on (a stride through larger outputs)
+NEAR_SAMPLE = 4096  # entries a near-miss is judged on (a stride through larger outputs)
 
 
-def near_miss(expected: Any, got: Any, inputs: Iterable[Any], tolerance: Tolerance,
-              select: str | None = None) -> bool:
+def near_miss(
+    expected: Any, got: Any, inputs: Iterable[Any], tolerance: Tolerance, select: str | None = None
+) -> bool:
     """Whether a wrong output still shows work: it agrees with the expected one on more
     entries than any one value repeated could (``np.zeros``, ``np.full``) or than any of the
     call's array arguments handed back (``return x``), entry by entry (a table with a wrong
@@ -83,8 +86,9 @@ def near_miss(expected: Any, got: Any, inputs: Iterable[Any], tolerance: Toleran
     if want is None or have is None or want.shape != have.shape or want.size < 2:
         return False
     step = max(1, want.size // NEAR_SAMPLE)
-    handed_back = [a for a in (_numeric(arg, select) for arg in inputs)
-                   if a is not None and a.shape == want.shape]
+    handed_back = [
+        a for a in (_numeric(arg, select) for arg in inputs) if a is not None and a.shape == want.shape
+    ]
     want, have = want.ravel()[::step], have.ravel()[::step]
     handed_back = [a.ravel()[::step] for a in handed_back]
 
@@ -95,7 +99,7 @@ def near_miss(expected: Any, got: Any, inputs: Iterable[Any], tolerance: Toleran
     for measure in (lambda v: v, lambda v: np.sort(np.abs(v))):
         target = measure(want)
         agree = agreeing(measure(have), target)
-        best_fill = _largest_group(target, tolerance)   # what one repeated value agrees on
+        best_fill = _largest_group(target, tolerance)  # what one repeated value agrees on
         if agree >= 2 and agree > max([best_fill] + [agreeing(measure(a), target) for a in handed_back]):
             return True
     return False
@@ -132,6 +136,7 @@ def _shows_work(check: CheckSpec, filled: frozenset[str]) -> bool:
 
 def _work_checks(checks, filled: frozenset[str]) -> list[CheckSpec]:
     from grader.grading.checks import kind_of
+
     judged = [c for c in checks if not kind_of(c).policy]
     return [c for c in judged if _shows_work(c, filled)] or judged
 
@@ -144,9 +149,13 @@ def judges(spec: CheckSpec, checks, filled: frozenset[str] = frozenset()) -> lis
     return own or work
 
 
-def counted(checks: tuple[CheckSpec, ...] | list[CheckSpec], results: list[CheckResult],
-            filled: frozenset[str] = frozenset(), later: frozenset[str] = frozenset(),
-            near: frozenset[str] = frozenset()) -> list[CheckResult]:
+def counted(
+    checks: tuple[CheckSpec, ...] | list[CheckSpec],
+    results: list[CheckResult],
+    filled: frozenset[str] = frozenset(),
+    later: frozenset[str] = frozenset(),
+    near: frozenset[str] = frozenset(),
+) -> list[CheckResult]:
     """``results`` (one per check, any order, other lines untouched) with every passed policy
     check that the work done does not support turned into an idle skip. ``filled`` names
     the checks whose expected outputs one repeated value matches (``one_fill``); ``later``
@@ -155,6 +164,7 @@ def counted(checks: tuple[CheckSpec, ...] | list[CheckSpec], results: list[Check
     wrong answer still showed work (``near_miss``): they support
     a policy check as a pass does."""
     from grader.grading.checks import kind_of
+
     specs = {c.name: c for c in checks}
     passed = {r.name for r in results if r.status == PASSED} | set(near)
     out = []
@@ -169,8 +179,9 @@ def counted(checks: tuple[CheckSpec, ...] | list[CheckSpec], results: list[Check
             out.append(result)
             continue
         doer = f"{spec.call} does" if own else "your file does"
-        why = (f"skipped: counts only when {doer} some of the work: no check of what "
-               f"{'it returns' if own else 'it computes'} passed or came near")
-        out.append(dataclasses.replace(result, status=SKIPPED, score=0.0, message=why,
-                                       reason=IDLE))
+        why = (
+            f"skipped: counts only when {doer} some of the work: no check of what "
+            f"{'it returns' if own else 'it computes'} passed or came near"
+        )
+        out.append(dataclasses.replace(result, status=SKIPPED, score=0.0, message=why, reason=IDLE))
     return out

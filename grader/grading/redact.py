@@ -10,6 +10,7 @@ earlier hidden check causes, its time, its picture and its diagnosed mistake. So
 check that did not pass is ``failed``, whatever happened, with one fixed message, and every
 other field is blank. The total time shown counts visible checks only. Done on the trusted
 side, before any renderer runs; staff views skip it."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,9 +25,16 @@ HIDDEN_FAILED = f"failed ({HIDDEN_NOTE})"
 def hidden_view(check: CheckResult) -> CheckResult:
     """A hidden check as students see it: its task-given fields and whether it passed."""
     passed = check.status == PASSED
-    return CheckResult(check.name, PASSED if passed else FAILED, check.score, check.max_score,
-                       message=HIDDEN_PASSED if passed else HIDDEN_FAILED,
-                       description=check.description, function=check.function, hidden=True)
+    return CheckResult(
+        check.name,
+        PASSED if passed else FAILED,
+        check.score,
+        check.max_score,
+        message=HIDDEN_PASSED if passed else HIDDEN_FAILED,
+        description=check.description,
+        function=check.function,
+        hidden=True,
+    )
 
 
 def for_students(result: Result) -> Result:

@@ -1,6 +1,7 @@
 """``grader validate``: a task checks out when its spec loads, its reference answers every
 case and gets full marks on its own checks, its literal examples agree with the reference,
 and every sample submission gets the verdict it declares."""
+
 from __future__ import annotations
 
 import os
@@ -10,8 +11,8 @@ from grader.grading import cases
 from grader.grading.checks.examples import literal_expectation
 from grader.grading.compare import check_values
 from grader.grading.grade import LOAD_CHECK, RUN_CHECK, Options, grade
-from grader.task.reference import load_reference
 from grader.records.result import PASSED
+from grader.task.reference import load_reference
 from grader.task.samples import diagnosis_mismatch, mismatch, read_diagnosis, read_expectation, sample_files
 from grader.task.spec import SpecError, Task
 from grader.task.strategies import literal_case
@@ -46,42 +47,62 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
             progress(finding)
 
     from grader.grading import frozen
+
     try:
         freeze = frozen.load(task)
     except SpecError as exc:
         add(Finding("frozen cases", False, " ".join(exc.problems)))
         return report
-    add(Finding("frozen cases", freeze is not None,
-                f"current (digest {freeze.digest})" if freeze else
-                f"not frozen: grades depend on the installed Hypothesis; run: grader freeze {task.folder}"))
+    add(
+        Finding(
+            "frozen cases",
+            freeze is not None,
+            f"current (digest {freeze.digest})"
+            if freeze
+            else f"not frozen: grades depend on the installed Hypothesis; run: grader freeze {task.folder}",
+        )
+    )
     reference = load_reference(task)
     for check in task.checks:
-        if check.call is None:   # (only a check that calls a function has cases)
+        if check.call is None:  # (only a check that calls a function has cases)
             continue
         try:
             case_set = cases.case_set(task, reference, check, options.use_cache)
         except (cases.ReferenceFailed, cases.CasesFailed) as exc:
             add(Finding(check.name, False, str(exc)))
             continue
-        if check.options.expected_given and reference is not None:   # (a kit has none to compare with)
+        if check.options.expected_given and reference is not None:  # (a kit has none to compare with)
             literal_args = literal_case(check.options.literal_cases[0])
             computed = cases.expected_output(task, reference, check, literal_args)
             verdict = check_values(computed, literal_expectation(check), check.options.tolerance)
             if not verdict.ok:
-                add(Finding(check.name, False, f"the literal expect: disagrees with the reference: "
-                                               f"{verdict.message}"))
+                add(
+                    Finding(
+                        check.name,
+                        False,
+                        f"the literal expect: disagrees with the reference: {verdict.message}",
+                    )
+                )
                 continue
         add(Finding(check.name, True, f"{len(case_set.cases)} cases"))
     if any(not f.ok for f in report.findings):
-        return report   # nothing can be graded on cases that cannot be made
+        return report  # nothing can be graded on cases that cannot be made
     if reference is None:
         add(Finding("reference", True, "a student kit: no reference (its cases are frozen)"))
     else:
         own = grade(task, task.reference_path, options)
-        add(Finding("reference", own.status == PASSED,
-                    f"reference scores {own.score:g}/{own.max_score:g} on its own checks"
-                    + ("" if own.status == PASSED else ": " + "; ".join(
-                        f"{c.name}: {c.message}" for c in own.checks if c.status != PASSED))))
+        add(
+            Finding(
+                "reference",
+                own.status == PASSED,
+                f"reference scores {own.score:g}/{own.max_score:g} on its own checks"
+                + (
+                    ""
+                    if own.status == PASSED
+                    else ": " + "; ".join(f"{c.name}: {c.message}" for c in own.checks if c.status != PASSED)
+                ),
+            )
+        )
     folder = samples_folder or default_samples_folder(task)
     samples = sample_files(folder)
     if not samples:
@@ -97,8 +118,14 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
             add(Finding(subject, False, str(exc)))
             continue
         if expectation is None:
-            add(Finding(subject, False, "declares no verdict: add a line such as "
-                                        "'# expect: full marks' or '# expect: fails CHECK'"))
+            add(
+                Finding(
+                    subject,
+                    False,
+                    "declares no verdict: add a line such as "
+                    "'# expect: full marks' or '# expect: fails CHECK'",
+                )
+            )
             continue
         result = grade(task, path, options)
         missing = _missing_environment(result)
@@ -108,7 +135,7 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
             add(Finding(subject, True, f"not checked here: {missing}"))
             continue
         problem = mismatch(expectation, result, names)
-        if problem is None and reference is not None:   # (a kit has no mistakes)
+        if problem is None and reference is not None:  # (a kit has no mistakes)
             problem = diagnosis_mismatch(read_diagnosis(path), result, mistake_names)
         for d in result.diagnoses:
             diagnosed.setdefault(d.mistake, []).append(os.path.basename(path))
@@ -126,39 +153,64 @@ def _missing_environment(result) -> str | None:
     """Why a sample could not run on this machine (a package its task allows is not installed:
     the first line's reason is ENVIRONMENT), in words with the fix; None when it ran."""
     from grader.records.statuses import ENVIRONMENT
+
     first = result.checks[0] if result.checks else None
     if first is None or first.name not in (LOAD_CHECK, RUN_CHECK) or first.reason != ENVIRONMENT:
         return None
     import re
+
     from grader.task.frameworks import BY_MODULE
+
     found = re.search(r"does not have '([^']+)'", first.message)
     name = found.group(1) if found else "a package"
-    fix = (f"pip install 'numgrader[{BY_MODULE[name].extra}]'" if name in BY_MODULE
-           else f"pip install {name}")
+    fix = f"pip install 'numgrader[{BY_MODULE[name].extra}]'" if name in BY_MODULE else f"pip install {name}"
     return f"it needs {name}, which the task allows and this machine has not installed ({fix})"
 
 
-def _mistake_findings(task: Task, reference, options: Options,
-                      diagnosed: dict[str, list[str]]) -> list[Finding]:
+def _mistake_findings(
+    task: Task, reference, options: Options, diagnosed: dict[str, list[str]]
+) -> list[Finding]:
     """Each declared mistake is really wrong (fails a check) and is diagnosed on a sample."""
     from grader.grading.mistakes import profile, too_slow, variants
+
     findings = []
     profiled = profile(task, reference, options.use_cache)
-    slow = {v.spec.name: too_slow(v) for v in variants(task)}   # (known once profiled)
+    slow = {v.spec.name: too_slow(v) for v in variants(task)}  # (known once profiled)
     for name, failing in profiled.items():
         subject = f"mistake {name}"
         if slow[name]:
-            findings.append(Finding(subject, False, f"{slow[name]}: it is never used. Make it as "
-                                    "quick as the reference (it runs on every case of the checks)."))
+            findings.append(
+                Finding(
+                    subject,
+                    False,
+                    f"{slow[name]}: it is never used. Make it as "
+                    "quick as the reference (it runs on every case of the checks).",
+                )
+            )
         elif not failing:
-            findings.append(Finding(subject, False, "fails no visible example or property check: "
-                                    "it is not a mistake the checks can see. Fix its function in "
-                                    "mistakes.py, or remove it."))
+            findings.append(
+                Finding(
+                    subject,
+                    False,
+                    "fails no visible example or property check: "
+                    "it is not a mistake the checks can see. Fix its function in "
+                    "mistakes.py, or remove it.",
+                )
+            )
         elif not diagnosed.get(name):
-            findings.append(Finding(subject, False, f"fails {len(failing)} checks but is diagnosed "
-                                    "on no sample: add a sample that makes it, with "
-                                    f"'# diagnosis: {name}' near the top"))
+            findings.append(
+                Finding(
+                    subject,
+                    False,
+                    f"fails {len(failing)} checks but is diagnosed "
+                    "on no sample: add a sample that makes it, with "
+                    f"'# diagnosis: {name}' near the top",
+                )
+            )
         else:
-            findings.append(Finding(subject, True, f"fails {len(failing)} checks; diagnosed on "
-                                    f"{', '.join(diagnosed[name])}"))
+            findings.append(
+                Finding(
+                    subject, True, f"fails {len(failing)} checks; diagnosed on {', '.join(diagnosed[name])}"
+                )
+            )
     return findings

@@ -16,6 +16,7 @@ students, so hidden checks are redacted here too. Messages are student text: esc
 Markdown in the summary (student_text.for_markdown) and for workflow commands in the
 annotations.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,20 +25,24 @@ import sys
 
 from grader.grading.final_grading import score_here, summary
 from grader.grading.grade import Options, grade
-from grader.submission.file import SubmissionError, hand_ins_for
 from grader.grading.redact import for_students
+from grader.records.result import ERROR, FAILED, PASSED, Result, ungradable
 from grader.report import github
 from grader.report.junit import render_many
-from grader.records.result import ERROR, FAILED, PASSED, Result, ungradable
-from grader.task.spec import SpecError, Task, load_task
 from grader.student_text import for_markdown, for_markdown_code, visible
+from grader.submission.file import SubmissionError, hand_ins_for
+from grader.task.spec import SpecError, Task, load_task
 
 
 def find_tasks(root: str) -> list[Task]:
     folder = os.path.join(root, "tasks")
     if not os.path.isdir(folder):
-        raise SpecError([f"{folder}: missing. A course repository keeps its exercises in "
-                         "tasks/<task id>/ (see README: course CI)."])
+        raise SpecError(
+            [
+                f"{folder}: missing. A course repository keeps its exercises in "
+                "tasks/<task id>/ (see README: course CI)."
+            ]
+        )
     names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n, "task.yaml")))
     if not names:
         raise SpecError([f"{folder}: holds no task (a folder with a task.yaml)."])
@@ -55,14 +60,20 @@ def solution_for(root: str, task: Task) -> str | None:
         return None
     found = hand_ins_for(task.id, names)
     if len(found) > 1:
-        raise SubmissionError(f"two solutions for {task.id}: {' and '.join(found)} in "
-                              f"{folder}; keep one of them.")
+        raise SubmissionError(
+            f"two solutions for {task.id}: {' and '.join(found)} in {folder}; keep one of them."
+        )
     return os.path.join(folder, found[0]) if found else None
 
 
 def _missing(task: Task, root: str, reason: str, path: str | None = None) -> Result:
-    return ungradable(task.id, task.version, score_here(task),
-                      path or os.path.join(root, "solutions", f"{task.id}.py"), reason)
+    return ungradable(
+        task.id,
+        task.version,
+        score_here(task),
+        path or os.path.join(root, "solutions", f"{task.id}.py"),
+        reason,
+    )
 
 
 def grade_course(root: str, options: Options) -> list[Result]:
@@ -74,26 +85,36 @@ def grade_course(root: str, options: Options) -> list[Result]:
             results.append(_missing(task, root, str(exc)))
             continue
         if path is None:
-            results.append(_missing(task, root, f"no solution: add solutions/{task.id}.py "
-                                                f"(or solutions/{task.id}.ipynb)"))
+            results.append(
+                _missing(
+                    task, root, f"no solution: add solutions/{task.id}.py (or solutions/{task.id}.ipynb)"
+                )
+            )
             continue
         # A task with hidden checks holds what the student must not see: grading it is
         # grading someone else's work, never in the rlimits tier.
-        task_options = dataclasses.replace(options, others_work=options.others_work or any(
-            c.hidden for c in task.checks))
+        task_options = dataclasses.replace(
+            options, others_work=options.others_work or any(c.hidden for c in task.checks)
+        )
         try:
             results.append(for_students(grade(task, path, task_options)))
         except SubmissionError as exc:
-            results.append(_missing(task, root, str(exc), path))   # (the file it refused)
+            results.append(_missing(task, root, str(exc), path))  # (the file it refused)
     return results
 
 
 def markdown(results: list[Result], percent: float, min_score: float) -> str:
     verdict = "passed" if percent >= min_score else "below the required"
-    lines = [f"## Grades: {percent:.0f}% ({verdict} {min_score:g}%)", "",
-             "| task | score | status |", "| --- | --- | --- |"]
-    lines += [f"| {for_markdown(r.task)} | {r.score:g}/{r.max_score:g} | {for_markdown(r.status)} |"
-              for r in results]
+    lines = [
+        f"## Grades: {percent:.0f}% ({verdict} {min_score:g}%)",
+        "",
+        "| task | score | status |",
+        "| --- | --- | --- |",
+    ]
+    lines += [
+        f"| {for_markdown(r.task)} | {r.score:g}/{r.max_score:g} | {for_markdown(r.status)} |"
+        for r in results
+    ]
     later = [(r, summary(r.checks)) for r in results if summary(r.checks)]
     if later:
         lines += [""] + [f"- **{for_markdown(r.task)}**: {for_markdown(words)}." for r, words in later]
@@ -102,8 +123,10 @@ def markdown(results: list[Result], percent: float, min_score: float) -> str:
         lines += ["", "### What to fix", ""]
         for result, check in failures:
             where = f" — {for_markdown_code(check.failing_input)}" if check.failing_input else ""
-            lines.append(f"- **{for_markdown(result.task)} / {for_markdown(check.name)}**{where}: "
-                         f"{for_markdown(check.message)}")
+            lines.append(
+                f"- **{for_markdown(result.task)} / {for_markdown(check.name)}**{where}: "
+                f"{for_markdown(check.message)}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -111,21 +134,24 @@ def reasons(result: Result) -> list[str]:
     """Why a task lost points, for the log: the likely cause of a known mistake first, then
     each failed check's name and message (and the input it failed on), one line each, as ``grader check`` shows them to students (the
     results are already redacted: a hidden check says only that it failed)."""
-    lines = [visible(f"      likely cause: {d.explanation} (explains {', '.join(d.checks)})")
-             for d in result.diagnoses]
+    lines = [
+        visible(f"      likely cause: {d.explanation} (explains {', '.join(d.checks)})")
+        for d in result.diagnoses
+    ]
     for check in result.checks:
         if check.status not in (FAILED, ERROR):
             continue
         lines.append(visible(f"      {check.name}: {check.message or check.status}"))
         if check.failing_input:
             lines.append(visible(f"        failing input: {check.failing_input}"))
-    if later := summary(result.checks):   # (a kit: the checks it cannot decide)
+    if later := summary(result.checks):  # (a kit: the checks it cannot decide)
         lines.append(visible(f"      {later}"))
     return lines
 
 
-def run_ci(root: str, min_score: float, junit_path: str | None, summary_path: str | None,
-           options: Options) -> int:
+def run_ci(
+    root: str, min_score: float, junit_path: str | None, summary_path: str | None, options: Options
+) -> int:
     results = grade_course(root, options)
     for note in sorted({r.isolation_note for r in results if r.isolation_note}):
         print(f"grader: note: {note}", file=sys.stderr)

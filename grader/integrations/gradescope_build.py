@@ -9,6 +9,7 @@ pinned dependencies and the grader), ``run_autograder`` (run per submission: gra
 ``AUTOGRADER_ROOT`` so they can be tried on a fake tree. The zip is written to a temp file
 and renamed: a failure leaves no partial zip.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,9 +17,7 @@ import platform
 import tempfile
 import zipfile
 
-from grader.integrations import gradescope_finish
-
-from grader.integrations import self_package
+from grader.integrations import gradescope_finish, self_package
 from grader.task.spec import Task
 
 SETUP_SH = """#!/usr/bin/env bash
@@ -114,15 +113,18 @@ def framework_extras(task: Task) -> tuple[tuple[str, ...], list[str]]:
     installed here, whose versions it pins), and a note for each allowed one that is not:
     on Gradescope its hand-ins would get the environment message."""
     from grader.task import frameworks
+
     extras, notes = [], []
     for framework in frameworks.allowed(task.allowed_imports):
         if frameworks.installed(framework):
             extras.append(framework.extra)
         else:
-            notes.append(f"the task allows {framework.label} ('{framework.module}'), which is not "
-                         f"installed here, so the zip will not install it and its hand-ins will "
-                         f"be told the grading environment lacks it: pip install "
-                         f"'numgrader[{framework.extra}]' and build the zip again")
+            notes.append(
+                f"the task allows {framework.label} ('{framework.module}'), which is not "
+                f"installed here, so the zip will not install it and its hand-ins will "
+                f"be told the grading environment lacks it: pip install "
+                f"'numgrader[{framework.extra}]' and build the zip again"
+            )
     return tuple(extras), notes
 
 
@@ -137,8 +139,12 @@ def build(task: Task, output: str) -> list[str]:
     fd, temp = tempfile.mkstemp(prefix=".autograder-", suffix=".zip.part", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
-            _add(archive, "setup.sh", SETUP_SH.format(wheel=wheel, python=platform.python_version()),
-                 executable=True)
+            _add(
+                archive,
+                "setup.sh",
+                SETUP_SH.format(wheel=wheel, python=platform.python_version()),
+                executable=True,
+            )
             _add(archive, "run_autograder", RUN_AUTOGRADER, executable=True)
             _add(archive, "finish_results.py", _finish_source())
             _add(archive, "requirements.txt", self_package.requirements_text(dist, extras))

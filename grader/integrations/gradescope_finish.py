@@ -11,6 +11,7 @@ reads half a file, and whatever a submission wrote there before is replaced):
   student, and the reason for the instructor in a hidden test and ``extra_data``; the
   reason is printed too (run_autograder's stdout is shown to instructors only).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,14 +24,35 @@ import sys
 import tempfile
 
 STUDENT_MESSAGE = "The autograder could not grade this submission; your instructor has been told."
-REASON_BYTES = 4000   # the tail of the grader's stderr kept as the reason
+REASON_BYTES = 4000  # the tail of the grader's stderr kept as the reason
 
 # Keys of Gradescope's results.json specification (top level and per test); nothing else.
-TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format",
-            "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests",
-            "leaderboard"}
-TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output",
-             "output_format", "tags", "visibility", "extra_data"}
+TOP_KEYS = {
+    "score",
+    "execution_time",
+    "output",
+    "output_format",
+    "test_output_format",
+    "test_name_format",
+    "visibility",
+    "stdout_visibility",
+    "extra_data",
+    "tests",
+    "leaderboard",
+}
+TEST_KEYS = {
+    "score",
+    "max_score",
+    "status",
+    "name",
+    "name_format",
+    "number",
+    "output",
+    "output_format",
+    "tags",
+    "visibility",
+    "extra_data",
+}
 
 
 def _number(value) -> bool:
@@ -81,12 +103,16 @@ def reason_for(code: int, stderr: str, report_problem: str | None, timeout: str)
             name = signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        why = (f"the grader was killed by {name} (out of memory, the platform's time limit, "
-               "or a submission that reached it)")
+        why = (
+            f"the grader was killed by {name} (out of memory, the platform's time limit, "
+            "or a submission that reached it)"
+        )
     elif code == 2:
-        why = ("grader check could not run (exit 2: a bad task spec, a refused sandbox tier or "
-               "bad options; its message is below)")
-    elif code in (0, 1):   # an uncaught error exits 1 too, but writes no report
+        why = (
+            "grader check could not run (exit 2: a bad task spec, a refused sandbox tier or "
+            "bad options; its message is below)"
+        )
+    elif code in (0, 1):  # an uncaught error exits 1 too, but writes no report
         why = f"grader check exited {code} without a usable report ({report_problem}): a crash"
     else:
         why = f"grader check failed (exit {code}; its message is below)"
@@ -103,9 +129,16 @@ def failure_results(reason: str, code: int, seconds: float) -> dict:
         "test_name_format": "text",
         "stdout_visibility": "hidden",
         "extra_data": {"grader_error": reason, "grader_exit_code": code},
-        "tests": [{"name": "Autograder error (shown to instructors only)", "score": 0.0,
-                   "max_score": 0.0, "status": "failed", "output": reason,
-                   "visibility": "hidden"}],
+        "tests": [
+            {
+                "name": "Autograder error (shown to instructors only)",
+                "score": 0.0,
+                "max_score": 0.0,
+                "status": "failed",
+                "output": reason,
+                "visibility": "hidden",
+            }
+        ],
     }
 
 
@@ -121,7 +154,7 @@ def write_atomically(folder: str, data: dict) -> str:
     _results_folder(folder)
     target = os.path.join(folder, "results.json")
     if os.path.isdir(target) and not os.path.islink(target):
-        shutil.rmtree(target)   # a folder in the way cannot be renamed over
+        shutil.rmtree(target)  # a folder in the way cannot be renamed over
     fd, temp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -130,7 +163,7 @@ def write_atomically(folder: str, data: dict) -> str:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(temp, 0o644)
-        os.replace(temp, target)   # replaces a link or a forged file, never writes through it
+        os.replace(temp, target)  # replaces a link or a forged file, never writes through it
     except BaseException:
         try:
             os.unlink(temp)
@@ -151,8 +184,9 @@ def _read_report(path: str | None):
     return data, valid_results(data)
 
 
-def finish(code: int, report: str | None, stderr_path: str | None, results: str,
-           seconds: float, timeout: str = "?") -> dict:
+def finish(
+    code: int, report: str | None, stderr_path: str | None, results: str, seconds: float, timeout: str = "?"
+) -> dict:
     data, problem = (None, "not read") if code not in (0, 1, 2) else _read_report(report)
     if data is not None and problem is None:
         write_atomically(results, data)

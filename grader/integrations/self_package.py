@@ -6,6 +6,7 @@ after a plain ``pip install``: the package files are those of the imported ``gra
 installed distribution's. The pins are the exact versions installed here of everything the
 grader needs, so Gradescope grades with the same numpy, Hypothesis... as the instructor.
 """
+
 from __future__ import annotations
 
 import base64
@@ -20,7 +21,7 @@ from importlib import metadata
 
 import grader
 
-DISTRIBUTION = "numgrader"   # the name on PyPI; the import package is `grader`
+DISTRIBUTION = "numgrader"  # the name on PyPI; the import package is `grader`
 # Installer bookkeeping, the old RECORD and WHEEL: written anew for the wheel.
 _NOT_SHIPPED = {"RECORD", "WHEEL", "INSTALLER", "REQUESTED", "direct_url.json"}
 _REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?[^;]*(?:;(.*))?$")
@@ -35,12 +36,16 @@ def distribution() -> metadata.Distribution:
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
-        raise NotInstalled(f"no installed '{DISTRIBUTION}' distribution found for the grader at "
-                           f"{os.path.dirname(grader.__file__)}: install it (pip install . "
-                           "or pip install -e . in the grader's folder)") from None
+        raise NotInstalled(
+            f"no installed '{DISTRIBUTION}' distribution found for the grader at "
+            f"{os.path.dirname(grader.__file__)}: install it (pip install . "
+            "or pip install -e . in the grader's folder)"
+        ) from None
     if dist.version != grader.__version__:
-        raise NotInstalled(f"the installed '{DISTRIBUTION}' is version {dist.version} but the grader "
-                           f"being run is {grader.__version__}: reinstall it")
+        raise NotInstalled(
+            f"the installed '{DISTRIBUTION}' is version {dist.version} but the grader "
+            f"being run is {grader.__version__}: reinstall it"
+        )
     return dist
 
 
@@ -69,12 +74,16 @@ def _metadata_files(dist: metadata.Distribution, info: str):
     shipped = set()
     for file in dist.files or []:
         parts = file.parts
-        if len(parts) >= 2 and parts[0].endswith(".dist-info") and parts[-1] not in _NOT_SHIPPED \
-                and "__pycache__" not in parts:
+        if (
+            len(parts) >= 2
+            and parts[0].endswith(".dist-info")
+            and parts[-1] not in _NOT_SHIPPED
+            and "__pycache__" not in parts
+        ):
             name = "/".join(parts[1:])
             shipped.add(name)
             yield f"{info}/{name}", file.read_binary()
-    for name in ("METADATA", "entry_points.txt"):   # an install without a RECORD
+    for name in ("METADATA", "entry_points.txt"):  # an install without a RECORD
         text = dist.read_text(name) if name not in shipped else None
         if text is not None:
             yield f"{info}/{name}", text.encode()
@@ -84,9 +93,16 @@ def wheel_bytes(dist: metadata.Distribution) -> bytes:
     """A py3-none-any wheel of the grader being run (the grader is pure Python)."""
     info = f"{DISTRIBUTION}-{dist.version}.dist-info"
     members = list(_package_files()) + list(_metadata_files(dist, info))
-    members.append((f"{info}/WHEEL", (f"Wheel-Version: 1.0\nGenerator: {DISTRIBUTION} "
-                                      f"{dist.version} (repacked from the installed grader)\n"
-                                      "Root-Is-Purelib: true\nTag: py3-none-any\n").encode()))
+    members.append(
+        (
+            f"{info}/WHEEL",
+            (
+                f"Wheel-Version: 1.0\nGenerator: {DISTRIBUTION} "
+                f"{dist.version} (repacked from the installed grader)\n"
+                "Root-Is-Purelib: true\nTag: py3-none-any\n"
+            ).encode(),
+        )
+    )
     record = [_record_line(name, data) for name, data in members] + [f"{info}/RECORD,,"]
     members.append((f"{info}/RECORD", ("\n".join(record) + "\n").encode()))
     buffer = io.BytesIO()
@@ -126,7 +142,7 @@ def pinned_requirements(dist: metadata.Distribution, extras: tuple[str, ...] = (
             continue
         key = re.sub(r"[-_.]+", "-", dep.metadata["Name"]).lower()
         if key in pins:
-            if not marker:   # needed unconditionally by someone (numpy by the grader itself)
+            if not marker:  # needed unconditionally by someone (numpy by the grader itself)
                 pins[key] = pins[key].split(" ; ")[0]
             continue
         pins[key] = f"{dep.metadata['Name']}=={dep.version}" + (f" ; {marker}" if marker else "")
@@ -141,9 +157,15 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 def requirements_text(dist: metadata.Distribution, extras: tuple[str, ...] = ()) -> str:
     pins = pinned_requirements(dist, extras)
-    index = ([f"# PyTorch's CPU build is not on PyPI.\n--extra-index-url {TORCH_CPU_INDEX}"]
-             if any(p.lower().startswith("torch==") and "+cpu" in p for p in pins) else [])
-    return (f"# The versions installed where this autograder was built ({DISTRIBUTION} "
-            f"{dist.version}, Python {platform.python_version()}, {sys.platform} "
-            f"{platform.machine()}).\n# setup.sh installs exactly these, then the grader's wheel.\n"
-            + "\n".join(index + pins) + "\n")
+    index = (
+        [f"# PyTorch's CPU build is not on PyPI.\n--extra-index-url {TORCH_CPU_INDEX}"]
+        if any(p.lower().startswith("torch==") and "+cpu" in p for p in pins)
+        else []
+    )
+    return (
+        f"# The versions installed where this autograder was built ({DISTRIBUTION} "
+        f"{dist.version}, Python {platform.python_version()}, {sys.platform} "
+        f"{platform.machine()}).\n# setup.sh installs exactly these, then the grader's wheel.\n"
+        + "\n".join(index + pins)
+        + "\n"
+    )

@@ -1,4 +1,5 @@
 """Result records: plain data, built by the checks, read by the renderers."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
@@ -7,8 +8,20 @@ from typing import Any
 from grader.records.statuses import ERROR, FAILED, MISMATCH, PASSED, SKIPPED, UNGRADABLE, CheckStatus, Reason
 
 # (the statuses are re-exported: checks and renderers import them from here)
-__all__ = ["PASSED", "FAILED", "ERROR", "SKIPPED", "CheckResult", "Diagnosis", "Picture", "Result",
-           "UNGRADABLE_CHECK", "judged", "total", "ungradable"]
+__all__ = [
+    "PASSED",
+    "FAILED",
+    "ERROR",
+    "SKIPPED",
+    "CheckResult",
+    "Diagnosis",
+    "Picture",
+    "Result",
+    "UNGRADABLE_CHECK",
+    "judged",
+    "total",
+    "ungradable",
+]
 
 
 def _known(cls, data: dict) -> dict:
@@ -18,7 +31,7 @@ def _known(cls, data: dict) -> dict:
     return {k: v for k, v in data.items() if k in names}
 
 
-PICTURE_SIDE = 64   # a picture keeps at most this many rows and columns (its top-left corner)
+PICTURE_SIDE = 64  # a picture keeps at most this many rows and columns (its top-left corner)
 
 
 @dataclass
@@ -27,14 +40,15 @@ class Picture:
     the failing input (after the check's ``select``), each cut to at most 2-D and to the
     top-left PICTURE_SIDE x PICTURE_SIDE corner (pictures.py). Values are plain floats,
     None where not finite. Never made for a hidden check."""
-    expected: list                 # rows of values (or one row, for a 1-D output)
+
+    expected: list  # rows of values (or one row, for a 1-D output)
     got: list
-    expected_shape: list[int]      # the full shapes, before cutting
+    expected_shape: list[int]  # the full shapes, before cutting
     got_shape: list[int]
-    where: str = ""                # which part is drawn, when cut ("batch entry [0, 0], rows 0-63")
+    where: str = ""  # which part is drawn, when cut ("batch entry [0, 0], rows 0-63")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Picture":
+    def from_dict(cls, data: dict[str, Any]) -> Picture:
         return cls(**_known(cls, data))
 
 
@@ -42,12 +56,13 @@ class Picture:
 class Diagnosis:
     """A known mistake (declared by the task) that the submission's outputs match: the likely
     cause of the failed checks it explains. Never changes a score; says nothing of inputs."""
-    mistake: str                   # the task's name for it
-    explanation: str               # for the student, as the task words it
-    checks: list[str] = field(default_factory=list)   # the failed checks it explains, task order
+
+    mistake: str  # the task's name for it
+    explanation: str  # for the student, as the task words it
+    checks: list[str] = field(default_factory=list)  # the failed checks it explains, task order
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Diagnosis":
+    def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
         return cls(**_known(cls, data))
 
 
@@ -60,21 +75,21 @@ class CheckResult:
     message: str = ""
     description: str = ""
     function: str | None = None
-    failing_input: str | None = None   # the (shrunk) call that failed, as Python source
-    output: str = ""                   # what the student's code printed during that call
-    line: int | None = None            # the line of the student's file a failure points at
-    cell: int | None = None            # in a notebook, the cell that line is in (source_map.py)
-    cases: int = 0                     # how many argument sets were tried
+    failing_input: str | None = None  # the (shrunk) call that failed, as Python source
+    output: str = ""  # what the student's code printed during that call
+    line: int | None = None  # the line of the student's file a failure points at
+    cell: int | None = None  # in a notebook, the cell that line is in (source_map.py)
+    cases: int = 0  # how many argument sets were tried
     hidden: bool = False
     seconds: float = 0.0
-    reason: Reason | None = None       # why it did not pass (statuses.Reason); None when it did
-    mistake: str | None = None         # the diagnosed mistake (Diagnosis.mistake) that explains it
-    picture: Picture | None = None     # expected and actual output, for a failed array check
-    final_points: float = 0.0          # in a kit: its points, decided at final grading, not
-                                       # here (final_grading.py; max_score is 0 then)
+    reason: Reason | None = None  # why it did not pass (statuses.Reason); None when it did
+    mistake: str | None = None  # the diagnosed mistake (Diagnosis.mistake) that explains it
+    picture: Picture | None = None  # expected and actual output, for a failed array check
+    final_points: float = 0.0  # in a kit: its points, decided at final grading, not
+    # here (final_grading.py; max_score is 0 then)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
+    def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         known = _known(cls, data)
         if isinstance(known.get("picture"), dict):
             known["picture"] = Picture.from_dict(known["picture"])
@@ -91,13 +106,13 @@ class Result:
     isolation: str
     checks: list[CheckResult] = field(default_factory=list)
     task_version: str = ""
-    output: str = ""      # what the submission printed while it was imported
+    output: str = ""  # what the submission printed while it was imported
     seconds: float = 0.0
-    isolation_note: str = ""   # what is weaker than bubblewrap here, and why (empty: bubblewrap)
-    grader_version: str = ""   # the grader that graded it
-    cases_digest: str = ""     # the frozen cases it was graded on ("generated ..." without a freeze)
-    kit: bool = False          # graded on a student kit: public checks only
-    diagnoses: list[Diagnosis] = field(default_factory=list)   # likely causes, shown first
+    isolation_note: str = ""  # what is weaker than bubblewrap here, and why (empty: bubblewrap)
+    grader_version: str = ""  # the grader that graded it
+    cases_digest: str = ""  # the frozen cases it was graded on ("generated ..." without a freeze)
+    kit: bool = False  # graded on a student kit: public checks only
+    diagnoses: list[Diagnosis] = field(default_factory=list)  # likely causes, shown first
     # where the task's functions are defined in the file (the scan's): the line a failure
     # that raised nowhere points at
     definitions: dict[str, int] = field(default_factory=dict)
@@ -106,7 +121,7 @@ class Result:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Result":
+    def from_dict(cls, data: dict[str, Any]) -> Result:
         """The inverse of ``to_dict``, for reports read back (gradebook rows, JSON files)."""
         known = _known(cls, data)
         known["checks"] = [CheckResult.from_dict(c) for c in data.get("checks", [])]
@@ -114,27 +129,42 @@ class Result:
         return cls(**known)
 
 
-UNGRADABLE_CHECK = "submission"   # the one line of a result for a file that could not be graded
+UNGRADABLE_CHECK = "submission"  # the one line of a result for a file that could not be graded
 
 
-def ungradable(task_id: str, task_version: str, max_score: float, submission: str,
-               reason: str) -> Result:
+def ungradable(task_id: str, task_version: str, max_score: float, submission: str, reason: str) -> Result:
     """A result for a submission that could not be graded at all (missing, ambiguous,
     unreadable): every point lost, with the reason."""
     check = CheckResult(UNGRADABLE_CHECK, ERROR, 0.0, max_score, message=reason, reason=UNGRADABLE)
-    return Result(task=task_id, submission=submission, score=0.0, max_score=max_score,
-                  status=ERROR, isolation="none", checks=[check], task_version=task_version)
+    return Result(
+        task=task_id,
+        submission=submission,
+        score=0.0,
+        max_score=max_score,
+        status=ERROR,
+        isolation="none",
+        checks=[check],
+        task_version=task_version,
+    )
 
 
 def judged(check, ok: bool, message: str = "", reason: Reason = MISMATCH) -> CheckResult:
     """The result line of a check spec that passed or failed as a whole."""
-    return CheckResult(check.name, PASSED if ok else FAILED, check.points if ok else 0.0,
-                       check.points, message=message, description=check.description,
-                       hidden=check.hidden, reason=None if ok else reason)
+    return CheckResult(
+        check.name,
+        PASSED if ok else FAILED,
+        check.points if ok else 0.0,
+        check.points,
+        message=message,
+        description=check.description,
+        hidden=check.hidden,
+        reason=None if ok else reason,
+    )
 
 
-def total(task: str, submission: str, isolation: str, checks: list[CheckResult],
-          load_failed: bool, **extra: Any) -> Result:
+def total(
+    task: str, submission: str, isolation: str, checks: list[CheckResult], load_failed: bool, **extra: Any
+) -> Result:
     """Sum the checks; status is passed at full marks and error when nothing could be graded."""
     score = round(sum(c.score for c in checks), 6)
     max_score = round(sum(c.max_score for c in checks), 6)
@@ -145,5 +175,13 @@ def total(task: str, submission: str, isolation: str, checks: list[CheckResult],
         status = PASSED
     else:
         status = FAILED
-    return Result(task=task, submission=submission, score=score, max_score=max_score,
-                  status=status, isolation=isolation, checks=checks, **extra)
+    return Result(
+        task=task,
+        submission=submission,
+        score=score,
+        max_score=max_score,
+        status=status,
+        isolation=isolation,
+        checks=checks,
+        **extra,
+    )

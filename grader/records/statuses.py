@@ -5,6 +5,7 @@ They are Literals of plain strings, not Enums, on purpose: reports are JSON that
 tooling already reads, stored reports are compared with these very strings, and a ``str``
 Enum formats differently from one Python version to the next. mypy checks every use.
 """
+
 from __future__ import annotations
 
 from typing import Final, Literal, get_args
@@ -29,23 +30,27 @@ BUDGET: Final = "budget"
 # summaries read instead of its message. A failed call gives its CallStatus (raised,
 # timeout, crashed, malformed, budget); the others:
 Reason = Literal[
-    "raised", "timeout", "crashed", "malformed", "budget",
-    "mismatch",      # ran, and what it produced is not what the check wants
-    "unverified",    # passed, but the evidence cannot be trusted (mutation.py)
-    "imports",       # imports or reaches what the task does not allow
-    "undefined",     # a function the task asks for is missing
-    "unreadable",    # the file was not run: Python could not read it
-    "environment",   # the grading machine lacks a package the task allows
-    "task",          # the task itself is broken (its reference raised)
-    "judge",         # the check tripped over what the code produced
-    "ungradable",    # the submission could not be graded at all
-    "idle",          # a policy check (how, not what) that counts only when the file does
-                     # some of the work, and no check of what it computes passed (policy.py)
+    "raised",
+    "timeout",
+    "crashed",
+    "malformed",
+    "budget",
+    "mismatch",  # ran, and what it produced is not what the check wants
+    "unverified",  # passed, but the evidence cannot be trusted (mutation.py)
+    "imports",  # imports or reaches what the task does not allow
+    "undefined",  # a function the task asks for is missing
+    "unreadable",  # the file was not run: Python could not read it
+    "environment",  # the grading machine lacks a package the task allows
+    "task",  # the task itself is broken (its reference raised)
+    "judge",  # the check tripped over what the code produced
+    "ungradable",  # the submission could not be graded at all
+    "idle",  # a policy check (how, not what) that counts only when the file does
+    # some of the work, and no check of what it computes passed (policy.py)
     "timed-out-before",  # not run: its function timed out before and never finished a call
-    "typed-in",      # what it produced is right, but typed into the file, not computed
-                     # (checks/typed_in.py)
+    "typed-in",  # what it produced is right, but typed into the file, not computed
+    # (checks/typed_in.py)
     "final-grading",  # not run in a student kit: it is checked at final grading only
-                      # (final_grading.py)
+    # (final_grading.py)
 ]
 MISMATCH: Final = "mismatch"
 UNVERIFIED: Final = "unverified"
@@ -61,7 +66,7 @@ TIMED_OUT_BEFORE: Final = "timed-out-before"
 TYPED_IN: Final = "typed-in"
 FINAL_GRADING: Final = "final-grading"
 
-TIMED_OUT: Final = (TIMEOUT, BUDGET, TIMED_OUT_BEFORE)   # reasons that mean the code ran out of time
+TIMED_OUT: Final = (TIMEOUT, BUDGET, TIMED_OUT_BEFORE)  # reasons that mean the code ran out of time
 
 CHECK_STATUSES: tuple[str, ...] = get_args(CheckStatus)
 CALL_STATUSES: tuple[str, ...] = get_args(CallStatus)
@@ -69,7 +74,12 @@ REASONS: tuple[str, ...] = get_args(Reason)
 
 
 _CALL_REASONS: dict[str, Reason] = {
-    RAISED: RAISED, TIMEOUT: TIMEOUT, CRASHED: CRASHED, MALFORMED: MALFORMED, BUDGET: BUDGET}
+    RAISED: RAISED,
+    TIMEOUT: TIMEOUT,
+    CRASHED: CRASHED,
+    MALFORMED: MALFORMED,
+    BUDGET: BUDGET,
+}
 
 
 def call_reason(status: str) -> Reason:

@@ -3,6 +3,7 @@ students each known mistake was diagnosed in, the most common failures, who erro
 out, and every student with their score and a link to their page. Self-contained like the
 student page (html.page: no script, no request). Student ids and every stored string are
 escaped (svg.text); links go to the safe file names the batch chose (page_files)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ class StudentLine:
     score: float
     max_score: float
     status: str
-    page: str | None     # the student's page, relative to the class page; None: no page
+    page: str | None  # the student's page, relative to the class page; None: no page
 
 
 def _failure(failure: CommonFailure) -> str:
@@ -34,36 +35,70 @@ def _names(students: list[str]) -> str:
 def render(summary: ClassSummary, students: list[StudentLine]) -> str:
     width = 100 // BUCKETS
     most = max(summary.distribution, default=0)
-    body = [f"<h1>{text(summary.task)}: {summary.students} submissions</h1>",
-            f'<p class="score">Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%</p>',
-            "<h2>Score distribution</h2>",
-            svg.bars([Bar(f"{i * width}-{(i + 1) * width}%", n, str(n),
-                          f"{n} students scored {i * width}-{(i + 1) * width}%")
-                      for i, n in enumerate(summary.distribution)], most, "#3f6fb5",
-                     "students per score band"),
-            "<h2>Pass rate per check</h2>",
-            svg.bars([Bar(name, rate, f"{rate:.0%}", f"{name}: {rate:.0%} passed")
-                      for name, rate in summary.pass_rates.items()], 1.0, "#2e7d32",
-                     "share of students who passed each check"),
-            "<h2>Diagnosed mistakes</h2>"]
+    body = [
+        f"<h1>{text(summary.task)}: {summary.students} submissions</h1>",
+        f'<p class="score">Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%</p>',
+        "<h2>Score distribution</h2>",
+        svg.bars(
+            [
+                Bar(
+                    f"{i * width}-{(i + 1) * width}%",
+                    n,
+                    str(n),
+                    f"{n} students scored {i * width}-{(i + 1) * width}%",
+                )
+                for i, n in enumerate(summary.distribution)
+            ],
+            most,
+            "#3f6fb5",
+            "students per score band",
+        ),
+        "<h2>Pass rate per check</h2>",
+        svg.bars(
+            [
+                Bar(name, rate, f"{rate:.0%}", f"{name}: {rate:.0%} passed")
+                for name, rate in summary.pass_rates.items()
+            ],
+            1.0,
+            "#2e7d32",
+            "share of students who passed each check",
+        ),
+        "<h2>Diagnosed mistakes</h2>",
+    ]
     if summary.mistakes:
         top = max(m.students for m in summary.mistakes)
-        body.append(svg.bars([Bar(m.mistake, m.students, str(m.students),
-                                  f"{m.students} students: {m.explanation}")
-                              for m in summary.mistakes], top, "#c62828",
-                             "students per diagnosed mistake"))
-        body.append("<ul>" + "".join(
-            f'<li><span class="name">{text(m.mistake)}</span>: {how_many_students(m.students)}: '
-            f"{text(m.explanation)}</li>"
-            for m in summary.mistakes) + "</ul>")
+        body.append(
+            svg.bars(
+                [
+                    Bar(m.mistake, m.students, str(m.students), f"{m.students} students: {m.explanation}")
+                    for m in summary.mistakes
+                ],
+                top,
+                "#c62828",
+                "students per diagnosed mistake",
+            )
+        )
+        body.append(
+            "<ul>"
+            + "".join(
+                f'<li><span class="name">{text(m.mistake)}</span>: {how_many_students(m.students)}: '
+                f"{text(m.explanation)}</li>"
+                for m in summary.mistakes
+            )
+            + "</ul>"
+        )
     else:
         body.append("<p>none diagnosed</p>")
-    body += ["<h2>Most common failures</h2>",
-             "<ul>" + ("".join(_failure(f) for f in summary.common_failures) or "<li>none</li>")
-             + "</ul>",
-             "<h2>Errored (nothing could be graded)</h2>", f"<p>{_names(summary.errored)}</p>",
-             "<h2>Timed out somewhere</h2>", f"<p>{_names(summary.timed_out)}</p>",
-             "<h2>Students</h2>", _table(students)]
+    body += [
+        "<h2>Most common failures</h2>",
+        "<ul>" + ("".join(_failure(f) for f in summary.common_failures) or "<li>none</li>") + "</ul>",
+        "<h2>Errored (nothing could be graded)</h2>",
+        f"<p>{_names(summary.errored)}</p>",
+        "<h2>Timed out somewhere</h2>",
+        f"<p>{_names(summary.timed_out)}</p>",
+        "<h2>Students</h2>",
+        _table(students),
+    ]
     return page(f"{summary.task}: class of {summary.students}", "".join(body))
 
 
@@ -73,7 +108,9 @@ def _table(students: list[StudentLine]) -> str:
         name = text(line.student)
         if line.page:
             name = f'<a href="{text(quote(line.page))}">{name}</a>'
-        rows.append(f"<tr><td>{name}</td><td>{line.score:g}/{line.max_score:g}</td>"
-                    f'<td class="{text(line.status)}">{text(line.status)}</td></tr>')
+        rows.append(
+            f"<tr><td>{name}</td><td>{line.score:g}/{line.max_score:g}</td>"
+            f'<td class="{text(line.status)}">{text(line.status)}</td></tr>'
+        )
     rows.append("</table>")
     return "".join(rows)

@@ -16,17 +16,18 @@ Three rules of the runner shape this module:
 
 import os
 
-from grader.submission.notebook import is_notebook
 from grader.records.result import ERROR, FAILED, Result
 from grader.student_text import for_workflow_data, for_workflow_property
+from grader.submission.notebook import is_notebook
 
-LIMIT = 10   # annotations of one kind (error, warning) GitHub shows per step
+LIMIT = 10  # annotations of one kind (error, warning) GitHub shows per step
 
 
 def command(kind: str, message: str, **properties) -> str:
     """One workflow command; properties that are None are left out."""
-    props = ",".join(f"{key}={for_workflow_property(str(value))}"
-                     for key, value in properties.items() if value is not None)
+    props = ",".join(
+        f"{key}={for_workflow_property(str(value))}" for key, value in properties.items() if value is not None
+    )
     return f"::{kind}{' ' + props if props else ''}::{for_workflow_data(message)}"
 
 
@@ -37,7 +38,7 @@ def workspace_of(root: str) -> str:
         return os.environ["GITHUB_WORKSPACE"]
     folder = os.path.realpath(root)
     while True:
-        if os.path.exists(os.path.join(folder, ".git")):   # a folder, or a file in a worktree
+        if os.path.exists(os.path.join(folder, ".git")):  # a folder, or a file in a worktree
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:
@@ -73,19 +74,31 @@ def annotations(results: list[Result], workspace: str) -> list[str]:
         for check in result.checks:
             if check.status not in (FAILED, ERROR):
                 continue
-            message = check.message + (f" Failing input: {check.failing_input}"
-                                       if check.failing_input else "")
+            message = check.message + (
+                f" Failing input: {check.failing_input}" if check.failing_input else ""
+            )
             if check.mistake in causes:
                 message += f" Likely cause: {causes[check.mistake]}"
-            errors.append(command("error", message, file=file,
-                                  line=failure_line(result, check) if file else None,
-                                  title=f"{result.task}: {check.name}"))
+            errors.append(
+                command(
+                    "error",
+                    message,
+                    file=file,
+                    line=failure_line(result, check) if file else None,
+                    title=f"{result.task}: {check.name}",
+                )
+            )
     lines = errors[:LIMIT]
     if len(errors) > LIMIT:
         more = len(errors) - LIMIT
-        lines.append(command("notice", f"{more} more failed check{'s' if more > 1 else ''} "
-                                       "not annotated here (GitHub shows 10 error annotations "
-                                       "per step): the step summary of this run lists "
-                                       "every one.",
-                             title=f"{more} more failed checks"))
+        lines.append(
+            command(
+                "notice",
+                f"{more} more failed check{'s' if more > 1 else ''} "
+                "not annotated here (GitHub shows 10 error annotations "
+                "per step): the step summary of this run lists "
+                "every one.",
+                title=f"{more} more failed checks",
+            )
+        )
     return lines

@@ -12,18 +12,18 @@ name): each goes through ``svg.text`` (control characters shown, then ``html.esc
 quotes) wherever it lands, content or attribute. Hidden checks are redacted before this
 renders (redact.for_students drops their pictures too).
 """
+
 from __future__ import annotations
 
 import os
 
+from grader.grading.final_grading import summary
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Diagnosis, Picture, Result
 from grader.report import svg
 from grader.report.svg import text
-from grader.grading.final_grading import summary
 
 # No script, no request of any kind; inline styles only; images only as data: (none today).
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
-       "form-action 'none'")
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 _LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERROR", SKIPPED: "SKIP"}
 
 STYLE = """
@@ -57,34 +57,44 @@ def render(result: Result, **_options) -> str:
     file_name = os.path.basename(result.submission)
     percent = 100 * result.score / result.max_score if result.max_score else 0
     title = f"{result.task} · {file_name}: {result.score:g}/{result.max_score:g}"
-    body = [f"<h1>{text(result.task)} · {text(file_name)}</h1>",
-            f'<p class="meta">isolation: {text(result.isolation)}</p>']
+    body = [
+        f"<h1>{text(result.task)} · {text(file_name)}</h1>",
+        f'<p class="meta">isolation: {text(result.isolation)}</p>',
+    ]
     if result.isolation_note:
         body.append(f'<p class="note">note: {text(result.isolation_note)}</p>')
     if result.kit:
-        body.append('<p class="note">note: graded on a student kit: the public checks only; '
-                    "hidden checks may be added at final grading.</p>")
+        body.append(
+            '<p class="note">note: graded on a student kit: the public checks only; '
+            "hidden checks may be added at final grading.</p>"
+        )
         if later := summary(result.checks):
             body.append(f'<p class="note">note: {text(later)}.</p>')
-    body.append(f'<p class="score">Score: {result.score:g}/{result.max_score:g} ({percent:.0f}%) '
-                f'<span class="{text(result.status)}">{text(result.status)}</span></p>')
+    body.append(
+        f'<p class="score">Score: {result.score:g}/{result.max_score:g} ({percent:.0f}%) '
+        f'<span class="{text(result.status)}">{text(result.status)}</span></p>'
+    )
     body += _checks(result)
     if result.output.strip():
         body += ["<h2>Your file printed</h2>", f"<pre>{text(result.output)}</pre>"]
-    body.append(f'<p class="meta">graded by grader {text(result.grader_version or "?")}, '
-                f"cases {text(result.cases_digest or '?')}</p>")
+    body.append(
+        f'<p class="meta">graded by grader {text(result.grader_version or "?")}, '
+        f"cases {text(result.cases_digest or '?')}</p>"
+    )
     return page(title, "".join(body))
 
 
 def page(title: str, body: str) -> str:
     """The HTML document around ``body`` (already escaped): the CSP comes first in <head>,
     before anything the policy must cover."""
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-            '<meta name="referrer" content="no-referrer">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{text(title)}</title><style>{STYLE}</style></head>\n"
-            f"<body>\n{body}\n</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="referrer" content="no-referrer">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{text(title)}</title><style>{STYLE}</style></head>\n"
+        f"<body>\n{body}\n</body></html>\n"
+    )
 
 
 def _checks(result: Result) -> list[str]:
@@ -111,20 +121,30 @@ def _checks(result: Result) -> list[str]:
 
 def _cause(diagnosis: Diagnosis, checks: list[CheckResult]) -> str:
     names = ", ".join(text(c.name) for c in checks) or "none"
-    return (f'<section class="cause"><p class="explanation">{text(diagnosis.explanation)}</p>'
-            f'<p class="meta">known mistake: <span class="name">{text(diagnosis.mistake)}</span>; '
-            f"it explains {len(checks)} failed check{'s' if len(checks) != 1 else ''}: {names}</p>"
-            + "".join(_check(c) for c in checks) + "</section>")
+    return (
+        f'<section class="cause"><p class="explanation">{text(diagnosis.explanation)}</p>'
+        f'<p class="meta">known mistake: <span class="name">{text(diagnosis.mistake)}</span>; '
+        f"it explains {len(checks)} failed check{'s' if len(checks) != 1 else ''}: {names}</p>"
+        + "".join(_check(c) for c in checks)
+        + "</section>"
+    )
 
 
 def _check(check: CheckResult, details: bool = True) -> str:
-    points = (f"{check.score:g}/{check.max_score:g}" if check.max_score else
-              f"{check.final_points:g} later" if check.final_points else "")
+    points = (
+        f"{check.score:g}/{check.max_score:g}"
+        if check.max_score
+        else f"{check.final_points:g} later"
+        if check.final_points
+        else ""
+    )
     status = check.status if check.status in _LABEL else "error"
-    parts = [f'<section class="check {text(status)}">',
-             f'<span class="status">{text(_LABEL.get(check.status, check.status))}</span> '
-             f'<span class="name">{text(check.name)}</span>'
-             f'<span class="points">{text(points)}</span>']
+    parts = [
+        f'<section class="check {text(status)}">',
+        f'<span class="status">{text(_LABEL.get(check.status, check.status))}</span> '
+        f'<span class="name">{text(check.name)}</span>'
+        f'<span class="points">{text(points)}</span>',
+    ]
     if check.description:
         parts.append(f'<div class="description">{text(check.description)}</div>')
     if details:
@@ -158,11 +178,14 @@ def picture(shot: Picture) -> str:
     colour scale with its legend; the difference on a scale of its own. The values' scale
     spans the expected output (yours beyond it shows in the end colours): one huge value of
     yours must not wash the expected picture out."""
-    same = shot.expected_shape == shot.got_shape and \
-        [len(r) for r in shot.expected] == [len(r) for r in shot.got]
+    same = shot.expected_shape == shot.got_shape and [len(r) for r in shot.expected] == [
+        len(r) for r in shot.got
+    ]
     scale = svg.values_scale(shot.expected)
-    panels = [_panel(f"expected {_shape(shot.expected_shape)}", shot.expected, scale),
-              _panel(f"yours {_shape(shot.got_shape)}", shot.got, scale)]
+    panels = [
+        _panel(f"expected {_shape(shot.expected_shape)}", shot.expected, scale),
+        _panel(f"yours {_shape(shot.got_shape)}", shot.got, scale),
+    ]
     legends = [svg.legend(scale, "values (the expected range; yours beyond it in the end colours)")]
     if same:
         delta = svg.difference(shot.expected, shot.got)
@@ -171,13 +194,19 @@ def picture(shot: Picture) -> str:
         legends.append(svg.legend(delta_scale, "difference (yours − expected)"))
         note = ""
     else:
-        note = (f'<p class="where">The shapes differ (expected {_shape(shot.expected_shape)}, '
-                f"yours {_shape(shot.got_shape)}): both are drawn, no difference can be.</p>")
+        note = (
+            f'<p class="where">The shapes differ (expected {_shape(shot.expected_shape)}, '
+            f"yours {_shape(shot.got_shape)}): both are drawn, no difference can be.</p>"
+        )
     where = f'<p class="where">drawn: {text(shot.where)}</p>' if shot.where else ""
-    return (f'<figure class="picture"><div class="panels">{"".join(panels)}</div>'
-            f'<div class="panels">{"".join(legends)}</div>{note}{where}</figure>')
+    return (
+        f'<figure class="picture"><div class="panels">{"".join(panels)}</div>'
+        f'<div class="panels">{"".join(legends)}</div>{note}{where}</figure>'
+    )
 
 
 def _panel(caption: str, grid: list, scale: svg.Scale) -> str:
-    return (f'<div class="panel"><div class="caption">{text(caption)}</div>'
-            f"{svg.heatmap(grid, scale, caption)}</div>")
+    return (
+        f'<div class="panel"><div class="caption">{text(caption)}</div>'
+        f"{svg.heatmap(grid, scale, caption)}</div>"
+    )

@@ -1,4 +1,5 @@
 """The JSON report: a stable contract other tools read (names in result.py)."""
+
 from __future__ import annotations
 
 import json

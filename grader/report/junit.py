@@ -5,16 +5,17 @@ given: course CI passes the repository's, so a reporter can link to the code) an
 failure, the line it points at (``line``: where the code raised, else where the function
 is defined); what the code printed during the check is its ``<system-out>``, and what the
 file printed while it was imported is the suite's."""
+
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
 
 from grader.records.result import ERROR, FAILED, SKIPPED, Result
-from grader.student_text import visible
-from grader.submission.file import source_stem
 from grader.report.github import failure_line, relative_path
 from grader.report.text import check_details
+from grader.student_text import visible
+from grader.submission.file import source_stem
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -26,17 +27,32 @@ def _clean(text: str) -> str:
 
 def suite(result: Result, workspace: str | None = None) -> ET.Element:
     counts = {s: sum(c.status == s for c in result.checks) for s in (FAILED, ERROR, SKIPPED)}
-    element = ET.Element("testsuite", name=_clean(result.task), tests=str(len(result.checks)),
-                         failures=str(counts[FAILED]), errors=str(counts[ERROR]),
-                         skipped=str(counts[SKIPPED]), time=f"{result.seconds:.3f}")
-    ET.SubElement(ET.SubElement(element, "properties"), "property", name="score",
-                  value=f"{result.score:g}/{result.max_score:g}")
+    element = ET.Element(
+        "testsuite",
+        name=_clean(result.task),
+        tests=str(len(result.checks)),
+        failures=str(counts[FAILED]),
+        errors=str(counts[ERROR]),
+        skipped=str(counts[SKIPPED]),
+        time=f"{result.seconds:.3f}",
+    )
+    ET.SubElement(
+        ET.SubElement(element, "properties"),
+        "property",
+        name="score",
+        value=f"{result.score:g}/{result.max_score:g}",
+    )
     # (every string below may be student text, or come from an old stored report)
     file = result.submission if workspace is None else relative_path(result.submission, workspace)
     causes = {d.mistake: f"likely cause: {d.explanation}" for d in result.diagnoses}
     for check in result.checks:
-        case = ET.SubElement(element, "testcase", classname=_clean(f"{result.task}.{_stem(result.submission)}"),
-                             name=_clean(check.name), time=f"{check.seconds:.3f}")
+        case = ET.SubElement(
+            element,
+            "testcase",
+            classname=_clean(f"{result.task}.{_stem(result.submission)}"),
+            name=_clean(check.name),
+            time=f"{check.seconds:.3f}",
+        )
         if file:
             case.set("file", _clean(file))
         cause = [causes[check.mistake]] if check.mistake in causes else []

@@ -9,6 +9,7 @@ cost `grader check` start-up (this module is imported only when a page is asked 
 Every piece of text is escaped here (``text``), labels and tooltips included: a check's
 name or a value's label may come from a stored report, which is student-controlled data.
 """
+
 from __future__ import annotations
 
 import html
@@ -17,13 +18,13 @@ from dataclasses import dataclass
 
 from grader.student_text import visible
 
-NOT_FINITE = "#1a1a1a"    # nan or inf (None in a Picture): darker than any step of a scale
-STEPS = 8                 # colour steps on each side of zero
-TARGET_SIDE = 448         # a heatmap's longer side, in px, before the cell limits below
-CELL_MIN, CELL_MAX = 6, 48   # a 64-wide table keeps 7 px cells; a 1x2 input gets 48 px ones
-VALUES_SHOWN_FROM = 40    # cells this wide show their value as text
-TOOLTIPS_UP_TO = 400      # pictures of at most this many cells give each cell a tooltip
-LABEL_SPACE = 28          # room for row and column numbers
+NOT_FINITE = "#1a1a1a"  # nan or inf (None in a Picture): darker than any step of a scale
+STEPS = 8  # colour steps on each side of zero
+TARGET_SIDE = 448  # a heatmap's longer side, in px, before the cell limits below
+CELL_MIN, CELL_MAX = 6, 48  # a 64-wide table keeps 7 px cells; a 1x2 input gets 48 px ones
+VALUES_SHOWN_FROM = 40  # cells this wide show their value as text
+TOOLTIPS_UP_TO = 400  # pictures of at most this many cells give each cell a tooltip
+LABEL_SPACE = 28  # room for row and column numbers
 
 
 def text(value) -> str:
@@ -35,6 +36,7 @@ def text(value) -> str:
 @dataclass(frozen=True)
 class Scale:
     """A diverging colour scale, symmetric about zero: ``limit`` is the largest magnitude."""
+
     limit: float
     negative: tuple[int, int, int]
     positive: tuple[int, int, int]
@@ -44,7 +46,7 @@ class Scale:
         if value is None:
             return NOT_FINITE
         share = 0.0 if self.limit == 0 else max(-1.0, min(1.0, value / self.limit))
-        step = round(abs(share) * STEPS) / STEPS   # quantised: a legend can show every colour
+        step = round(abs(share) * STEPS) / STEPS  # quantised: a legend can show every colour
         end = self.positive if share >= 0 else self.negative
         return _mix(step, end)
 
@@ -79,8 +81,10 @@ def _largest(grids) -> float:
 
 def difference(expected: list, got: list) -> list:
     """Yours minus expected, cell by cell (the same shape); None where either is not finite."""
-    return [[None if e is None or g is None else _finite(g - e) for e, g in zip(er, gr)]
-            for er, gr in zip(expected, got)]
+    return [
+        [None if e is None or g is None else _finite(g - e) for e, g in zip(er, gr)]
+        for er, gr in zip(expected, got)
+    ]
 
 
 def _finite(value: float) -> float | None:
@@ -112,15 +116,20 @@ def heatmap(grid: list, scale: Scale, label: str) -> str:
                 x, y, run = LABEL_SPACE + start * cell, LABEL_SPACE + r * cell, (c - start) * cell
                 paths.setdefault(colours[start], []).append(f"M{x} {y}h{run}v{cell}h-{run}z")
                 start = c
-    parts = [f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-             f'aria-label="{text(label)}">', f"<title>{text(label)}</title>"]
+    parts = [
+        f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{text(label)}">',
+        f"<title>{text(label)}</title>",
+    ]
     parts += [f'<path fill="{colour}" d="{"".join(d)}"/>' for colour, d in sorted(paths.items())]
     parts.append(_axis_numbers(rows, columns, cell))
     if rows * columns <= TOOLTIPS_UP_TO:
         parts.append(_cell_details(grid, scale, cell))
-    parts.append(f'<rect x="{LABEL_SPACE - 0.5}" y="{LABEL_SPACE - 0.5}" width="{columns * cell + 1}" '
-                 f'height="{rows * cell + 1}" fill="none" stroke="#777"/>')
+    parts.append(
+        f'<rect x="{LABEL_SPACE - 0.5}" y="{LABEL_SPACE - 0.5}" width="{columns * cell + 1}" '
+        f'height="{rows * cell + 1}" fill="none" stroke="#777"/>'
+    )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -130,11 +139,15 @@ def _axis_numbers(rows: int, columns: int, cell: int) -> str:
     every = max(1, math.ceil(22 / cell))
     marks = ['<g class="axis" font-size="10" fill="#444">']
     for c in range(0, columns, every):
-        marks.append(f'<text x="{LABEL_SPACE + c * cell + cell / 2}" y="{LABEL_SPACE - 6}" '
-                     f'text-anchor="middle">{c}</text>')
+        marks.append(
+            f'<text x="{LABEL_SPACE + c * cell + cell / 2}" y="{LABEL_SPACE - 6}" '
+            f'text-anchor="middle">{c}</text>'
+        )
     for r in range(0, rows, every):
-        marks.append(f'<text x="{LABEL_SPACE - 4}" y="{LABEL_SPACE + r * cell + cell / 2 + 3.5}" '
-                     f'text-anchor="end">{r}</text>')
+        marks.append(
+            f'<text x="{LABEL_SPACE - 4}" y="{LABEL_SPACE + r * cell + cell / 2 + 3.5}" '
+            f'text-anchor="end">{r}</text>'
+        )
     marks.append("</g>")
     return "".join(marks)
 
@@ -145,13 +158,17 @@ def _cell_details(grid: list, scale: Scale, cell: int) -> str:
     for r, row in enumerate(grid):
         for c, value in enumerate(row):
             x, y = LABEL_SPACE + c * cell, LABEL_SPACE + r * cell
-            parts.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill-opacity="0">'
-                         f"<title>[{r}, {c}] = {_number(value, 8)}</title></rect>")
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill-opacity="0">'
+                f"<title>[{r}, {c}] = {_number(value, 8)}</title></rect>"
+            )
             if cell >= VALUES_SHOWN_FROM:
                 ink = "#fff" if scale.dark(value) else "#111"
-                parts.append(f'<text x="{x + cell / 2}" y="{y + cell / 2 + 4}" font-size="11" '
-                             f'text-anchor="middle" fill="{ink}" pointer-events="none">'
-                             f"{'nan' if value is None else _number(value)}</text>")
+                parts.append(
+                    f'<text x="{x + cell / 2}" y="{y + cell / 2 + 4}" font-size="11" '
+                    f'text-anchor="middle" fill="{ink}" pointer-events="none">'
+                    f"{'nan' if value is None else _number(value)}</text>"
+                )
     parts.append("</g>")
     return "".join(parts)
 
@@ -160,31 +177,40 @@ def legend(scale: Scale, label: str) -> str:
     """Every colour of the scale with the values at its ends and middle, and the colour of
     a value that is not finite."""
     swatch, top = 14, 16
-    steps = [scale.colour(-scale.limit * k / STEPS) for k in range(STEPS, 0, -1)] + \
-        [scale.colour(0.0)] + [scale.colour(scale.limit * k / STEPS) for k in range(1, STEPS + 1)]
+    steps = (
+        [scale.colour(-scale.limit * k / STEPS) for k in range(STEPS, 0, -1)]
+        + [scale.colour(0.0)]
+        + [scale.colour(scale.limit * k / STEPS) for k in range(1, STEPS + 1)]
+    )
     bar = len(steps) * swatch
     width = bar + 150
-    parts = [f'<svg class="legend" xmlns="http://www.w3.org/2000/svg" width="{width}" height="48" '
-             f'viewBox="0 0 {width} 48" role="img" aria-label="{text(label)}">',
-             f'<title>{text(label)}</title>',
-             f'<text x="0" y="11" font-size="11" fill="#333">{text(label)}</text>']
-    parts += [f'<rect x="{i * swatch}" y="{top}" width="{swatch}" height="12" fill="{colour}"/>'
-              for i, colour in enumerate(steps)]
-    for x, value, anchor in ((0, -scale.limit, "start"), (bar / 2, 0.0, "middle"),
-                             (bar, scale.limit, "end")):
-        parts.append(f'<text x="{x}" y="42" font-size="10" fill="#333" text-anchor="{anchor}">'
-                     f"{_number(value)}</text>")
-    parts.append(f'<rect x="{bar + 16}" y="{top}" width="{swatch}" height="12" fill="{NOT_FINITE}"/>'
-                 f'<text x="{bar + 34}" y="{top + 10}" font-size="10" fill="#333">nan or inf</text>')
+    parts = [
+        f'<svg class="legend" xmlns="http://www.w3.org/2000/svg" width="{width}" height="48" '
+        f'viewBox="0 0 {width} 48" role="img" aria-label="{text(label)}">',
+        f"<title>{text(label)}</title>",
+        f'<text x="0" y="11" font-size="11" fill="#333">{text(label)}</text>',
+    ]
+    parts += [
+        f'<rect x="{i * swatch}" y="{top}" width="{swatch}" height="12" fill="{colour}"/>'
+        for i, colour in enumerate(steps)
+    ]
+    for x, value, anchor in ((0, -scale.limit, "start"), (bar / 2, 0.0, "middle"), (bar, scale.limit, "end")):
+        parts.append(
+            f'<text x="{x}" y="42" font-size="10" fill="#333" text-anchor="{anchor}">{_number(value)}</text>'
+        )
+    parts.append(
+        f'<rect x="{bar + 16}" y="{top}" width="{swatch}" height="12" fill="{NOT_FINITE}"/>'
+        f'<text x="{bar + 34}" y="{top + 10}" font-size="10" fill="#333">nan or inf</text>'
+    )
     parts.append("</svg>")
     return "".join(parts)
 
 
 @dataclass(frozen=True)
 class Bar:
-    label: str        # escaped here
-    value: float      # the bar's length, in units of the chart's ``full``
-    shown: str        # the figure written at its end ("12", "85%")
+    label: str  # escaped here
+    value: float  # the bar's length, in units of the chart's ``full``
+    shown: str  # the figure written at its end ("12", "85%")
     detail: str = ""  # a tooltip (escaped here)
 
 
@@ -193,20 +219,24 @@ def bars(items: list[Bar], full: float, colour: str, label: str) -> str:
     row, name_width, bar_width = 22, 260, 360
     height = max(1, len(items)) * row + 4
     width = name_width + bar_width + 70
-    parts = [f'<svg class="bars" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{text(label)}">',
-             f"<title>{text(label)}</title>"]
+    parts = [
+        f'<svg class="bars" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{text(label)}">',
+        f"<title>{text(label)}</title>",
+    ]
     for i, item in enumerate(items):
         y = i * row + 2
         name = item.label if len(item.label) <= 40 else item.label[:39] + "…"
         length = 0.0 if full <= 0 else bar_width * max(0.0, min(1.0, item.value / full))
-        parts.append(f"<g><title>{text(item.detail or item.label)}</title>"
-                     f'<text x="{name_width - 8}" y="{y + 14}" font-size="12" text-anchor="end" '
-                     f'fill="#222">{text(name)}</text>'
-                     f'<rect x="{name_width}" y="{y + 2}" width="{bar_width}" height="16" fill="#eee"/>'
-                     f'<rect x="{name_width}" y="{y + 2}" width="{length:.1f}" height="16" '
-                     f'fill="{colour}"/>'
-                     f'<text x="{name_width + bar_width + 6}" y="{y + 14}" font-size="12" '
-                     f'fill="#222">{text(item.shown)}</text></g>')
+        parts.append(
+            f"<g><title>{text(item.detail or item.label)}</title>"
+            f'<text x="{name_width - 8}" y="{y + 14}" font-size="12" text-anchor="end" '
+            f'fill="#222">{text(name)}</text>'
+            f'<rect x="{name_width}" y="{y + 2}" width="{bar_width}" height="16" fill="#eee"/>'
+            f'<rect x="{name_width}" y="{y + 2}" width="{length:.1f}" height="16" '
+            f'fill="{colour}"/>'
+            f'<text x="{name_width + bar_width + 6}" y="{y + 14}" font-size="12" '
+            f'fill="#222">{text(item.shown)}</text></g>'
+        )
     parts.append("</svg>")
     return "".join(parts)

@@ -4,6 +4,7 @@ Every piece of text from the result is shown through ``_shown``: a control chara
 (from a worker's answer, or an old gradebook) appears as ``\\x1b`` and the like, never as
 itself, and text that spans lines is indented like the line it belongs to. The only escape
 sequences written are this module's own colours."""
+
 from __future__ import annotations
 
 import os
@@ -56,10 +57,16 @@ def _check_lines(checks, width: int, colour: bool) -> list[str]:
     previous_skip = None
     for check in checks:
         label = _paint(_LABEL[check.status], _COLOUR[check.status], colour)
-        points = (_points(check.score, check.max_score) if check.max_score else
-                  f"{check.final_points:g} later" if check.final_points else "")
-        lines.append(f"  {label}  {_shown(check.name):<{width}}  {points:>7}  "
-                     f"{_shown(check.description)}".rstrip())
+        points = (
+            _points(check.score, check.max_score)
+            if check.max_score
+            else f"{check.final_points:g} later"
+            if check.final_points
+            else ""
+        )
+        lines.append(
+            f"  {label}  {_shown(check.name):<{width}}  {points:>7}  {_shown(check.description)}".rstrip()
+        )
         if check.status == SKIPPED and check.message == previous_skip:
             continue  # the same reason as the line above: said once is enough
         previous_skip = check.message if check.status == SKIPPED else None
@@ -68,13 +75,18 @@ def _check_lines(checks, width: int, colour: bool) -> list[str]:
 
 
 def render(result: Result, colour: bool = False, **_options) -> str:
-    lines = [_paint(_shown(f"{result.task} · {os.path.basename(result.submission)}"), "1", colour)
-             + f"   (isolation: {_shown(result.isolation)})", ""]
+    lines = [
+        _paint(_shown(f"{result.task} · {os.path.basename(result.submission)}"), "1", colour)
+        + f"   (isolation: {_shown(result.isolation)})",
+        "",
+    ]
     if result.isolation_note:
         lines[-1:-1] = [f"note: {_shown(result.isolation_note)}"]
     if result.kit:
-        lines[-1:-1] = ["note: graded on a student kit: the public checks only; hidden checks "
-                        "may be added at final grading."]
+        lines[-1:-1] = [
+            "note: graded on a student kit: the public checks only; hidden checks "
+            "may be added at final grading."
+        ]
         if later := summary(result.checks):
             lines[-1:-1] = [f"note: {_shown(later)}."]
     width = max((len(_shown(c.name)) for c in result.checks), default=10)
@@ -82,8 +94,7 @@ def render(result: Result, colour: bool = False, **_options) -> str:
     explained = {d.mistake for d in result.diagnoses}
     for diagnosis in result.diagnoses:
         lines += _lines(f"Likely cause ({diagnosis.mistake}): {diagnosis.explanation}", "")
-        lines += _check_lines([c for c in result.checks if c.mistake == diagnosis.mistake],
-                              width, colour)
+        lines += _check_lines([c for c in result.checks if c.mistake == diagnosis.mistake], width, colour)
         lines.append("")
     if result.diagnoses:
         lines.append("The other checks:")
@@ -93,8 +104,11 @@ def render(result: Result, colour: bool = False, **_options) -> str:
         lines += [f"  | {_shown(line)}" for line in result.output.splitlines()[:OUTPUT_LINES_SHOWN]]
     percent = 100 * result.score / result.max_score if result.max_score else 0
     status = _paint(_shown(result.status), _COLOUR.get(result.status, "0"), colour)
-    lines += ["", _paint(f"Score: {_points(result.score, result.max_score)} ({percent:.0f}%)", "1", colour)
-              + f"  {status}"]
+    lines += [
+        "",
+        _paint(f"Score: {_points(result.score, result.max_score)} ({percent:.0f}%)", "1", colour)
+        + f"  {status}",
+    ]
     if result.kit and (waiting := sum(c.final_points for c in result.checks)):
         lines[-1] += f"  (+{waiting:g} point{'' if waiting == 1 else 's'} decided at final grading)"
     return "\n".join(lines) + "\n"

@@ -7,23 +7,50 @@ strongest first (``TIERS``, ``tier``), from which ``choose_tier`` picks; ``wire`
 message format (its plain-data records are used for frozen cases and comparisons too).
 What runs inside the sandbox lives apart, in ``inside/``.
 """
+
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from grader.sandbox import warm
 from grader.sandbox.inside import wire
 from grader.sandbox.inside.limits import Limits
 from grader.sandbox.inside.wire import ForeignArray, Opaque
 from grader.sandbox.process import FreshWorker, WorkerProcess
-from grader.sandbox.tiers import (NAMES, TIERS, SandboxUnavailable, Tier, choose_tier, downgrade_note,
-                    refuse_open_paths, tier, working_tiers)
+from grader.sandbox.tiers import (
+    NAMES,
+    TIERS,
+    SandboxUnavailable,
+    Tier,
+    choose_tier,
+    downgrade_note,
+    refuse_open_paths,
+    tier,
+    working_tiers,
+)
 
-__all__ = ["CallOutcome", "ForeignArray", "Limits", "NAMES", "Opaque", "Sandbox",
-           "SandboxUnavailable", "TIERS", "Tier", "choose_tier", "close_warm_workers",
-           "downgrade_note", "refuse_open_paths", "tier", "warm_supported", "wire", "workers",
-           "working_tiers"]
+__all__ = [
+    "CallOutcome",
+    "ForeignArray",
+    "Limits",
+    "NAMES",
+    "Opaque",
+    "Sandbox",
+    "SandboxUnavailable",
+    "TIERS",
+    "Tier",
+    "choose_tier",
+    "close_warm_workers",
+    "downgrade_note",
+    "refuse_open_paths",
+    "tier",
+    "warm_supported",
+    "wire",
+    "workers",
+    "working_tiers",
+]
 
 
 if TYPE_CHECKING:
@@ -36,6 +63,7 @@ def __getattr__(name: str) -> Any:
     # tiers or the limits (grader export, kit, --version) need not pay for.
     if name in ("Sandbox", "CallOutcome"):
         from grader.sandbox import launcher
+
         return getattr(launcher, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -46,7 +74,9 @@ def warm_supported(name: str) -> bool:
 
 
 @contextlib.contextmanager
-def workers(limits: Limits, name: str, warm_workers: bool) -> Iterator[Callable[[Limits, str], WorkerProcess]]:
+def workers(
+    limits: Limits, name: str, warm_workers: bool
+) -> Iterator[Callable[[Limits, str], WorkerProcess]]:
     """Where one submission's workers come from: forked from a warm server of this process
     where ``warm_workers`` is asked for and works in tier ``name``, else a fresh process."""
     if warm_workers and warm.supported(name):

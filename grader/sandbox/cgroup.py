@@ -6,6 +6,7 @@ end it kills every process inside, however it detached itself (setsid, double fo
 Works with cgroup v1 (pids and memory hierarchies) and v2 (a delegated subtree); where
 neither is writable, ``create`` returns None and the sandbox relies on the other layers.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,7 +43,7 @@ class Cgroup:
         self.dirs = dirs  # one per hierarchy (v1: pids and memory; v2: one)
 
     @classmethod
-    def create(cls, max_processes: int, memory_bytes: int) -> "Cgroup | None":
+    def create(cls, max_processes: int, memory_bytes: int) -> Cgroup | None:
         name = f"grader-{os.getpid()}-{secrets.token_hex(4)}"
         own = _own_paths()
         made: list[str] = []
@@ -124,8 +125,10 @@ class Cgroup:
     def keeps_cpu_time(self) -> bool:
         """Whether it accounts for the CPU time of every process it ever held (v2's
         cpu.stat, v1's cpuacct), the ones that ended unreaped included."""
-        return any(cpu_time.cgroup_v2_seconds(path) is not None or cpu_time.cpuacct_seconds(path) is not None
-                   for path in self.dirs)
+        return any(
+            cpu_time.cgroup_v2_seconds(path) is not None or cpu_time.cpuacct_seconds(path) is not None
+            for path in self.dirs
+        )
 
     def kill_all(self) -> None:
         """SIGKILL everything inside until nothing is left (the pids cap bounds the race)."""

@@ -9,12 +9,13 @@ host's: the grader sees bubblewrap's PID namespace from outside. A process that 
 time (a child that ends unreaped by a process outside the tree) only makes a call look idle:
 the wall-clock backstop still stops it.
 """
+
 from __future__ import annotations
 
 import os
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-TREE_CAP = 512   # processes walked in a tree (the cgroup's pids cap is lower anyway)
+TREE_CAP = 512  # processes walked in a tree (the cgroup's pids cap is lower anyway)
 
 
 def process_seconds(pid: int) -> float:
@@ -31,7 +32,7 @@ def stat_seconds(data: bytes) -> float:
     """utime + stime + cutime + cstime from the text of /proc/<pid>/stat. Its comm (field 2)
     is the process's own choice of name, brackets and spaces included: the fields are read
     after its last ')'."""
-    fields = data[data.rfind(b")") + 2:].split()
+    fields = data[data.rfind(b")") + 2 :].split()
     try:
         return sum(int(v) for v in fields[11:15]) / _TICK
     except (ValueError, IndexError):

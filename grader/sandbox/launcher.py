@@ -5,31 +5,32 @@ it over a socketpair, enforces a per-call time limit and a per-submission budget
 from this side, and replaces a worker that crashed or timed out so grading can go on with
 the next call. Workers are fresh processes (process.py) or forked from a warm one (warm.py).
 """
+
 from __future__ import annotations
 
 import contextlib
 import time
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-from grader.submission.source_map import SourceMap
-from grader.student_text import line, sanitised
 from grader.sandbox.inside import shared, wire
 from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
 from grader.sandbox.process import FreshWorker, WorkerProcess
 from grader.sandbox.replies import CallOutcome, outcome_from_reply, shown_id
 from grader.sandbox.tiers import NAMES, SandboxUnavailable
 from grader.sandbox.waiting import GRACE_SECONDS, Waiter
+from grader.student_text import line, sanitised
+from grader.submission.source_map import SourceMap
 
 __all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
 
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
-FRAMEWORK_STARTUP_SECONDS = 60   # ... and more for each framework it preloads (TensorFlow: ~10 s)
-FIRST_WINDOW, MAX_WINDOW = 2, 32   # calls per message: grows while they keep passing
-WINDOW_BYTES = 1 << 20             # of arguments per message (one call may exceed it)
-EVIDENCE_CAP = 100                 # entries of runtime evidence kept per submission
+FRAMEWORK_STARTUP_SECONDS = 60  # ... and more for each framework it preloads (TensorFlow: ~10 s)
+FIRST_WINDOW, MAX_WINDOW = 2, 32  # calls per message: grows while they keep passing
+WINDOW_BYTES = 1 << 20  # of arguments per message (one call may exceed it)
+EVIDENCE_CAP = 100  # entries of runtime evidence kept per submission
 OVERFLOW = "evidence-overflow()"
-EVIDENCE_FRAMES_CAP = 1000         # evidence frames before an answer: more is malformed
-ABANDON_SECONDS = 0.25             # to take answers already under way after an early stop
+EVIDENCE_FRAMES_CAP = 1000  # evidence frames before an answer: more is malformed
+ABANDON_SECONDS = 0.25  # to take answers already under way after an early stop
 
 # Makes a worker for (limits, tier); FreshWorker unless a warm pool is used.
 Spawner = Callable[[Limits, str], WorkerProcess]
@@ -38,11 +39,19 @@ Spawner = Callable[[Limits, str], WorkerProcess]
 class Sandbox:
     """Runs one submission's calls in a worker, replacing the worker when it dies."""
 
-    def __init__(self, source: bytes | str, functions: list[str], limits: Limits = Limits(),
-                 tier: str = NAMES[-1], spawn: Spawner = FreshWorker,
-                 answer_bytes: int | None = None, source_map: SourceMap | None = None):
+    def __init__(
+        self,
+        source: bytes | str,
+        functions: list[str],
+        limits: Limits = Limits(),
+        tier: str = NAMES[-1],
+        spawn: Spawner = FreshWorker,
+        answer_bytes: int | None = None,
+        source_map: SourceMap | None = None,
+    ):
         if isinstance(source, str):  # a path: read it as any submission is read
             from grader.submission.file import read_submission
+
             source = read_submission(source).data
         self.source = source  # the worker is sent these bytes; it never sees the original file
         self.spawn = spawn
@@ -53,8 +62,8 @@ class Sandbox:
         self.process: WorkerProcess | None = None
         self.loaded = False
         self.restarts = 0
-        self.given_back = 0.0   # seconds the current worker ran outside the budget
-        self.evidence: list[str] = []   # what workers saw the submission import or call (evidence only)
+        self.given_back = 0.0  # seconds the current worker ran outside the budget
+        self.evidence: list[str] = []  # what workers saw the submission import or call (evidence only)
         # The bytes of arrays one answer may carry (from the task, see grading.answer_bytes);
         # None: only the wire's own caps. Set it before the first request.
         self.answer_bytes = answer_bytes
@@ -191,14 +200,25 @@ class Sandbox:
         """End the current worker; the next call loads the submission in a new one."""
         self.close()
 
-    def call(self, function: str, args: list, kwargs: dict | None = None,
-             return_inputs: bool = False, limit: CallLimit | None = None) -> CallOutcome:
-        return next(self.calls(function, [(args, kwargs or {})], return_inputs,
-                               None if limit is None else [limit]))
+    def call(
+        self,
+        function: str,
+        args: list,
+        kwargs: dict | None = None,
+        return_inputs: bool = False,
+        limit: CallLimit | None = None,
+    ) -> CallOutcome:
+        return next(
+            self.calls(function, [(args, kwargs or {})], return_inputs, None if limit is None else [limit])
+        )
 
-    def calls(self, function: str, items: list[tuple[list, dict]],
-              return_inputs: bool = False,
-              limits: Sequence[CallLimit] | None = None) -> Iterator[CallOutcome]:
+    def calls(
+        self,
+        function: str,
+        items: list[tuple[list, dict]],
+        return_inputs: bool = False,
+        limits: Sequence[CallLimit] | None = None,
+    ) -> Iterator[CallOutcome]:
         """The outcome of calling ``function`` on each (args, kwargs) in turn.
 
         Pipelined: a window of calls goes to the worker in one message and it answers each
@@ -222,7 +242,7 @@ class Sandbox:
                 continue
             process = self.process
             assert process is not None  # (loaded above)
-            window_items = items[i:i + window]
+            window_items = items[i : i + window]
             arrays: list[list[shared.SharedArray]] | None = [] if return_inputs else None
             try:
                 header, blobs = _calls_request(function, window_items, arrays)
@@ -240,8 +260,9 @@ class Sandbox:
                     while pending:
                         k = sent - pending
                         limit = limits[i] if limits is not None else None
-                        outcome, since, cpu_since = self._answer(process, since, "call", ids[-pending],
-                                                                 limit, cpu_since)
+                        outcome, since, cpu_since = self._answer(
+                            process, since, "call", ids[-pending], limit, cpu_since
+                        )
                         self._note_timing(function, outcome, limit)
                         if arrays is not None:
                             if outcome.status == "ok":
@@ -260,8 +281,14 @@ class Sandbox:
                     _close(item)
             window = min(window * 2, MAX_WINDOW)
 
-    def _request(self, process: WorkerProcess, header: dict, blobs: list[bytes], op: str,
-                 limit: CallLimit | None = None) -> CallOutcome:
+    def _request(
+        self,
+        process: WorkerProcess,
+        header: dict,
+        blobs: list[bytes],
+        op: str,
+        limit: CallLimit | None = None,
+    ) -> CallOutcome:
         if self.budget_left() <= 0:
             return self._out_of_budget()
         request_id = self._new_id()
@@ -276,9 +303,15 @@ class Sandbox:
         elif outcome.status == "timeout" and function not in self.timed_out:
             self.timed_out[function] = limit or absolute_limit(self.limits)
 
-    def _answer(self, process: WorkerProcess, since: float, op: str, request_id: int,
-                limit: CallLimit | None = None,
-                cpu_since: float | None = None) -> tuple[CallOutcome, float, float | None]:
+    def _answer(
+        self,
+        process: WorkerProcess,
+        since: float,
+        op: str,
+        request_id: int,
+        limit: CallLimit | None = None,
+        cpu_since: float | None = None,
+    ) -> tuple[CallOutcome, float, float | None]:
         """The worker's next answer to request ``request_id`` (a load, run or call), due
         within ``limit`` from ``since`` (and within the budget); returns it with the time it
         came and the worker's CPU time then. The limit counts the worker's CPU time since
@@ -287,27 +320,40 @@ class Sandbox:
         malformed (an answer to another request included) is this call's error."""
         limit = limit or absolute_limit(self.limits)
         # The backstop, but past the limit only as far as the submission's grace still goes.
-        bounds = {"wall": since + limit.backstop, "grace": since + limit.seconds + max(self.grace_left, 0.0),
-                  "budget": self.deadline}
+        bounds = {
+            "wall": since + limit.backstop,
+            "grace": since + limit.seconds + max(self.grace_left, 0.0),
+            "budget": self.deadline,
+        }
         cut_by = min(bounds, key=bounds.__getitem__)
         waiter = Waiter(process, since, limit, cpu_since, bounds[cut_by], cut_by)
         reply: dict = {}
         try:
             reply, reply_blobs = self._next_reply(process, waiter.deadline, waiter)
             if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
-                raise wire.WireError(f"it answers request {shown_id(reply.get('id'))}, "
-                                     f"not request {request_id}")
-            outcome = outcome_from_reply(reply, reply_blobs, op, self.functions,
-                                          (self.source_map or SourceMap()).where)
+                raise wire.WireError(
+                    f"it answers request {shown_id(reply.get('id'))}, not request {request_id}"
+                )
+            outcome = outcome_from_reply(
+                reply, reply_blobs, op, self.functions, (self.source_map or SourceMap()).where
+            )
         except wire.WireTimeout:
             outcome = CallOutcome("timeout", error={"message": waiter.why_stopped()})
         except wire.WireClosed:
-            outcome = CallOutcome("crashed", error={"message": f"the worker process {process.exit_description()}"})
+            outcome = CallOutcome(
+                "crashed", error={"message": f"the worker process {process.exit_description()}"}
+            )
         except wire.WireError as exc:
-            outcome = CallOutcome("malformed", error={"message": f"the worker's answer was unusable: {str(exc)[:500]}"})
+            outcome = CallOutcome(
+                "malformed", error={"message": f"the worker's answer was unusable: {str(exc)[:500]}"}
+            )
         except Exception as exc:  # the trusted side never crashes on what a worker sends
-            outcome = CallOutcome("malformed", error={"message": (
-                f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")})
+            outcome = CallOutcome(
+                "malformed",
+                error={
+                    "message": (f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")
+                },
+            )
         self.grace_left -= max(0.0, time.monotonic() - since - limit.seconds)
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
@@ -321,8 +367,9 @@ class Sandbox:
             return outcome, time.monotonic(), None
         return outcome, time.monotonic(), process.cpu_seconds()
 
-    def _next_reply(self, process: WorkerProcess, deadline: float,
-                    waiter: "Waiter | None" = None) -> tuple[dict, list[bytearray]]:
+    def _next_reply(
+        self, process: WorkerProcess, deadline: float, waiter: Waiter | None = None
+    ) -> tuple[dict, list[bytearray]]:
         """The worker's next answer; the evidence frames it sends on the way (one per
         entry, as it happens: see worker.RuntimeEvidence) are noted, not answers.
         ``waiter`` decides how long to wait for each frame to begin."""
@@ -338,9 +385,9 @@ class Sandbox:
     def _note_evidence(self, entry) -> None:
         if not isinstance(entry, str) or not entry:
             return
-        text = line(entry, 160)   # the worker's word: shown as text, never as markup or lines
+        text = line(entry, 160)  # the worker's word: shown as text, never as markup or lines
         if len(self.evidence) >= EVIDENCE_CAP:
-            text = OVERFLOW       # a flood could push out what follows: itself evidence
+            text = OVERFLOW  # a flood could push out what follows: itself evidence
         if text not in self.evidence:
             self.evidence.append(text)
 
@@ -362,8 +409,12 @@ class Sandbox:
             self.process = None
 
     def _out_of_budget(self) -> CallOutcome:
-        return CallOutcome("budget", error={"message": (
-            f"the submission used up its {self.limits.submission_seconds:g} s time budget")})
+        return CallOutcome(
+            "budget",
+            error={
+                "message": (f"the submission used up its {self.limits.submission_seconds:g} s time budget")
+            },
+        )
 
 
 def startup_seconds(limits: Limits) -> float:
@@ -371,8 +422,9 @@ def startup_seconds(limits: Limits) -> float:
     return STARTUP_SECONDS + FRAMEWORK_STARTUP_SECONDS * len(limits.preload)
 
 
-def _calls_request(function: str, items: list[tuple[list, dict]],
-                   arrays: list | None = None) -> tuple[dict, list[bytes]]:
+def _calls_request(
+    function: str, items: list[tuple[list, dict]], arrays: list | None = None
+) -> tuple[dict, list[bytes]]:
     """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one).
 
     With ``arrays`` (a list to fill, one entry per item sent), the items' top-level argument
@@ -384,8 +436,7 @@ def _calls_request(function: str, items: list[tuple[list, dict]],
     for args, kwargs in items:
         kwargs = dict(kwargs or {})
         values = list(args) + list(kwargs.values())
-        to_share = ([p for p, v in enumerate(values) if shared.shareable(v)]
-                    if arrays is not None else [])
+        to_share = [p for p, v in enumerate(values) if shared.shareable(v)] if arrays is not None else []
         if encoded and (size > WINDOW_BYTES or fds + len(to_share) > shared.MAX_FDS):
             break
         before = len(blobs)
@@ -395,8 +446,10 @@ def _calls_request(function: str, items: list[tuple[list, dict]],
                 mine.append(shared.SharedArray(values[p], p))
             refs = {a.position: a.reference(fds + n) for n, a in enumerate(mine)}
             positional = [refs.get(p) or wire.encode(v, blobs) for p, v in enumerate(args)]
-            named = {str(k): refs.get(len(args) + n) or wire.encode(v, blobs)
-                     for n, (k, v) in enumerate(kwargs.items())}
+            named = {
+                str(k): refs.get(len(args) + n) or wire.encode(v, blobs)
+                for n, (k, v) in enumerate(kwargs.items())
+            }
         except BaseException:
             _close(mine)
             raise

@@ -5,6 +5,7 @@ A process in a group that an ACL names gets that entry's rights (within the mask
 the "other" rights: an entry ``group:GID:--x`` on a world-writable folder keeps every
 process of that group from creating anything there, whatever the folder's mode says.
 """
+
 from __future__ import annotations
 
 import errno
@@ -18,15 +19,17 @@ USER_OBJ, USER, GROUP_OBJ, GROUP, MASK, OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x
 UNDEFINED = 0xFFFFFFFF
 _HEADER, _ENTRY = struct.Struct("<I"), struct.Struct("<HHI")
 
-Entry = tuple[int, int, int]   # (tag, rights rwx as 0-7, id)
+Entry = tuple[int, int, int]  # (tag, rights rwx as 0-7, id)
 
 
 def decode(data: bytes) -> list[Entry]:
-    if len(data) < _HEADER.size or (len(data) - _HEADER.size) % _ENTRY.size \
-            or _HEADER.unpack_from(data)[0] != VERSION:
+    if (
+        len(data) < _HEADER.size
+        or (len(data) - _HEADER.size) % _ENTRY.size
+        or _HEADER.unpack_from(data)[0] != VERSION
+    ):
         raise ValueError("not a POSIX ACL")
-    return [_ENTRY.unpack_from(data, offset)
-            for offset in range(_HEADER.size, len(data), _ENTRY.size)]
+    return [_ENTRY.unpack_from(data, offset) for offset in range(_HEADER.size, len(data), _ENTRY.size)]
 
 
 def encode(entries: list[Entry]) -> bytes:
@@ -37,8 +40,11 @@ def encode(entries: list[Entry]) -> bytes:
 
 def from_mode(mode: int) -> list[Entry]:
     """The ACL a file without one has: its mode's three classes."""
-    return [(USER_OBJ, (mode >> 6) & 7, UNDEFINED), (GROUP_OBJ, (mode >> 3) & 7, UNDEFINED),
-            (OTHER, mode & 7, UNDEFINED)]
+    return [
+        (USER_OBJ, (mode >> 6) & 7, UNDEFINED),
+        (GROUP_OBJ, (mode >> 3) & 7, UNDEFINED),
+        (OTHER, mode & 7, UNDEFINED),
+    ]
 
 
 def with_group(entries: list[Entry], gid: int, rights: int) -> list[Entry]:
@@ -76,5 +82,5 @@ def set_group(path: str, gid: int, rights: int) -> None:
     except ValueError:
         raise OSError(errno.EINVAL, f"{path} holds an ACL this grader cannot read") from None
     if (GROUP, rights, gid) in entries:
-        return   # (already so: the folder's ctime is left alone)
+        return  # (already so: the folder's ctime is left alone)
     os.setxattr(path, ATTRIBUTE, encode(with_group(entries, gid, rights)), follow_symlinks=False)

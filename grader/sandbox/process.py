@@ -1,6 +1,7 @@
 """One live worker process seen from the grader: its channel, its captured output, how it
 ended. ``FreshWorker`` starts a new sandboxed Python for one submission; warm.py forks
 workers from a warm process instead. Both look the same to the Sandbox."""
+
 from __future__ import annotations
 
 import functools
@@ -11,21 +12,22 @@ import subprocess
 import tempfile
 import time
 
-from grader.student_text import output as visible_output
 from grader.sandbox import cpu_time
 from grader.sandbox.cgroup import Cgroup
 from grader.sandbox.inside import keyring, scratch, wire
 from grader.sandbox.inside.limits import Limits, rlimits
 from grader.sandbox.inside.limits import apply as apply_limits
-from grader.sandbox.tiers import SandboxUnavailable, Tier, tier as tier_named
+from grader.sandbox.tiers import SandboxUnavailable, Tier
+from grader.sandbox.tiers import tier as tier_named
+from grader.student_text import output as visible_output
 
-SUBMISSION_NAME = "submission.py"   # the worker's private copy (no student-chosen name)
+SUBMISSION_NAME = "submission.py"  # the worker's private copy (no student-chosen name)
 
 
 class WorkerProcess:
     """A worker's channel and captured stdout/stderr. Subclasses start it and end it."""
 
-    inner_path: str              # where the worker writes its private copy of the submission
+    inner_path: str  # where the worker writes its private copy of the submission
 
     def __init__(self, limits: Limits, sock: socket.socket):
         self.limits = limits
@@ -45,8 +47,10 @@ class WorkerProcess:
         if header.get("op") != "ready":
             _, err = self.take_output()
             self.kill()
-            raise SandboxUnavailable(f"the sandbox worker did not start: {header.get('error', 'no hello')}. "
-                                     f"Its stderr: {err.strip() or 'empty'}")
+            raise SandboxUnavailable(
+                f"the sandbox worker did not start: {header.get('error', 'no hello')}. "
+                f"Its stderr: {err.strip() or 'empty'}"
+            )
         self.ready = True
 
     def take_output(self, until: tuple[int, int] | None = None) -> tuple[str, str]:
@@ -79,9 +83,11 @@ class WorkerProcess:
             return "closed its result channel"
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
-            return {"SIGKILL": "was killed (SIGKILL: usually the memory limit or a time limit)",
-                    "SIGSEGV": "crashed (segmentation fault)",
-                    "SIGXCPU": "used up its CPU-time limit"}.get(str(name), f"died from signal {name}")
+            return {
+                "SIGKILL": "was killed (SIGKILL: usually the memory limit or a time limit)",
+                "SIGSEGV": "crashed (segmentation fault)",
+                "SIGXCPU": "used up its CPU-time limit",
+            }.get(str(name), f"died from signal {name}")
         return f"exited with status {code}"
 
     def exit_status(self, wait: float) -> int | None:
@@ -117,18 +123,25 @@ class FreshWorker(WorkerProcess):
         # start none where it has no PID namespace (the tier's confinement).
         self.cgroup = Cgroup.create(limits.processes, limits.memory_mib << 20)
         try:
-            start = self.tier.worker(fd, limits, self.tmp,
-                                     in_cgroup=self.cgroup is not None and self.cgroup.keeps_cpu_time())
+            start = self.tier.worker(
+                fd, limits, self.tmp, in_cgroup=self.cgroup is not None and self.cgroup.keeps_cpu_time()
+            )
         except BaseException:
             self._release()
             raise
         self.inner_path = os.path.join(start.folder, SUBMISSION_NAME)
         self.ended = False
-        self.proc = subprocess.Popen(start.command, stdin=subprocess.DEVNULL, stdout=self.out,
-                                     stderr=self.err, pass_fds=(fd,), env=start.env, cwd=start.cwd,
-                                     start_new_session=True,
-                                     preexec_fn=functools.partial(enter_child, rlimits(limits),
-                                                                  self.cgroup, self.tier))
+        self.proc = subprocess.Popen(
+            start.command,
+            stdin=subprocess.DEVNULL,
+            stdout=self.out,
+            stderr=self.err,
+            pass_fds=(fd,),
+            env=start.env,
+            cwd=start.cwd,
+            start_new_session=True,
+            preexec_fn=functools.partial(enter_child, rlimits(limits), self.cgroup, self.tier),
+        )
         child.close()
         self.tier.started(self.proc.pid, self.tmp)
 
@@ -148,7 +161,7 @@ class FreshWorker(WorkerProcess):
 
     def kill(self) -> None:
         if self.ended:
-            return   # (once: its pid, and so its user, may be another worker's by now)
+            return  # (once: its pid, and so its user, may be another worker's by now)
         self.ended = True
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)

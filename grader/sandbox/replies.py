@@ -2,13 +2,15 @@
 built only from fields checked here; anything else in an answer is a ``WireError``.
 Everything in an answer is the submission's: strings are bounded here and made visible
 later (student_text.sanitised)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
-from grader.submission.source_map import SourceMap
 from grader.sandbox.inside import wire
+from grader.submission.source_map import SourceMap
+
 
 @dataclass
 class CallOutcome:
@@ -34,9 +36,13 @@ def shown_id(value) -> str:
     return str(value) if type(value) is int else "without a valid id"
 
 
-def outcome_from_reply(reply: dict, blobs: Sequence[bytes | bytearray], op: str,
-                        functions: Sequence[str] = (),
-                        where: Callable[[int], str] = SourceMap().where) -> CallOutcome:
+def outcome_from_reply(
+    reply: dict,
+    blobs: Sequence[bytes | bytearray],
+    op: str,
+    functions: Sequence[str] = (),
+    where: Callable[[int], str] = SourceMap().where,
+) -> CallOutcome:
     """The outcome an answer to an ``op`` request (load, run or call) describes. Strict:
     every field used is checked here, and anything else is a ``WireError``. ``where``
     writes a line of the submission as its author finds it (a notebook's cell and line)."""
@@ -64,9 +70,7 @@ def outcome_from_reply(reply: dict, blobs: Sequence[bytes | bytearray], op: str,
     aliases = reply.get("aliases_input", False)
     if type(aliases) is not bool:
         raise wire.WireError("malformed call answer (aliases_input)")
-    return CallOutcome(
-        "ok", value=wire.decode(reply["result"], blobs),
-        aliases_input=aliases)
+    return CallOutcome("ok", value=wire.decode(reply["result"], blobs), aliases_input=aliases)
 
 
 def _stand_ins(reply: dict) -> list[str]:
@@ -91,21 +95,28 @@ def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dic
         raise wire.WireError("malformed load answer (functions)")
     described = {}
     for name, entry in found.items():
-        if (not isinstance(entry, dict) or type(entry.get("defined")) is not bool
-                or type(entry.get("callable")) is not bool):
+        if (
+            not isinstance(entry, dict)
+            or type(entry.get("defined")) is not bool
+            or type(entry.get("callable")) is not bool
+        ):
             raise wire.WireError(f"malformed load answer (function {name[:100]!r})")
         params = entry.get("params")
-        described[name] = {"defined": entry["defined"], "callable": entry["callable"],
-                           "params": None if params is None else _strings(params, "params", 50)}
+        described[name] = {
+            "defined": entry["defined"],
+            "callable": entry["callable"],
+            "params": None if params is None else _strings(params, "params", 50),
+        }
     return {"functions": described}
 
 
-GLOBALS_CAP, COMPUTED_CAP = 64, 128   # as worker.py sends at most (wire.Caps.blob_count holds both)
-CODE_SHOWN = 60                       # characters of an expression quoted in a name
+GLOBALS_CAP, COMPUTED_CAP = 64, 128  # as worker.py sends at most (wire.Caps.blob_count holds both)
+CODE_SHOWN = 60  # characters of an expression quoted in a name
 
 
-def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
-                 where: Callable[[int], str] = SourceMap().where) -> dict:
+def _script_info(
+    reply: dict, blobs: Sequence[bytes | bytearray], where: Callable[[int], str] = SourceMap().where
+) -> dict:
     """A script's answer: {"arrays": {name: (array, type name, role, record, addition)}},
     its globals first (named ``variable 'x'``, role "variable", record -1), then the arrays
     it computed elsewhere, named by where (``_label``; role, record and addition as
@@ -113,46 +124,67 @@ def _script_info(reply: dict, blobs: Sequence[bytes | bytearray],
     local; values of one record with addition true are the operands and result of one
     addition)."""
     left, made = reply.get("globals"), reply.get("computed")
-    if (not isinstance(left, dict) or len(left) > GLOBALS_CAP
-            or not isinstance(made, list) or len(made) > COMPUTED_CAP):
+    if (
+        not isinstance(left, dict)
+        or len(left) > GLOBALS_CAP
+        or not isinstance(made, list)
+        or len(made) > COMPUTED_CAP
+    ):
         raise wire.WireError("malformed script answer")
     arrays: dict[str, tuple] = {}
     entries = [(f"variable '{name[:100]}'", entry) for name, entry in left.items()]
     roles = ["variable"] * len(entries)
     for entry in made:
-        if (not isinstance(entry, dict) or entry.get("what") not in _ROLES
-                or type(entry.get("line")) is not int or not isinstance(entry.get("code"), str)
-                or not isinstance(entry.get("name"), str) or type(entry.get("record", -1)) is not int
-                or type(entry.get("addition", False)) is not bool):
+        if (
+            not isinstance(entry, dict)
+            or entry.get("what") not in _ROLES
+            or type(entry.get("line")) is not int
+            or not isinstance(entry.get("code"), str)
+            or not isinstance(entry.get("name"), str)
+            or type(entry.get("record", -1)) is not int
+            or type(entry.get("addition", False)) is not bool
+        ):
             raise wire.WireError("malformed script answer (a computed array)")
         entries.append((_label(entry, where), entry))
         roles.append(entry["what"])
     for (label, entry), role in zip(entries, roles):
-        if (not isinstance(entry, dict) or type(entry.get("$nd")) is not int
-                or not isinstance(entry.get("type", "?"), str)):
+        if (
+            not isinstance(entry, dict)
+            or type(entry.get("$nd")) is not int
+            or not isinstance(entry.get("type", "?"), str)
+        ):
             raise wire.WireError("malformed script answer")
         unique, n = label, 1
         while unique in arrays:
             n += 1
             unique = f"{label} #{n}"
-        arrays[unique] = (wire.decode({"$nd": entry["$nd"]}, blobs), entry.get("type", "?")[:100], role,
-                          entry.get("record", -1) if role != "variable" else -1,
-                          entry.get("addition", False) if role != "variable" else False)
+        arrays[unique] = (
+            wire.decode({"$nd": entry["$nd"]}, blobs),
+            entry.get("type", "?")[:100],
+            role,
+            entry.get("record", -1) if role != "variable" else -1,
+            entry.get("addition", False) if role != "variable" else False,
+        )
     return {"arrays": arrays}
 
 
 # How a computed array is named, by its role (see inside/computed.py).
-_ROLES = {"call": "`{code}` ({where})", "result": "`{code}` ({where})",
-          "left": "`{code}` ({where})", "right": "`{code}` ({where})",
-          "before": "`{code}` as it was before {where}",
-          "whole": "`{code}` after {where}", "whole-before": "`{code}` as it was before {where}",
-          "local": "'{name}' in {code}() ({where})"}
+_ROLES = {
+    "call": "`{code}` ({where})",
+    "result": "`{code}` ({where})",
+    "left": "`{code}` ({where})",
+    "right": "`{code}` ({where})",
+    "before": "`{code}` as it was before {where}",
+    "whole": "`{code}` after {where}",
+    "whole-before": "`{code}` as it was before {where}",
+    "local": "'{name}' in {code}() ({where})",
+}
 
 
 def _label(entry: dict, where: Callable[[int], str]) -> str:
     code = " ".join(entry["code"].split())
     if len(code) > CODE_SHOWN:
-        code = code[:CODE_SHOWN - 3] + "..."
+        code = code[: CODE_SHOWN - 3] + "..."
     return _ROLES[entry["what"]].format(code=code, where=where(entry["line"]), name=entry["name"][:100])
 
 
@@ -160,11 +192,18 @@ def _clean_error(error: dict) -> dict:
     frames = error.get("frames", [])
     if not isinstance(frames, list):
         frames = []
-    return {"type": str(error.get("type", "Error"))[:100],
-            "missing_module": str(error["missing_module"])[:100] if error.get("missing_module") else None,
-            "message": str(error.get("message", ""))[:4000],
-            "line": error.get("line") if type(error.get("line")) is int else None,
-            "frames": [{"line": f.get("line") if type(f.get("line")) is int else None,
-                        "function": str(f.get("function", ""))[:100],
-                        "code": str(f.get("code", ""))[:200]}
-                       for f in frames[:5] if isinstance(f, dict)]}
+    return {
+        "type": str(error.get("type", "Error"))[:100],
+        "missing_module": str(error["missing_module"])[:100] if error.get("missing_module") else None,
+        "message": str(error.get("message", ""))[:4000],
+        "line": error.get("line") if type(error.get("line")) is int else None,
+        "frames": [
+            {
+                "line": f.get("line") if type(f.get("line")) is int else None,
+                "function": str(f.get("function", ""))[:100],
+                "code": str(f.get("code", ""))[:200],
+            }
+            for f in frames[:5]
+            if isinstance(f, dict)
+        ],
+    }

@@ -23,6 +23,7 @@ workers apart (a message queue's file is not: no write reaches its messages).
 Files every user may write are looked for only inside such folders: one elsewhere (none on
 a normal system) would need every file of the machine looked at, several times the walk.
 """
+
 from __future__ import annotations
 
 import errno
@@ -37,9 +38,29 @@ from grader.sandbox.inside import scratch
 
 # The kernel's own filesystems: what a user may write there is no storage another user's
 # process could read back later (a process's own /proc entries die with it).
-PSEUDO = frozenset({"proc", "sysfs", "cgroup", "cgroup2", "devpts", "securityfs", "debugfs",
-                    "tracefs", "bpf", "pstore", "configfs", "fusectl", "binfmt_misc", "autofs",
-                    "efivarfs", "selinuxfs", "nsfs", "rpc_pipefs", "nfsd"})
+PSEUDO = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "cgroup",
+        "cgroup2",
+        "devpts",
+        "securityfs",
+        "debugfs",
+        "tracefs",
+        "bpf",
+        "pstore",
+        "configfs",
+        "fusectl",
+        "binfmt_misc",
+        "autofs",
+        "efivarfs",
+        "selinuxfs",
+        "nsfs",
+        "rpc_pipefs",
+        "nfsd",
+    }
+)
 # Filesystems whose folders' link count is 2 + their number of subfolders: a folder with a
 # count of 2 holds no folder, and need not be listed to know it (others, btrfs or overlay
 # say 1: every folder there is listed).
@@ -47,7 +68,7 @@ COUNTS_SUBFOLDERS = frozenset({"ext2", "ext3", "ext4", "xfs", "tmpfs", "devtmpfs
 # Filesystems whose files no write reaches: a POSIX message queue's messages come and go
 # only through the mq_* calls, which workers may not make (syscalls.py).
 UNWRITABLE_FILES = frozenset({"mqueue"})
-FOLDER_RIGHTS = 0o1   # --x: a closed folder may still be passed through
+FOLDER_RIGHTS = 0o1  # --x: a closed folder may still be passed through
 _ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
@@ -140,8 +161,7 @@ def find(mount_list: list[Mount] | None = None) -> Found:
     return Found(tuple(folders), tuple(sorted(set(files))))
 
 
-def _walk_one(folder: str, points: set[str], counts: bool, pending: list[str],
-              folders: list[str]) -> None:
+def _walk_one(folder: str, points: set[str], counts: bool, pending: list[str], folders: list[str]) -> None:
     """The subfolders of ``folder`` that every user may search: walked next (a folder whose
     link count says it has no subfolder is not even listed), and noted if they may write."""
     try:
@@ -152,10 +172,10 @@ def _walk_one(folder: str, points: set[str], counts: bool, pending: list[str],
         for entry in entries:
             try:
                 if not entry.is_dir(follow_symlinks=False) or entry.path in points:
-                    continue   # (another mount is walked on its own)
+                    continue  # (another mount is walked on its own)
                 st = entry.stat(follow_symlinks=False)
             except OSError:
-                continue   # gone while walking
+                continue  # gone while walking
             if st.st_mode & stat.S_IXOTH:
                 if st.st_mode & stat.S_IWOTH:
                     folders.append(entry.path)
@@ -176,10 +196,15 @@ def _files_in(folder: str, points: set[str], files: list[str]) -> None:
             for entry in entries:
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.path not in points and entry.stat(follow_symlinks=False).st_mode & stat.S_IXOTH:
+                        if (
+                            entry.path not in points
+                            and entry.stat(follow_symlinks=False).st_mode & stat.S_IXOTH
+                        ):
                             pending.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False) \
-                            and entry.stat(follow_symlinks=False).st_mode & stat.S_IWOTH:
+                    elif (
+                        entry.is_file(follow_symlinks=False)
+                        and entry.stat(follow_symlinks=False).st_mode & stat.S_IWOTH
+                    ):
                         files.append(entry.path)
                 except OSError:
                     continue
@@ -190,23 +215,24 @@ def close(found: Found, gid: int) -> Closure:
     closed: list[str] = []
     swept: list[str] = []
     still_open: list[str] = []
-    for path, rights, unclosed in [(p, FOLDER_RIGHTS, swept) for p in found.folders] + \
-                                  [(p, None, still_open) for p in found.files]:
+    for path, rights, unclosed in [(p, FOLDER_RIGHTS, swept) for p in found.folders] + [
+        (p, None, still_open) for p in found.files
+    ]:
         try:
-            if rights is None:   # a file: it may still be read if every user may read it
+            if rights is None:  # a file: it may still be read if every user may read it
                 rights = 0o4 if os.lstat(path).st_mode & stat.S_IROTH else 0
             posix_acl.set_group(path, gid, rights)
         except FileNotFoundError:
             continue
         except OSError as exc:
-            if exc.errno != errno.EROFS:   # (a read-only filesystem: nobody writes there)
+            if exc.errno != errno.EROFS:  # (a read-only filesystem: nobody writes there)
                 unclosed.append(path)
                 continue
         closed.append(path)
     return Closure(tuple(closed), tuple(swept), tuple(still_open))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def closed_to(gid: int) -> Closure:
     """This machine's shared places, found and closed to ``gid`` once per grader process
     (the processes of a batch are forked after it)."""

@@ -7,6 +7,7 @@ root): they read the user ids the kernel reports in /proc/PID/status, and the ki
 kernel's own ``kill(-1, SIGKILL)`` sent as that user, which reaches every process the user
 may signal in one pass (a process being killed cannot fork any more).
 """
+
 from __future__ import annotations
 
 import os
@@ -61,7 +62,7 @@ def kill_all(uid: int) -> bool:
             return False
         if not signalled or not pids(uid):
             return True
-        time.sleep(0.005)   # (the killed are dying; once dead they are only zombies)
+        time.sleep(0.005)  # (the killed are dying; once dead they are only zombies)
     return not pids(uid)
 
 

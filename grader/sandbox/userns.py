@@ -12,6 +12,7 @@ bwrap needs unprivileged user namespaces. The usual reasons it fails, each with 
 Read only on the way to a refusal (``--require-sandbox``, ``--isolation bubblewrap``),
 so the probe's cost never lands on a grading run that works.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,9 +35,24 @@ def _sysctl(name: str, root: str) -> str | None:
 def _bwrap_says(bwrap: str) -> str:
     """bwrap's own complaint when it tries the namespaces the sandbox uses (one line)."""
     try:
-        done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
-                               "--proc", "/proc", "--dev", "/dev", "true"],
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+        done = subprocess.run(
+            [
+                bwrap,
+                "--unshare-all",
+                "--die-with-parent",
+                "--ro-bind",
+                "/",
+                "/",
+                "--proc",
+                "/proc",
+                "--dev",
+                "/dev",
+                "true",
+            ],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=20,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{type(exc).__name__}: {exc}"
     lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -48,20 +64,27 @@ def why_bubblewrap_fails(sysctl_root: str | None = None, bwrap: str | None = Non
     sysctl_root = sysctl_root or SYSCTL
     bwrap = bwrap or shutil.which("bwrap")
     if not bwrap:
-        return ("bwrap is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap; "
-                "Fedora: dnf install bubblewrap).")
+        return (
+            "bwrap is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap; "
+            "Fedora: dnf install bubblewrap)."
+        )
     if _sysctl(APPARMOR_SYSCTL, sysctl_root) == "1":
-        return (f"AppArmor restricts unprivileged user namespaces here ({APPARMOR_SYSCTL} = 1, "
-                "as on Ubuntu 24.04 and GitHub's ubuntu-24.04 runners), so bwrap cannot make "
-                f"its sandbox. Relax it (on a CI runner, for the job: {RELAX_APPARMOR}) or load "
-                "an AppArmor profile that allows bwrap user namespaces (see README: course CI).")
+        return (
+            f"AppArmor restricts unprivileged user namespaces here ({APPARMOR_SYSCTL} = 1, "
+            "as on Ubuntu 24.04 and GitHub's ubuntu-24.04 runners), so bwrap cannot make "
+            f"its sandbox. Relax it (on a CI runner, for the job: {RELAX_APPARMOR}) or load "
+            "an AppArmor profile that allows bwrap user namespaces (see README: course CI)."
+        )
     said = _bwrap_says(bwrap)
     fixes = []
     if _sysctl("kernel.unprivileged_userns_clone", sysctl_root) == "0":
         fixes.append("sudo sysctl -w kernel.unprivileged_userns_clone=1")
     if _sysctl("user.max_user_namespaces", sysctl_root) == "0":
         fixes.append("sudo sysctl -w user.max_user_namespaces=10000")
-    how = (f"allow them ({'; '.join(fixes)})" if fixes else
-           "allow them (in a container, Docker's default seccomp profile refuses them; with "
-           f"AppArmor, {RELAX_APPARMOR})")
+    how = (
+        f"allow them ({'; '.join(fixes)})"
+        if fixes
+        else "allow them (in a container, Docker's default seccomp profile refuses them; with "
+        f"AppArmor, {RELAX_APPARMOR})"
+    )
     return f"bwrap cannot create user namespaces here (bwrap said: {said}). {how[0].upper()}{how[1:]}."

@@ -1,6 +1,7 @@
 """Waiting for a worker's answer within a call's limit, from the trusted side: the limit
 counts the worker's CPU time (read by the grader, cpu_time.py), up to a wall-clock bound
 (the call's backstop, the submission's remaining grace, or its budget)."""
+
 from __future__ import annotations
 
 import select
@@ -23,11 +24,18 @@ class Waiter:
     began (read from this side) stays under it, never past ``deadline`` (the backstop or
     the budget). Without a CPU reading, the wall-clock time alone counts."""
 
-    def __init__(self, process: WorkerProcess, since: float, limit: CallLimit,
-                 cpu_since: float | None, deadline: float, cut_by: str = "wall"):
+    def __init__(
+        self,
+        process: WorkerProcess,
+        since: float,
+        limit: CallLimit,
+        cpu_since: float | None,
+        deadline: float,
+        cut_by: str = "wall",
+    ):
         self.process, self.since, self.limit = process, since, limit
         self.cpu_since, self.deadline = cpu_since, deadline
-        self.cut_by = cut_by   # which bound ``deadline`` is: wall (backstop), grace or budget
+        self.cut_by = cut_by  # which bound ``deadline`` is: wall (backstop), grace or budget
         self.cpu_used: float | None = None
         self.by = "wall"
 
@@ -65,9 +73,14 @@ class Waiter:
             return f"did not finish within {limit.seconds:.3g} s: {limit.why}"
         used = self._cpu_used() if self.cpu_used is None else self.cpu_used
         computed = f"it computed for only {used:.2f} s of them" if used is not None else "it"
-        in_all = (f"{limit.backstop:.3g} s in all" if self.by == "wall" else
-                  f"and this submission has used up the {GRACE_SECONDS:g} s of waiting its calls "
-                  "may take beyond their limits together")
-        return (f"did not finish within {waited:.3g} s of wall-clock time, and {computed}: "
-                f"it was waiting (sleep, input, a lock), not computing. Its limit is "
-                f"{limit.seconds:.3g} s of computing ({limit.why}), {in_all}")
+        in_all = (
+            f"{limit.backstop:.3g} s in all"
+            if self.by == "wall"
+            else f"and this submission has used up the {GRACE_SECONDS:g} s of waiting its calls "
+            "may take beyond their limits together"
+        )
+        return (
+            f"did not finish within {waited:.3g} s of wall-clock time, and {computed}: "
+            f"it was waiting (sleep, input, a lock), not computing. Its limit is "
+            f"{limit.seconds:.3g} s of computing ({limit.why}), {in_all}"
+        )

@@ -15,6 +15,7 @@ worker can neither signal nor trace the server or earlier workers), a cgroup the
 create, and unprivileged user namespaces (each worker's own IPC and network namespaces).
 Elsewhere every submission gets a fresh worker, as ``grader check`` always does.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -29,19 +30,20 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from grader.sandbox.cgroup import Cgroup
 from grader.sandbox.inside import scratch
 from grader.sandbox.inside.limits import Limits, rlimits
 from grader.sandbox.process import SUBMISSION_NAME, WorkerProcess, enter_child
-from grader.sandbox.tiers import SandboxUnavailable, tier as tier_named
+from grader.sandbox.tiers import SandboxUnavailable
+from grader.sandbox.tiers import tier as tier_named
 from grader.sandbox.tiers.base import syscall_filter_works
 
 STARTUP_SECONDS = 60
-FRAMEWORK_STARTUP_SECONDS = 60   # more for each framework the server preloads
-REPLY_SECONDS = 30        # the server answers at once; this only bounds a wedged one
-FORKS_PER_SERVER = 250    # a fresh server now and then: nothing accumulates for long
+FRAMEWORK_STARTUP_SECONDS = 60  # more for each framework the server preloads
+REPLY_SECONDS = 30  # the server answers at once; this only bounds a wedged one
+FORKS_PER_SERVER = 250  # a fresh server now and then: nothing accumulates for long
 # What a submission may leave behind before its server is renewed: its folder is removed,
 # so a scratch space that stays fuller, or a cgroup that holds more memory than after
 # start-up (tmpfs pages are charged to it), means a submission kept something.
@@ -49,7 +51,7 @@ SCRATCH_SLACK_BYTES, SCRATCH_SLACK_INODES = 1 << 20, 64
 MEMORY_SLACK_BYTES = 64 << 20
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def supported(tier: str) -> bool:
     """Whether warm workers can be used in ``tier`` here (each tier says: Tier.warm_works)."""
     return tier_named(tier).warm_works()
@@ -74,16 +76,31 @@ class ForkServer:
         filters = syscall_filter_works()
         # The tier completes the config: where the workers' folders are, how the server and
         # its workers confine themselves.
-        start = tier_named(tier).fork_server(theirs.fileno(), limits, {
-            "rlimits": rlimits(limits), "deny_sockets": filters, "deny_keys": filters,
-            "preload": list(limits.preload)})
+        start = tier_named(tier).fork_server(
+            theirs.fileno(),
+            limits,
+            {
+                "rlimits": rlimits(limits),
+                "deny_sockets": filters,
+                "deny_keys": filters,
+                "preload": list(limits.preload),
+            },
+        )
         self.host_scratch = start.host_folder
         self.proc: subprocess.Popen | None = subprocess.Popen(
-            start.command, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-            pass_fds=(theirs.fileno(),), env=start.env, cwd=start.cwd, start_new_session=True,
+            start.command,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+            pass_fds=(theirs.fileno(),),
+            env=start.env,
+            cwd=start.cwd,
+            start_new_session=True,
             # The server itself has no CPU-time limit: each worker sets its own.
-            preexec_fn=functools.partial(enter_child, rlimits(limits, cpu=False), self.cgroup,
-                                         tier_named(tier)))
+            preexec_fn=functools.partial(
+                enter_child, rlimits(limits, cpu=False), self.cgroup, tier_named(tier)
+            ),
+        )
         theirs.close()
         try:
             hello = self._receive(STARTUP_SECONDS + FRAMEWORK_STARTUP_SECONDS * len(limits.preload))
@@ -92,8 +109,10 @@ class ForkServer:
         if hello.get("op") != "ready":
             printed = os.pread(self.log.fileno(), 2000, max(0, os.fstat(self.log.fileno()).st_size - 2000))
             self.close()
-            raise SandboxUnavailable(f"the warm worker did not start: {hello.get('error', 'no hello')}. "
-                                     f"It printed: {printed.decode('utf-8', 'replace').strip() or 'nothing'}")
+            raise SandboxUnavailable(
+                f"the warm worker did not start: {hello.get('error', 'no hello')}. "
+                f"It printed: {printed.decode('utf-8', 'replace').strip() or 'nothing'}"
+            )
         # Taken before any student code ran here: bwrap's processes and the server itself,
         # and how much memory and scratch space they hold.
         self.keep = self.cgroup.pids()
@@ -133,7 +152,7 @@ class ForkServer:
         return reply
 
     # -- workers
-    def spawn(self, limits: Limits, tier: str) -> "ForkedWorker":
+    def spawn(self, limits: Limits, tier: str) -> ForkedWorker:
         if (limits, tier) != (self.limits, self.tier):
             raise ValueError("a fork server serves only the limits and tier it was made for")
         self.forks += 1
@@ -167,9 +186,11 @@ class ForkServer:
         (the slot starts a new one)."""
         memory, used, inodes = self._usage()
         base_memory, base_used, base_inodes = self.baseline
-        if (used > base_used + SCRATCH_SLACK_BYTES or inodes > base_inodes + SCRATCH_SLACK_INODES
-                or (memory is not None and base_memory is not None
-                    and memory > base_memory + MEMORY_SLACK_BYTES)):
+        if (
+            used > base_used + SCRATCH_SLACK_BYTES
+            or inodes > base_inodes + SCRATCH_SLACK_INODES
+            or (memory is not None and base_memory is not None and memory > base_memory + MEMORY_SLACK_BYTES)
+        ):
             self.close()
             raise ServerBroken("a submission left memory or files behind")
 
@@ -230,6 +251,7 @@ class ForkedWorker(WorkerProcess):
 
 
 # --------------------------------------------------------------------------- servers per slot
+
 
 class Slot:
     """What one grading at a time uses: a server, replaced when it wore out or broke (a

@@ -13,6 +13,7 @@ The child is a fork of this process where that is safe (POSIX, one thread: no lo
 held by a thread that does not exist in the child), else a new Python started with ``-I``
 (threads, as in a Dask worker; a machine without fork), which imports the function's module.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,12 +28,12 @@ import threading
 import time
 from typing import Any
 
-ANSWER_CAP = 64 << 20   # bytes of JSON an answer may have
+ANSWER_CAP = 64 << 20  # bytes of JSON an answer may have
 
 
 @dataclasses.dataclass(frozen=True)
 class Bound:
-    memory_bytes: int = 512 << 20   # address space the child may add to what it starts with
+    memory_bytes: int = 512 << 20  # address space the child may add to what it starts with
     cpu_seconds: int = 10
     wall_seconds: float = 30.0
 
@@ -56,13 +57,14 @@ def call(target: str, argument: Any, bound: Bound = Bound()) -> Any:
 
 # --------------------------------------------------------------------------- the child's side
 
+
 def _limit_self(bound: Bound) -> None:
     try:
         import resource
-    except ImportError:   # (no rlimits on this system: the wall-clock deadline still holds)
+    except ImportError:  # (no rlimits on this system: the wall-clock deadline still holds)
         return
     used = _address_space_bytes()
-    if used is not None:   # (elsewhere: the CPU limit and the deadline)
+    if used is not None:  # (elsewhere: the CPU limit and the deadline)
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         want = used + bound.memory_bytes
         if hard != resource.RLIM_INFINITY:
@@ -94,18 +96,18 @@ def _answer(target: str, argument: Any) -> bytes:
         return b'{"memory": true}'
     except RecursionError:
         return b'{"error": "RecursionError"}'
-    except Exception as exc:   # the reading code's own bug, met on these bytes
+    except Exception as exc:  # the reading code's own bug, met on these bytes
         return json.dumps({"error": f"{type(exc).__name__}: {str(exc)[:300]}"}).encode()
 
 
 def _forked(target: str, argument: Any, bound: Bound) -> Any:
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:   # the child: never returns
+    if pid == 0:  # the child: never returns
         status = 1
         try:
             os.close(read_end)
-            signal.alarm(0)   # (an alarm the parent set is not the child's)
+            signal.alarm(0)  # (an alarm the parent set is not the child's)
             _limit_self(bound)
             _write_all(write_end, _answer(target, argument))
             status = 0
@@ -118,7 +120,7 @@ def _forked(target: str, argument: Any, bound: Bound) -> Any:
         except BaseException:
             pass
         finally:
-            os._exit(status)   # no atexit handlers, no flush of buffers the parent owns
+            os._exit(status)  # no atexit handlers, no flush of buffers the parent owns
     os.close(write_end)
     try:
         data = _read_answer(read_end, time.monotonic() + bound.wall_seconds)
@@ -134,7 +136,7 @@ def _forked(target: str, argument: Any, bound: Bound) -> Any:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _read_answer(fd: int, deadline: float) -> bytes | None:
@@ -178,11 +180,13 @@ def _decode(data: bytes | None, status: int, bound: Bound) -> Any:
     except ValueError:
         answer = None
     if not isinstance(answer, dict):
-        raise TooCostly("crashed", "the grader's reader stopped on it "
-                                   f"({_ending(status)}); a file Jupyter or an editor saved reads fine")
+        raise TooCostly(
+            "crashed",
+            "the grader's reader stopped on it "
+            f"({_ending(status)}); a file Jupyter or an editor saved reads fine",
+        )
     if answer.get("memory"):
-        raise TooCostly("memory", f"reading it needed more than {bound.memory_bytes >> 20} MiB "
-                                  "of memory")
+        raise TooCostly("memory", f"reading it needed more than {bound.memory_bytes >> 20} MiB of memory")
     if "error" in answer:
         raise TooCostly("crashed", f"the grader's reader stopped on it ({answer['error']})")
     return answer.get("ok")
@@ -196,12 +200,18 @@ def _ending(status: int) -> str:
 
 # --------------------------------------------------------------------------- a new Python
 
+
 def _spawned(target: str, argument: Any, bound: Bound) -> Any:
-    request = json.dumps({"target": target, "argument": argument,
-                          "bound": dataclasses.asdict(bound)}).encode()
+    request = json.dumps(
+        {"target": target, "argument": argument, "bound": dataclasses.asdict(bound)}
+    ).encode()
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", "from grader.submission.bounded import main; main()"],
-                              input=request, capture_output=True, timeout=bound.wall_seconds)
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", "from grader.submission.bounded import main; main()"],
+            input=request,
+            capture_output=True,
+            timeout=bound.wall_seconds,
+        )
     except subprocess.TimeoutExpired:
         return _decode(None, 0, bound)
     # (a negative returncode is the signal that ended it, as WTERMSIG would say)

@@ -12,6 +12,7 @@ A submission is a Python file (``.py``) or a Jupyter notebook (``.ipynb``), the 
 any case (``A.PY`` runs in Python as ``a.py`` does); ``submission_source`` turns either
 into the code that runs, decoded as Python decodes it.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from grader.submission.source_numbers import SourceNumbers
 
 MAX_SOURCE_BYTES = 1 << 20
-SUFFIXES = (".py", ".ipynb")                       # compared in lower case
-PREFERRED_STEMS = ("solution", "submission", "main")   # in a folder of several
+SUFFIXES = (".py", ".ipynb")  # compared in lower case
+PREFERRED_STEMS = ("solution", "submission", "main")  # in a folder of several
 
 
 class SubmissionError(Exception):
@@ -39,7 +40,7 @@ class SubmissionError(Exception):
 class SubmissionFile:
     """A submission as read: where it was found (for messages) and its bytes."""
 
-    path: str       # as given or found (shown to people, never opened again)
+    path: str  # as given or found (shown to people, never opened again)
     data: bytes
 
     @property
@@ -53,29 +54,40 @@ def source_stem(name: str) -> str | None:
     lower = name.lower()
     for suffix in SUFFIXES:
         if lower.endswith(suffix) and len(name) > len(suffix) and not name.startswith("."):
-            return name[:-len(suffix)]
+            return name[: -len(suffix)]
     return None
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
-                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
 
 
 def refusal(path: str, what: str) -> SubmissionError:
-    return SubmissionError(f"{path}: is {what}, not a regular file. Hand in the .py or .ipynb "
-                           "file itself (a copy, not a link).")
+    return SubmissionError(
+        f"{path}: is {what}, not a regular file. Hand in the .py or .ipynb file itself (a copy, not a link)."
+    )
 
 
 def too_large(path: str) -> SubmissionError:
-    hint = (" Clear the notebook's outputs (Kernel > Restart & Clear Output) and save it again."
-            if path.lower().endswith(".ipynb") else "")
-    return SubmissionError(f"{path}: is larger than {MAX_SOURCE_BYTES // 1024} KiB; a solution "
-                           f"to this task is far smaller.{hint}")
+    hint = (
+        " Clear the notebook's outputs (Kernel > Restart & Clear Output) and save it again."
+        if path.lower().endswith(".ipynb")
+        else ""
+    )
+    return SubmissionError(
+        f"{path}: is larger than {MAX_SOURCE_BYTES // 1024} KiB; a solution "
+        f"to this task is far smaller.{hint}"
+    )
 
 
 def read_submission(path: str) -> SubmissionFile:
@@ -84,8 +96,7 @@ def read_submission(path: str) -> SubmissionFile:
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        raise SubmissionError(f"{path}: no such file. Give the path of a .py or .ipynb "
-                              "submission.") from None
+        raise SubmissionError(f"{path}: no such file. Give the path of a .py or .ipynb submission.") from None
     except OSError as exc:
         raise SubmissionError(f"{path}: cannot be read ({exc.strerror}).") from None
     if stat.S_ISDIR(info.st_mode):
@@ -116,15 +127,19 @@ def choose_in_folder(folder: str, names) -> str:
     raise SubmissionError(
         f"{folder}: holds {len(names)} .py or .ipynb files ({', '.join(names[:5]) or 'none'}); "
         f"submit exactly one, or name the solution {PREFERRED_STEMS[0]}.py "
-        f"(or {PREFERRED_STEMS[0]}.ipynb).")
+        f"(or {PREFERRED_STEMS[0]}.ipynb)."
+    )
 
 
 def _from_folder(folder: str) -> SubmissionFile:
     """The folder's hand-in, as ``choose_in_folder`` chooses it, read safely."""
     try:
         # A folder named sub.py is no file to hand in; a link or a FIFO is, and is refused below.
-        entries = {e.name: e for e in os.scandir(folder)
-                   if source_stem(e.name) is not None and not e.is_dir(follow_symlinks=False)}
+        entries = {
+            e.name: e
+            for e in os.scandir(folder)
+            if source_stem(e.name) is not None and not e.is_dir(follow_symlinks=False)
+        }
     except OSError as exc:
         raise SubmissionError(f"{folder}: cannot be read ({exc.strerror}).") from None
     chosen = choose_in_folder(folder, entries)
@@ -172,9 +187,9 @@ class SourceScan:
     imports, the routes it has to other code, where its functions are defined; or why it
     could not be read (``problem``). Plain data, made in a bounded child (source_scan.py)."""
 
-    imports: tuple[tuple[str, int], ...] = ()     # (module, line) of every import
-    routes: tuple[str, ...] = ()                  # each route with where it is
-    definitions: tuple[tuple[str, int], ...] = ()   # (function name, line) of every def
+    imports: tuple[tuple[str, int], ...] = ()  # (module, line) of every import
+    routes: tuple[str, ...] = ()  # each route with where it is
+    definitions: tuple[tuple[str, int], ...] = ()  # (function name, line) of every def
     problem: str = ""
 
     def defined_at(self, names) -> dict[str, int]:
@@ -197,9 +212,9 @@ class PythonSource:
     problem: str = ""
     code: bytes = b""
     source_map: SourceMap = SourceMap()
-    notes: tuple[str, ...] = ()   # what of the submission was not run, and why (for the report)
+    notes: tuple[str, ...] = ()  # what of the submission was not run, and why (for the report)
     scan: SourceScan = SourceScan()
-    numbers: "SourceNumbers | None" = None   # the numbers its text holds, where asked for
+    numbers: SourceNumbers | None = None  # the numbers its text holds, where asked for
 
     def where(self, line: int) -> str:
         """A line of ``text``, as its author finds it: "line 7", "cell 4, line 2"."""
@@ -210,8 +225,15 @@ def submission_source(submission: SubmissionFile, display: tuple[str, ...] = ())
     """The code of a submission: a notebook's code cells (by its name, .ipynb in any case),
     else the file as Python reads a .py file. ``display``: the task's display libraries
     (notebook.notebook_code)."""
-    from grader.submission.notebook import NotebookProblem, holds_notebook, is_notebook, left_out_note, notebook_code
     from grader.student_text import name as visible_name
+    from grader.submission.notebook import (
+        NotebookProblem,
+        holds_notebook,
+        is_notebook,
+        left_out_note,
+        notebook_code,
+    )
+
     shown = visible_name(submission.name)
     if is_notebook(submission.name):
         try:
@@ -222,8 +244,10 @@ def submission_source(submission: SubmissionFile, display: tuple[str, ...] = ())
         notes = (left_out_note(notebook.left_out),) if notebook.left_out else ()
         return PythonSource(source.text, source.problem, source.code, notebook.source_map, notes)
     if holds_notebook(submission.data):
-        return PythonSource(None, f"{shown} holds a Jupyter notebook (its JSON), not Python "
-                                  "source: hand it in as a .ipynb file")
+        return PythonSource(
+            None,
+            f"{shown} holds a Jupyter notebook (its JSON), not Python source: hand it in as a .ipynb file",
+        )
     return python_source(submission.data)
 
 
@@ -236,13 +260,16 @@ def _not_utf8(data: bytes) -> str:
     """Python's reason for a file that is not UTF-8 and declares nothing else."""
     try:
         data.decode("utf-8")
-        return ("Python refuses its first lines (invalid or missing encoding declaration); "
-                "save the file as UTF-8")
+        return (
+            "Python refuses its first lines (invalid or missing encoding declaration); save the file as UTF-8"
+        )
     except UnicodeDecodeError as exc:
         line, byte = _line_at(data, exc.start), data[exc.start]
-        return (f"line {line} is not valid UTF-8 and the file declares no other encoding, so "
-                f"Python refuses it (SyntaxError: Non-UTF-8 code starting with '\\x{byte:02x}' "
-                f"on line {line}, but no encoding declared); save the file as UTF-8")
+        return (
+            f"line {line} is not valid UTF-8 and the file declares no other encoding, so "
+            f"Python refuses it (SyntaxError: Non-UTF-8 code starting with '\\x{byte:02x}' "
+            f"on line {line}, but no encoding declared); save the file as UTF-8"
+        )
 
 
 def python_source(data: bytes) -> PythonSource:
@@ -254,33 +281,44 @@ def python_source(data: bytes) -> PythonSource:
     the bytes, human or program, sees the code Python runs."""
     import io
     import tokenize
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
         reason = getattr(exc, "msg", None) or str(exc)
         if "invalid or missing encoding declaration" in reason:
             return PythonSource(None, _not_utf8(data))
-        return PythonSource(None, f"Python refuses its encoding declaration ({reason}); save "
-                                  "the file as UTF-8 and remove the coding line")
+        return PythonSource(
+            None,
+            f"Python refuses its encoding declaration ({reason}); save "
+            "the file as UTF-8 and remove the coding line",
+        )
     if not _reads_ascii_as_ascii(encoding):
-        return PythonSource(None, f"it declares the encoding '{encoding}', which hides what the "
-                                  "code says; save the file as UTF-8 and remove the coding line")
+        return PythonSource(
+            None,
+            f"it declares the encoding '{encoding}', which hides what the "
+            "code says; save the file as UTF-8 and remove the coding line",
+        )
     try:
         return PythonSource(data.decode(encoding), code=data)
     except UnicodeDecodeError as exc:
         if encoding in ("utf-8", "utf-8-sig"):
             return PythonSource(None, _not_utf8(data))
-        return PythonSource(None, f"line {_line_at(data, exc.start)} is not valid {encoding} (the "
-                                  f"encoding its coding line declares: byte 0x{data[exc.start]:02x}, "
-                                  f"{exc.reason}), so Python refuses it; save the file as UTF-8")
-    except Exception as exc:   # whatever a codec raises: the file is refused, never the grader
-        return PythonSource(None, f"it cannot be read as {encoding} ({type(exc).__name__}); "
-                                  "save the file as UTF-8")
+        return PythonSource(
+            None,
+            f"line {_line_at(data, exc.start)} is not valid {encoding} (the "
+            f"encoding its coding line declares: byte 0x{data[exc.start]:02x}, "
+            f"{exc.reason}), so Python refuses it; save the file as UTF-8",
+        )
+    except Exception as exc:  # whatever a codec raises: the file is refused, never the grader
+        return PythonSource(
+            None, f"it cannot be read as {encoding} ({type(exc).__name__}); save the file as UTF-8"
+        )
 
 
 def _reads_ascii_as_ascii(encoding: str) -> bool:
     ascii_bytes = bytes(range(128))
     try:
         return ascii_bytes.decode(encoding) == ascii_bytes.decode("ascii")
-    except Exception:   # LookupError, UnicodeError ('undefined', 'punycode'), codecs' own
+    except Exception:  # LookupError, UnicodeError ('undefined', 'punycode'), codecs' own
         return False

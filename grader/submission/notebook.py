@@ -23,6 +23,7 @@ bytes), so nothing left out can hide an import, and nothing kept is unseen. Its 
 is a UTF-8 coding declaration: a cell's text is already text, and a ``# coding:`` line in
 the first cell (UTF-7, say) must not make Python read it as something else.
 """
+
 from __future__ import annotations
 
 import ast
@@ -36,22 +37,25 @@ from dataclasses import dataclass
 from grader.submission.source_map import SourceMap, location_text
 
 SUFFIX = ".ipynb"
-HEADER = "# -*- coding: utf-8 -*-"   # line 1 of the module (see the module's docstring)
+HEADER = "# -*- coding: utf-8 -*-"  # line 1 of the module (see the module's docstring)
 NOTES_SHOWN = 10
 # Jupyter shows the value of a cell's last expression (its repr, unless None): the module
 # does the same, printing it. The helper is the module's own code (the student may call it,
 # and gets nothing print and repr do not give); defaults keep the builtins of line 2.
 DISPLAY = "__grader_display__"
-DISPLAY_HELPER = (f"def {DISPLAY}(value, print=print, repr=repr): "
-                  "print(repr(value)) if value is not None else None")
+DISPLAY_HELPER = (
+    f"def {DISPLAY}(value, print=print, repr=repr): print(repr(value)) if value is not None else None"
+)
 # With display libraries (task.yaml imports: display), a value of theirs (a figure, an axes'
 # artists, plt.hist's counts and bars) is a picture, which Jupyter draws and the grader does
 # not: shown as nothing, so a cell ending ``plt.imshow(table)`` prints no answer.
-DRAWING_HELPER = (f"def {DISPLAY}(value, print=print, repr=repr, type=type, str=str, any=any, "
-                  "list=list, tuple=tuple, drawing={names}): print(repr(value)) if value is not None "
-                  "and not any(str(type(v).__module__).partition('.')[0] in drawing for v in (value if "
-                  "type(value) in (list, tuple) else (value,))) else None")
-READ_VERSIONS = (3, 4)   # nbformat major versions the library reads (4 since 2015)
+DRAWING_HELPER = (
+    f"def {DISPLAY}(value, print=print, repr=repr, type=type, str=str, any=any, "
+    "list=list, tuple=tuple, drawing={names}): print(repr(value)) if value is not None "
+    "and not any(str(type(v).__module__).partition('.')[0] in drawing for v in (value if "
+    "type(value) in (list, tuple) else (value,))) else None"
+)
+READ_VERSIONS = (3, 4)  # nbformat major versions the library reads (4 since 2015)
 
 
 def is_notebook(name: str) -> bool:
@@ -64,15 +68,17 @@ class NotebookProblem(Exception):
 
 @dataclass(frozen=True)
 class NotebookCode:
-    text: str                  # the module: the code cells in order, IPython syntax left out
-    source_map: SourceMap      # module line -> (cell, line in that cell)
+    text: str  # the module: the code cells in order, IPython syntax left out
+    source_map: SourceMap  # module line -> (cell, line in that cell)
     left_out: tuple[str, ...]  # what was not run, each "cell 2, line 1: %matplotlib inline"
 
 
 # --------------------------------------------------------------------------- reading
 
+
 def _shown(text, max_bytes: int = 120) -> str:
     from grader.student_text import line
+
     return line(text, max_bytes)
 
 
@@ -81,8 +87,10 @@ def _json_object(data: bytes):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise NotebookProblem(f"is not a notebook: it is not UTF-8 text (byte {exc.start}), "
-                              "and Jupyter saves notebooks as UTF-8 JSON") from None
+        raise NotebookProblem(
+            f"is not a notebook: it is not UTF-8 text (byte {exc.start}), "
+            "and Jupyter saves notebooks as UTF-8 JSON"
+        ) from None
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise NotebookProblem("is empty: a notebook is the JSON file Jupyter saves")
@@ -91,10 +99,16 @@ def _json_object(data: bytes):
     except RecursionError:
         raise NotebookProblem("is not a notebook Jupyter saved: its JSON is nested too deeply") from None
     except ValueError as exc:
-        where = (f" (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-                 if isinstance(exc, json.JSONDecodeError) else "")
-        hint = ("; it looks like Python source: hand that in as a .py file"
-                if not text.lstrip().startswith("{") else "")
+        where = (
+            f" (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            if isinstance(exc, json.JSONDecodeError)
+            else ""
+        )
+        hint = (
+            "; it looks like Python source: hand that in as a .py file"
+            if not text.lstrip().startswith("{")
+            else ""
+        )
         raise NotebookProblem(f"is not a notebook: it is not JSON{where}{hint}") from None
     if not isinstance(raw, dict):
         raise NotebookProblem("is not a notebook: its JSON is not an object with cells")
@@ -112,10 +126,15 @@ def _check_cells(raw: dict) -> None:
             cells = sheet.get("cells") if isinstance(sheet, dict) else None
             for number, cell in enumerate(cells if isinstance(cells, list) else (), start=1):
                 level = cell.get("level", 1) if isinstance(cell, dict) else 1
-                if isinstance(cell, dict) and cell.get("cell_type") == "heading" and \
-                        not (type(level) is int and 1 <= level <= 6):
-                    raise NotebookProblem(f"is not a notebook Jupyter saved: heading cell {number} "
-                                          f"has level {_shown(level, 40)} (Jupyter's are 1 to 6)")
+                if (
+                    isinstance(cell, dict)
+                    and cell.get("cell_type") == "heading"
+                    and not (type(level) is int and 1 <= level <= 6)
+                ):
+                    raise NotebookProblem(
+                        f"is not a notebook Jupyter saved: heading cell {number} "
+                        f"has level {_shown(level, 40)} (Jupyter's are 1 to 6)"
+                    )
     if raw.get("nbformat") != 4:
         return
     cells = raw.get("cells")
@@ -123,10 +142,13 @@ def _check_cells(raw: dict) -> None:
         raise NotebookProblem("is not a valid notebook: it has no list of cells")
     for number, cell in enumerate(cells, start=1):
         source = cell.get("source", "") if isinstance(cell, dict) else None
-        if not (isinstance(source, str) or
-                (isinstance(source, list) and all(isinstance(s, str) for s in source))):
-            raise NotebookProblem(f"is not a valid notebook: cell {number} is not a cell whose "
-                                  "source is text; open it in Jupyter and save it again")
+        if not (
+            isinstance(source, str) or (isinstance(source, list) and all(isinstance(s, str) for s in source))
+        ):
+            raise NotebookProblem(
+                f"is not a valid notebook: cell {number} is not a cell whose "
+                "source is text; open it in Jupyter and save it again"
+            )
 
 
 def _path(path) -> str:
@@ -147,25 +169,29 @@ def read_notebook(data: bytes):
     if type(version) is not int:
         raise NotebookProblem("is not a notebook: its JSON has no 'nbformat' version number")
     if version not in READ_VERSIONS:
-        raise NotebookProblem(f"is a notebook of format version {_shown(version, 40)}, and the "
-                              "notebook library reads versions 3 and 4 (what Jupyter saves); "
-                              "save it from Jupyter again")
+        raise NotebookProblem(
+            f"is a notebook of format version {_shown(version, 40)}, and the "
+            "notebook library reads versions 3 and 4 (what Jupyter saves); "
+            "save it from Jupyter again"
+        )
     _check_cells(raw)
     import nbformat
+
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")   # (nbformat warns about repairs; the verdict is below)
+            warnings.simplefilter("ignore")  # (nbformat warns about repairs; the verdict is below)
             notebook = nbformat.reads(text, as_version=4)
             nbformat.validate(notebook)
     except RecursionError:
         raise NotebookProblem("is not a notebook Jupyter saved: its JSON is nested too deeply") from None
-    except Exception as exc:   # ValidationError, and whatever a malformed file trips in the library
+    except Exception as exc:  # ValidationError, and whatever a malformed file trips in the library
         message = getattr(exc, "message", None) or str(exc)
         where = _path(getattr(exc, "absolute_path", ()) or ())
         raise NotebookProblem(
             f"is not a valid notebook ({where + ': ' if where else ''}"
             f"{_shown(str(message).splitlines()[0] if str(message) else type(exc).__name__, 300)}); "
-            "open it in Jupyter and save it again") from None
+            "open it in Jupyter and save it again"
+        ) from None
     _require_python(notebook)
     return notebook
 
@@ -173,12 +199,19 @@ def read_notebook(data: bytes):
 def _require_python(notebook) -> None:
     metadata = notebook.get("metadata") or {}
     kernelspec, info = metadata.get("kernelspec") or {}, metadata.get("language_info") or {}
-    for said in (kernelspec.get("language") if isinstance(kernelspec, dict) else None,
-                 info.get("name") if isinstance(info, dict) else None):
-        if isinstance(said, str) and said.strip() and \
-                not said.strip().lower().startswith(("python", "ipython")):
-            raise NotebookProblem(f"is a notebook for the {_shown(said, 40)} language (its "
-                                  "kernel), not Python: write the solution in a Python notebook")
+    for said in (
+        kernelspec.get("language") if isinstance(kernelspec, dict) else None,
+        info.get("name") if isinstance(info, dict) else None,
+    ):
+        if (
+            isinstance(said, str)
+            and said.strip()
+            and not said.strip().lower().startswith(("python", "ipython"))
+        ):
+            raise NotebookProblem(
+                f"is a notebook for the {_shown(said, 40)} language (its "
+                "kernel), not Python: write the solution in a Python notebook"
+            )
 
 
 def holds_notebook(data: bytes) -> bool:
@@ -194,6 +227,7 @@ def holds_notebook(data: bytes) -> bool:
 
 
 # --------------------------------------------------------------------------- the module
+
 
 def display_helper(display: tuple[str, ...] = ()) -> str:
     """Line 2 of a notebook's module when a cell shows a value (see DISPLAY_HELPER)."""
@@ -212,16 +246,20 @@ def notebook_code(data: bytes, display: tuple[str, ...] = ()) -> NotebookCode:
         if cell.get("cell_type") != "code":
             continue
         source = cell.get("source")
-        if not isinstance(source, str):   # (validated; a library that let one through)
+        if not isinstance(source, str):  # (validated; a library that let one through)
             raise NotebookProblem(f"is not a valid notebook: the source of cell {number} is not text")
         if "\x00" in source:
-            raise NotebookProblem(f"holds a null character (\\x00) in cell {number}, which Python "
-                                  "refuses in source code; delete it and save again")
+            raise NotebookProblem(
+                f"holds a null character (\\x00) in cell {number}, which Python "
+                "refuses in source code; delete it and save again"
+            )
         try:
             source.encode("utf-8")
         except UnicodeEncodeError:
-            raise NotebookProblem(f"holds text that is not valid Unicode in cell {number} (a lone "
-                                  "surrogate); delete it and save again") from None
+            raise NotebookProblem(
+                f"holds text that is not valid Unicode in cell {number} (a lone "
+                "surrogate); delete it and save again"
+            ) from None
         kept, notes = python_lines(source, number)
         left_out += notes
         if _opening_magic(source) not in _HIDES_VALUE:
@@ -231,7 +269,7 @@ def notebook_code(data: bytes, display: tuple[str, ...] = ()) -> NotebookCode:
         for in_cell, text in enumerate(kept, start=1):
             lines.append(text)
             origins.append((number, in_cell))
-    if displays:   # defined before any cell runs, with the builtins it was made with
+    if displays:  # defined before any cell runs, with the builtins it was made with
         lines.insert(1, display_helper(display))
         origins.insert(1, (0, 0))
     return NotebookCode("\n".join(lines) + "\n", SourceMap(tuple(origins)), tuple(left_out))
@@ -277,8 +315,14 @@ def _ends_with_semicolon(text: str) -> bool:
     except (tokenize.TokenError, SyntaxError):
         return False
     for token in reversed(tokens):
-        if token.type in (tokenize.ENDMARKER, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
-                          tokenize.INDENT, tokenize.DEDENT):
+        if token.type in (
+            tokenize.ENDMARKER,
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.COMMENT,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+        ):
             continue
         return token.type == tokenize.OP and token.string == ";"
     return False
@@ -290,8 +334,10 @@ def left_out_note(left_out: tuple[str, ...]) -> str:
     more = len(left_out) - NOTES_SHOWN
     if more > 0:
         shown += f"; and {more} more"
-    return ("note: left out of your notebook and never run, because IPython syntax (magics, "
-            f"shell commands, help requests) is not Python: {shown}")
+    return (
+        "note: left out of your notebook and never run, because IPython syntax (magics, "
+        f"shell commands, help requests) is not Python: {shown}"
+    )
 
 
 # --------------------------------------------------------------------------- IPython syntax
@@ -313,12 +359,12 @@ _TIMEIT_OPTIONS = re.compile(r"\s*(?:-[nrp]\s*\S+|-[tcqo]\b)")
 def _timeit_setup(magic_line: str) -> str:
     """``%%timeit -n 10 x = f()``: its setup statement, run once before the body as IPython
     runs it (an empty line when there is none)."""
-    rest = magic_line[len("%%timeit"):]
+    rest = magic_line[len("%%timeit") :]
     while True:
         match = _TIMEIT_OPTIONS.match(rest)
         if not match:
             return rest.strip()
-        rest = rest[match.end():]
+        rest = rest[match.end() :]
 
 
 _SHELL_OR_MAGIC_ASSIGNED = re.compile(r"[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[!%]")
@@ -337,14 +383,12 @@ def python_lines(source: str, cell: int) -> tuple[list[str], list[str]]:
         magic_line = lines[first].strip()
         magic = magic_line.split()[0]
         if magic not in _BODY_RUNS:
-            return [], [f"cell {cell}, the whole cell (it opens with the cell magic "
-                        f"{_shown(magic, 40)})"]
+            return [], [f"cell {cell}, the whole cell (it opens with the cell magic {_shown(magic, 40)})"]
         # IPython runs the body as Python: keep it, and only the magic line goes.
-        notes.append(f"{location_text(cell, first + 1)}: {_shown(magic_line, 80)} "
-                     f"({_BODY_RUNS[magic]})")
+        notes.append(f"{location_text(cell, first + 1)}: {_shown(magic_line, 80)} ({_BODY_RUNS[magic]})")
         lines[first] = _timeit_setup(magic_line) if magic == "%%timeit" else ""
     state = _Scan()
-    in_magic = False   # a magic line that ends in a backslash goes on on the next line
+    in_magic = False  # a magic line that ends in a backslash goes on on the next line
     for number, text in enumerate(lines, start=1):
         if in_magic:
             kept.append("")
@@ -353,9 +397,12 @@ def python_lines(source: str, cell: int) -> tuple[list[str], list[str]]:
         if state.at_statement_start():
             stripped = text.lstrip()
             after = state.after(text)
-            if stripped[:1] in ("%", "!", "?") or _SHELL_OR_MAGIC_ASSIGNED.match(stripped) or (
-                    after.at_statement_start() and text[:after.comment].rstrip().endswith("?")):
-                kept.append(text[:len(text) - len(stripped)] + "pass")
+            if (
+                stripped[:1] in ("%", "!", "?")
+                or _SHELL_OR_MAGIC_ASSIGNED.match(stripped)
+                or (after.at_statement_start() and text[: after.comment].rstrip().endswith("?"))
+            ):
+                kept.append(text[: len(text) - len(stripped)] + "pass")
                 notes.append(f"{location_text(cell, number)}: {_shown(stripped, 80)}")
                 in_magic = text.endswith("\\")
                 continue
@@ -380,7 +427,7 @@ class _Scan:
     def at_statement_start(self) -> bool:
         return self.depth == 0 and not self.quote and not self.continued
 
-    def after(self, text: str) -> "_Scan":
+    def after(self, text: str) -> _Scan:
         depth, quote, continued = self.depth, self.quote, False
         i, n, comment = 0, len(text), len(text)
         while i < n:
@@ -410,5 +457,5 @@ class _Scan:
                 continued = True
             i += 1
         if len(quote) == 1 and not continued:
-            quote = ""   # a one-quote string ends with its line (else Python says so)
+            quote = ""  # a one-quote string ends with its line (else Python says so)
         return _Scan(depth, quote, continued and not (quote and len(quote) == 3), comment)

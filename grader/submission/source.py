@@ -8,40 +8,52 @@ format 3 becomes gigabytes when converted, a 1 MiB file of ``a;a;a;...`` a synta
 million nodes. So they run in a child under a bound (bounded.py), and a file that breaks it
 is refused as unreadable, with the reason: that student's problem, never the grader's.
 """
+
 from __future__ import annotations
 
 import base64
 import functools
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from grader.submission import bounded
-
-from grader.submission import source_numbers
-from grader.submission.source_map import SourceMap
-from grader.student_text import name as visible_name
 from grader.grading.checks.imports import scan
-from grader.submission.notebook import is_notebook
+from grader.student_text import name as visible_name
+from grader.submission import bounded, source_numbers
 from grader.submission.file import PythonSource, SourceScan, SubmissionFile, submission_source
+from grader.submission.notebook import is_notebook
+from grader.submission.source_map import SourceMap
 
 # Far above what any hand-in Jupyter or an editor saves needs (a few MiB, a fraction of a second).
 BOUND = bounded.Bound(memory_bytes=512 << 20, cpu_seconds=10, wall_seconds=30.0)
 
 
-def read_source(submission: SubmissionFile, allowed_names: Sequence[str],
-                numbers: bool = False, display: Sequence[str] = ()) -> PythonSource:
+def read_source(
+    submission: SubmissionFile,
+    allowed_names: Sequence[str],
+    numbers: bool = False,
+    display: Sequence[str] = (),
+) -> PythonSource:
     """The submission's code and its scan (``allowed_names``: the task's allowed imports,
     which decide whether a module reached as an attribute is a route); with ``numbers``, the
     numbers its text holds too (source_numbers.py: for the typed-in rule). ``display``: the
     task's display libraries, whose values a notebook cell's last line does not show."""
     if is_notebook(submission.name) or holds_notebook_json(submission.data):
         warm_notebook_reader()
-    request = {"name": submission.name, "data": base64.b64encode(submission.data).decode("ascii"),
-               "allowed": list(allowed_names), "numbers": numbers, "display": list(display)}
+    request = {
+        "name": submission.name,
+        "data": base64.b64encode(submission.data).decode("ascii"),
+        "allowed": list(allowed_names),
+        "numbers": numbers,
+        "display": list(display),
+    }
     try:
         answer = bounded.call("grader.submission.source:read_in_child", request, BOUND)
     except bounded.TooCostly as exc:
-        return PythonSource(None, f"{visible_name(submission.name)} cannot be read: {exc}, and "
-                                  "no file a student writes needs that much")
+        return PythonSource(
+            None,
+            f"{visible_name(submission.name)} cannot be read: {exc}, and "
+            "no file a student writes needs that much",
+        )
     return _from_answer(answer, submission)
 
 
@@ -49,23 +61,38 @@ def read_in_child(request: dict) -> dict:
     """In the bounded child: decode, convert, scan; plain data back."""
     data = base64.b64decode(request["data"])
     source = submission_source(SubmissionFile(request["name"], data), tuple(request.get("display", ())))
-    answer: dict[str, Any] = {"text": source.text, "problem": source.problem,
-                              "notebook": source.code != data, "origins": source.source_map.origins,
-                              "notes": source.notes}
+    answer: dict[str, Any] = {
+        "text": source.text,
+        "problem": source.problem,
+        "notebook": source.code != data,
+        "origins": source.source_map.origins,
+        "notes": source.notes,
+    }
     if source.text is not None:
         try:
             found = scan(source.text, request["allowed"], source.where)
         except RecursionError:
-            return {"text": None, "problem": f"{visible_name(request['name'])} is nested too deeply "
-                                             "for the grader to read its code"}
-        except MemoryError:   # (bounded.py says it in its words, and the file is not run)
+            return {
+                "text": None,
+                "problem": f"{visible_name(request['name'])} is nested too deeply "
+                "for the grader to read its code",
+            }
+        except MemoryError:  # (bounded.py says it in its words, and the file is not run)
             raise
-        answer["scan"] = {"imports": found.imports, "routes": found.routes,
-                          "definitions": found.definitions, "problem": found.problem}
+        answer["scan"] = {
+            "imports": found.imports,
+            "routes": found.routes,
+            "definitions": found.definitions,
+            "problem": found.problem,
+        }
         if request.get("numbers"):
             held = source_numbers.scan(source.text)
-            answer["numbers"] = {"written": held.written, "decoded": held.decoded,
-                                 "capped": held.capped, "precise_tokens": held.precise_tokens}
+            answer["numbers"] = {
+                "written": held.written,
+                "decoded": held.decoded,
+                "capped": held.capped,
+                "precise_tokens": held.precise_tokens,
+            }
     return answer
 
 
@@ -79,20 +106,30 @@ def _from_answer(answer: Any, submission: SubmissionFile) -> PythonSource:
             return PythonSource(None, problem)
         scan = answer["scan"]
         held = answer.get("numbers")
-        numbers = None if held is None else source_numbers.SourceNumbers(
-            tuple((float(v), int(n)) for v, n in held["written"]),
-            tuple((float(v), int(n)) for v, n in held["decoded"]), bool(held["capped"]),
-            int(held["precise_tokens"]))
+        numbers = (
+            None
+            if held is None
+            else source_numbers.SourceNumbers(
+                tuple((float(v), int(n)) for v, n in held["written"]),
+                tuple((float(v), int(n)) for v, n in held["decoded"]),
+                bool(held["capped"]),
+                int(held["precise_tokens"]),
+            )
+        )
         return PythonSource(
-            str(text), problem,
+            str(text),
+            problem,
             code=str(text).encode("utf-8") if answer["notebook"] else submission.data,
             source_map=SourceMap(tuple((int(c), int(n)) for c, n in answer["origins"])),
             notes=tuple(str(n) for n in answer["notes"]),
-            scan=SourceScan(tuple((str(m), int(n)) for m, n in scan["imports"]),
-                            tuple(str(r) for r in scan["routes"]),
-                            tuple((str(f), int(n)) for f, n in scan["definitions"]),
-                            str(scan["problem"])),
-            numbers=numbers)
+            scan=SourceScan(
+                tuple((str(m), int(n)) for m, n in scan["imports"]),
+                tuple(str(r) for r in scan["routes"]),
+                tuple((str(f), int(n)) for f, n in scan["definitions"]),
+                str(scan["problem"]),
+            ),
+            numbers=numbers,
+        )
     except (KeyError, TypeError, ValueError) as exc:
         return PythonSource(None, f"the grader could not read it ({type(exc).__name__})")
 
@@ -103,10 +140,11 @@ def holds_notebook_json(data: bytes) -> bool:
     return data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def warm_notebook_reader() -> None:
     """Import the notebook library and build its validator here, once per process, on a
     notebook of our own: each child forked to read a student's notebook then starts with
     them (0.15 s each otherwise)."""
     import nbformat
+
     nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]))

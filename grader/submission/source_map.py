@@ -10,6 +10,7 @@ Cells are numbered 1, 2, 3... among *all* the notebook's cells (markdown and raw
 too), top to bottom, as a student counts them on the screen; never by execution count,
 which is the student's (stale, or forged) record of what ran when.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -26,6 +26,7 @@ linear in the text (C-level regular expressions with possessive repeats, numpy f
 bytes): a 1 MiB source of the worst kinds tried takes 0.2-0.4 s on a busy 2-core machine.
 Nothing here runs, imports or evaluates the submission, and nothing but the text is read.
 """
+
 from __future__ import annotations
 
 import base64
@@ -34,17 +35,17 @@ import bisect
 import codecs
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-CAP = 1 << 15                  # distinct numbers kept; more: capped
-WORK = 1 << 17                 # tokens, literals and list items read, in all; more: capped
-BLOB_BYTES = 1 << 20           # bytes read as floats, in all; more: capped
-DIGIT_RUN = 16384              # a run of digits longer than this: capped
-LONG_DIGITS = 12               # runs at least this long are also read in windows
-WINDOWS = range(6, 18)         # the window lengths
+CAP = 1 << 15  # distinct numbers kept; more: capped
+WORK = 1 << 17  # tokens, literals and list items read, in all; more: capped
+BLOB_BYTES = 1 << 20  # bytes read as floats, in all; more: capped
+DIGIT_RUN = 16384  # a run of digits longer than this: capped
+LONG_DIGITS = 12  # runs at least this long are also read in windows
+WINDOWS = range(6, 18)  # the window lengths
 DECODED_RANGE = (1e-12, 1e12)  # magnitudes kept of values read from bytes (the rest: noise)
 
 
@@ -52,9 +53,9 @@ DECODED_RANGE = (1e-12, 1e12)  # magnitudes kept of values read from bytes (the 
 class SourceNumbers:
     """Plain data: (magnitude, line) pairs, distinct magnitudes, in the order found."""
 
-    written: tuple[tuple[float, int], ...]   # written out in digits (as they are or in a string)
-    decoded: tuple[tuple[float, int], ...]   # read from bytes (literal, encoded or bit patterns)
-    capped: bool = False                     # the text holds more than this keeps
+    written: tuple[tuple[float, int], ...]  # written out in digits (as they are or in a string)
+    decoded: tuple[tuple[float, int], ...]  # read from bytes (literal, encoded or bit patterns)
+    capped: bool = False  # the text holds more than this keeps
     # distinct numbers written as a token of four or more significant digits (not windows of
     # a run of digits): how much of a table's information the text types (checks/typed_in.py)
     precise_tokens: int = 0
@@ -64,15 +65,21 @@ class SourceNumbers:
 # Possessive quantifiers and bounded repeats keep every pattern linear on any input: a
 # possessive repeat is never followed by something it could have eaten.
 
-_NUMBER = re.compile(r"""(?=[0-9.])   # (a first character to look for: 4x faster)
+_NUMBER = re.compile(
+    r"""(?=[0-9.])   # (a first character to look for: 4x faster)
   (?:
     (?P<radix>0(?:[xX][0-9a-fA-F_]++|[oO][0-7_]++|[bB][01_]++))
   | (?P<decimal>(?:[0-9][0-9_]*+(?:\.[0-9_]*+)?|\.[0-9][0-9_]*+)(?:[eE][-+]?[0-9]{1,5}+)?)
-  )""", re.VERBOSE)
+  )""",
+    re.VERBOSE,
+)
 # A hex float read backwards (``1-peec090f845dea.1x0``): found from its exponent, so a long
 # run of hex digits costs no search at each of its characters.
-_HEXFLOAT_REVERSED = re.compile(r"""(?=[0-9])[0-9]{1,5}+[-+]?[pP]
-    (?:[0-9a-fA-F]{1,40}+(?:\.[0-9a-fA-F]{0,40}+)?|\.[0-9a-fA-F]{1,40}+)(?:[xX]0)?""", re.VERBOSE)
+_HEXFLOAT_REVERSED = re.compile(
+    r"""(?=[0-9])[0-9]{1,5}+[-+]?[pP]
+    (?:[0-9a-fA-F]{1,40}+(?:\.[0-9a-fA-F]{0,40}+)?|\.[0-9a-fA-F]{1,40}+)(?:[xX]0)?""",
+    re.VERBOSE,
+)
 _DIGITS = re.compile(r"[0-9]{%d,}+" % LONG_DIGITS)
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{6,}+=*+(?:[ \t]*+\r?\n[ \t]*+[A-Za-z0-9+/_-]{4,}+=*+)*+")
 _HEX = re.compile(r"[0-9a-fA-F]{8,}+|[0-9a-fA-F]{2}(?:[ ,:;_-][0-9a-fA-F]{2}){3,}+")
@@ -81,18 +88,21 @@ _BYTES = re.compile(r"%s(?:[\s\[\]()]*+,[\s\[\]()]*+%s){3,}+" % (_BYTE, _BYTE))
 _BYTE_ITEM = re.compile(_BYTE)
 # A comment, or a string literal (Python's syntax, as the tokenizer reads it; its prefix
 # is read before it).
-_LITERAL = re.compile(r"""(?=[\#'"])
+_LITERAL = re.compile(
+    r"""(?=[\#'"])
     (?P<comment>\#[^\r\n]*+)
   | (?P<body>'''(?:[^'\\]|\\.|'(?!''))*+'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*+\"\"\"
              |'(?:[^'\\\r\n]|\\.)*+'|"(?:[^"\\\r\n]|\\.)*+")
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 _BASE32 = re.compile(r"[A-Z2-7]{8,}")
-_GAP = re.compile(r"[\s+(),\[\]\\]*+")          # what may stand between joined literals
+_GAP = re.compile(r"[\s+(),\[\]\\]*+")  # what may stand between joined literals
 _PREFIX = re.compile(r"(?<![\w])[rRbBuUfF]{1,2}\Z")
 _BYTES_LIKE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\xff]")
 _WIDE = re.compile(r"[^\x00-\xff]")
 
-PRECISE_TOKEN_DIGITS = 4   # significant digits of a token that count it as typed information
+PRECISE_TOKEN_DIGITS = 4  # significant digits of a token that count it as typed information
 
 
 class _Full(Exception):
@@ -127,8 +137,9 @@ class _Found:
             kind[value] = line
 
     def result(self) -> SourceNumbers:
-        return SourceNumbers(tuple(self.written.items()), tuple(self.decoded.items()), self.capped,
-                             len(self.precise))
+        return SourceNumbers(
+            tuple(self.written.items()), tuple(self.decoded.items()), self.capped, len(self.precise)
+        )
 
     def token(self, value: float, digits: str) -> None:
         """A number written as one token: counted when it carries four significant digits."""
@@ -163,8 +174,9 @@ def _joined(parts: list[tuple[str, int]]) -> _Piece:
         starts.append(at)
         lines.append(line)
         at += len(content) + 1
-    return _Piece("\n".join(c for c, _ in parts),
-                  lambda offset: lines[max(0, bisect.bisect_right(starts, offset) - 1)])
+    return _Piece(
+        "\n".join(c for c, _ in parts), lambda offset: lines[max(0, bisect.bisect_right(starts, offset) - 1)]
+    )
 
 
 def _on_line(line: int) -> Callable[[int], int]:
@@ -177,6 +189,7 @@ def _reversed(piece: _Piece) -> _Piece:
 
 
 # --------------------------------------------------------------------------- reading
+
 
 def scan(text: str) -> SourceNumbers:
     """Every number ``text`` holds, written or encoded (see the module's docstring)."""
@@ -196,7 +209,7 @@ class _Blobs(list):
         self.found, self.size = found, 0
 
     def append(self, item: tuple[bytes, int]) -> None:
-        if len(item[0]) < 4:       # (holds no float)
+        if len(item[0]) < 4:  # (holds no float)
             return
         self.size += len(item[0]) + 8
         if self.size > BLOB_BYTES:
@@ -232,10 +245,10 @@ def _scan(text: str, found: _Found) -> None:
 
 @dataclass
 class _Literals:
-    strings: list[tuple[str, int]]    # the content of every string literal, decoded
+    strings: list[tuple[str, int]]  # the content of every string literal, decoded
     comments: list[tuple[str, int]]
-    changed: list[tuple[str, int]]    # contents that differ from the source text: escapes
-                                      # decoded, adjacent literals joined
+    changed: list[tuple[str, int]]  # contents that differ from the source text: escapes
+    # decoded, adjacent literals joined
 
 
 def _literals(text: str, line_of: Callable[[int], int], blobs: _Blobs) -> _Literals:
@@ -266,7 +279,7 @@ def _literals(text: str, line_of: Callable[[int], int], blobs: _Blobs) -> _Liter
             if _BYTES_LIKE.search(content):
                 blobs.append((content.encode("latin-1", "replace"), line))
                 blobs.append((content.encode("utf-8", "surrogatepass"), line))
-            if _WIDE.search(content):   # code points as 16- or 32-bit units of data (ord())
+            if _WIDE.search(content):  # code points as 16- or 32-bit units of data (ord())
                 blobs.append((content.encode("utf-16-le", "surrogatepass"), line))
                 blobs.append((content.encode("utf-32-le", "surrogatepass"), line))
             content = _ascii_digits(content)
@@ -332,7 +345,7 @@ def _numbers(piece: _Piece, found: _Found, blobs: _Blobs, hex_floats: bool = Tru
     for match in _NUMBER.finditer(piece.text):
         found.spend()
         token = match.group()
-        if token in seen:          # (the same token again: its first line is kept)
+        if token in seen:  # (the same token again: its first line is kept)
             continue
         seen.add(token)
         kind = match.lastgroup
@@ -350,12 +363,12 @@ def _numbers(piece: _Piece, found: _Found, blobs: _Blobs, hex_floats: bool = Tru
                 continue
             if "." not in mantissa and not exponent and len(mantissa) <= 20:
                 _bit_patterns(int(mantissa), where, blobs)
-            try:   # (a long run of digits: its first 40 give the value, its windows below)
+            try:  # (a long run of digits: its first 40 give the value, its windows below)
                 value = float(f"{mantissa[:40]}e{exponent or 0}")
             except (ValueError, OverflowError):
                 continue
         found.add(found.written, value, where)
-        if not _in_a_word(piece.text, match.start(), match.end()):   # (not digits of a hash)
+        if not _in_a_word(piece.text, match.start(), match.end()):  # (not digits of a hash)
             found.token(value, token if kind == "radix" else mantissa.replace(".", ""))
     for match in _DIGITS.finditer(piece.text):
         digits = match.group()
@@ -366,7 +379,7 @@ def _numbers(piece: _Piece, found: _Found, blobs: _Blobs, hex_floats: bool = Tru
         found.spend(len(digits) * len(WINDOWS))
         for width in WINDOWS:
             for start in range(0, len(digits) - width + 1):
-                found.add(found.written, float(digits[start:start + width]), where)
+                found.add(found.written, float(digits[start : start + width]), where)
 
 
 def _in_a_word(text: str, start: int, end: int) -> bool:
@@ -381,7 +394,7 @@ def _bit_patterns(number: int, line: int, blobs: _Blobs) -> None:
     """A large integer may be the bits of a float (``np.array([...]).view(np.float64)``)."""
     if 1 << 16 <= number < 1 << 64:
         blobs.append((number.to_bytes(8, "little"), line))
-        if number < 1 << 63:   # (its minus sign is one character away: two's complement)
+        if number < 1 << 63:  # (its minus sign is one character away: two's complement)
             blobs.append((((1 << 64) - number).to_bytes(8, "little"), line))
         if number < 1 << 32:
             blobs.append((number.to_bytes(4, "little"), line))
@@ -396,10 +409,10 @@ def _encoded(piece: _Piece, found: _Found, blobs: _Blobs) -> None:
         found.spend(4)
         run = re.sub(r"\s+", "", match.group()).rstrip("=")
         where = piece.line(match.start())
-        for skip in range(4 if len(run) >= 16 else 1):   # (a run glued to what comes before it)
+        for skip in range(4 if len(run) >= 16 else 1):  # (a run glued to what comes before it)
             for data in _base64(run[skip:]):
                 blobs.append((data, where))
-        if len(run) <= 8192 and _BASE32.fullmatch(run):   # (b32decode is Python: bounded)
+        if len(run) <= 8192 and _BASE32.fullmatch(run):  # (b32decode is Python: bounded)
             try:
                 blobs.append((base64.b32decode(run + "=" * (-len(run) % 8)), where))
             except (binascii.Error, ValueError):
@@ -410,21 +423,23 @@ def _encoded(piece: _Piece, found: _Found, blobs: _Blobs) -> None:
         where = piece.line(match.start())
         for skip in (0, 1):
             part = digits[skip:]
-            blobs.append((bytes.fromhex(part[:len(part) - len(part) % 2]), where))
+            blobs.append((bytes.fromhex(part[: len(part) - len(part) % 2]), where))
     for match in _BYTES.finditer(text):
         found.spend(match.group().count(","))
-        items = [int(item, 0) if item[:2].lower() == "0x" else int(item)
-                 for item in _BYTE_ITEM.findall(match.group())]
+        items = [
+            int(item, 0) if item[:2].lower() == "0x" else int(item)
+            for item in _BYTE_ITEM.findall(match.group())
+        ]
         if all(i < 256 for i in items):
             where = piece.line(match.start())
             data = bytes(items)
-            blobs.append((data, where))   # as bytes, and as the characters of a text
+            blobs.append((data, where))  # as bytes, and as the characters of a text
             _numbers(_Piece(data.decode("latin-1"), _on_line(where)), found, blobs, hex_floats=False)
 
 
 def _base64(run: str) -> list[bytes]:
     out = []
-    usable = run[:len(run) - (len(run) % 4 == 1)]
+    usable = run[: len(run) - (len(run) % 4 == 1)]
     padded = usable + "=" * (-len(usable) % 4)
     for altchars in (None, b"-_") if ("-" in run or "_" in run) else (None,):
         try:
@@ -452,7 +467,7 @@ def _floats(blobs: _Blobs, found: _Found) -> None:
     if not blobs:
         return
     parts, starts, lines, at = [], [], [], 0
-    for data, line in blobs:       # one buffer, zeros between: every window of each is in it
+    for data, line in blobs:  # one buffer, zeros between: every window of each is in it
         parts += [data, bytes(8)]
         starts.append(at)
         lines.append(line)
@@ -467,8 +482,9 @@ def _floats(blobs: _Blobs, found: _Found) -> None:
             if count <= 0:
                 continue
             with np.errstate(all="ignore"):
-                read = np.abs(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset)
-                              .astype(np.float64))
+                read = np.abs(
+                    np.frombuffer(buffer, dtype=dtype, count=count, offset=offset).astype(np.float64)
+                )
                 keep = np.flatnonzero((read >= low) & (read <= high))
             values.append(read[keep])
             offsets.append(offset + size * keep)

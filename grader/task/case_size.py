@@ -7,6 +7,7 @@ So ``f(x=np.full((2, 3), 0.0))`` (6 elements) is smaller than ``f(x=np.full((1, 
 (7), and ``g(max_len=64, d_model=1024)`` (no array, 1088) is smaller than
 ``g(max_len=8192, d_model=2)`` (8194).
 """
+
 from __future__ import annotations
 
 from typing import Any

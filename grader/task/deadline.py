@@ -4,12 +4,13 @@
 SIGALRM interrupts Python code and sleeps (a long numpy operation finishes first). Only the
 main thread receives signals, so elsewhere (a Dask worker's thread) no limit applies; nor
 when a timer is already armed (it is someone else's)."""
+
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 
 class TooSlow(BaseException):

@@ -15,6 +15,7 @@ parameter equal to a value (``d_model: 1``), or an array argument of a given len
 an axis (``x: {axis: -1, size: 1}``, for a function that takes the table's width as the
 last axis of its input).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,8 @@ import numpy as np
 @dataclass(frozen=True)
 class Condition:
     parameter: str
-    value: Any = None          # the parameter equals it (when axis is None)
-    axis: int | None = None    # else: the array argument has ``size`` along this axis
+    value: Any = None  # the parameter equals it (when axis is None)
+    axis: int | None = None  # else: the array argument has ``size`` along this axis
     size: int = 0
 
     def holds(self, args: dict[str, Any]) -> bool:
@@ -59,15 +60,16 @@ def read(raw: dict, at_line, problem, parameters: set[str]) -> tuple[Edge, ...]:
         conditions = []
         for parameter, spec in entry["where"].items():
             if parameter not in parameters:
-                problem(("edges", name, "where", parameter),
-                        f"'{parameter}' is no parameter of the task's functions "
-                        f"({', '.join(sorted(parameters))}). Name the parameter the edge is on.")
+                problem(
+                    ("edges", name, "where", parameter),
+                    f"'{parameter}' is no parameter of the task's functions "
+                    f"({', '.join(sorted(parameters))}). Name the parameter the edge is on.",
+                )
             if isinstance(spec, dict):
                 conditions.append(Condition(parameter, axis=spec["axis"], size=spec["size"]))
             else:
                 conditions.append(Condition(parameter, value=spec))
-        found.append(Edge(name, entry.get("description", ""), tuple(conditions),
-                          at_line(("edges", name))))
+        found.append(Edge(name, entry.get("description", ""), tuple(conditions), at_line(("edges", name))))
     return tuple(found)
 
 

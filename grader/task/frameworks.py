@@ -6,6 +6,7 @@ A framework is the environment, not the student: it is imported once per worker 
 server for a batch), outside the submission's budget and outside the recorder's view, so a
 class of TensorFlow hand-ins costs the students' own work, not an import each.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -15,14 +16,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Framework:
-    module: str          # the top-level import name a task's `imports: allowed:` lists
-    label: str           # how a report names it
-    extra: str           # numgrader[EXTRA] installs it
-    also: tuple[str, ...] = ()   # imported with it: what its tutorials reach at first use
+    module: str  # the top-level import name a task's `imports: allowed:` lists
+    label: str  # how a report names it
+    extra: str  # numgrader[EXTRA] installs it
+    also: tuple[str, ...] = ()  # imported with it: what its tutorials reach at first use
 
 
-FRAMEWORKS = (Framework("tensorflow", "TensorFlow", "tensorflow", also=("keras",)),
-              Framework("torch", "PyTorch", "torch"))
+FRAMEWORKS = (
+    Framework("tensorflow", "TensorFlow", "tensorflow", also=("keras",)),
+    Framework("torch", "PyTorch", "torch"),
+)
 BY_MODULE = {f.module: f for f in FRAMEWORKS}
 
 
@@ -66,7 +69,8 @@ _NOISE = re.compile(
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags\."
     r"|oneDNN custom operations are on\. .*"
     r"|Error in cpuinfo: .*"
-    r"|\[W\d+ \d\d:\d\d:\d\d(?:\.\d+)? \w+\] .*)$")
+    r"|\[W\d+ \d\d:\d\d:\d\d(?:\.\d+)? \w+\] .*)$"
+)
 
 
 def without_log_noise(text: str, frameworks: tuple[str, ...]) -> tuple[str, int]:
@@ -85,8 +89,7 @@ def without_log_noise(text: str, frameworks: tuple[str, ...]) -> tuple[str, int]
 
 def noise_note(dropped: int, frameworks: tuple[str, ...]) -> str:
     names = " and ".join(BY_MODULE[m].label for m in frameworks if m in BY_MODULE) or "the framework"
-    return (f"[{dropped} line{'s' if dropped != 1 else ''} of {names}'s own log "
-            f"left out]\n")
+    return f"[{dropped} line{'s' if dropped != 1 else ''} of {names}'s own log left out]\n"
 
 
 def shown_output(text: str, allowed_imports) -> str:

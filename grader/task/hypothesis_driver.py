@@ -6,17 +6,20 @@ exactly one that Hypothesis would have passed, and a failing one is re-found and
 Settings follow the design: derandomized (every student gets the same cases), no example
 database (no leakage between students), no deadline (time limits are the sandbox's job).
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader.task.edges import Edge, off_edges
 from grader.task.spec import CheckSpec
 from grader.task.strategies import Drawn, case_strategy
 
 
-def explore(spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool,
-            avoid: tuple[Edge, ...] = ()) -> None:
+def explore(
+    spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool, avoid: tuple[Edge, ...] = ()
+) -> None:
     """Call ``body(drawn)`` on each generated argument set; an exception is a failure.
     An argument set on one of the edges to ``avoid`` (edges.py) is rejected before ``body``
     sees it: Hypothesis draws another, and shrinks clear of it too."""
@@ -38,9 +41,17 @@ def explore(spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool,
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
 
-    @settings(max_examples=check.cases, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
-              verbosity=Verbosity.quiet, phases=phases, print_blob=False)
+    @settings(
+        max_examples=check.cases,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+        phases=phases,
+        print_blob=False,
+    )
     @given(case_strategy(check.draw, check.args))
     def probe(args):
         body(args)

@@ -1,4 +1,5 @@
 """numpy index expressions in task specs (``select: "[:, 0:2]"``), parsed without eval."""
+
 from __future__ import annotations
 
 import re
@@ -11,7 +12,7 @@ def parse_select(text: str) -> tuple:
     text = text.strip()
     if not (text.startswith("[") and text.endswith("]")) or not text[1:-1].strip():
         raise ValueError(f"'{text}' is not an index in brackets")
-    items: list[object] = []   # ints, slices and Ellipsis
+    items: list[object] = []  # ints, slices and Ellipsis
     for part in text[1:-1].split(","):
         part = part.strip()
         if part == "...":

@@ -19,6 +19,7 @@ rather than print something that looks pasteable and is not the same array.
 A recipe is plain data, ``{"uniform": {seed, low, high, shape, dtype}}`` or
 ``{"integers": {...}}`` (integers from low to high inclusive); ``build`` makes its array.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,12 +27,13 @@ from typing import Any
 
 import numpy as np
 
-MAX_CHARS = 240          # longest written-out form shown (a full or drawn form is always short)
-FIRST_VALUES = 6         # values shown of an array no short expression rebuilds
+MAX_CHARS = 240  # longest written-out form shown (a full or drawn form is always short)
+FIRST_VALUES = 6  # values shown of an array no short expression rebuilds
 RECIPE_FORMS = ("uniform", "integers")
 
 
 # --------------------------------------------------------------------------- recipes
+
 
 def build(recipe: dict) -> np.ndarray:
     """The array a recipe describes; ValueError for anything that is not a recipe."""
@@ -50,32 +52,38 @@ def recipe_expression(recipe: dict) -> str:
     if form == "uniform":
         text = f"{head}.uniform({_float(spec['low'])}, {_float(spec['high'])}, {shape})"
         return text if dtype == np.float64 else f"{text}.astype({_dtype(dtype)})"
-    return (f"{head}.integers({spec['low']}, {spec['high']}, {shape}, dtype={_dtype(dtype)}, "
-            f"endpoint=True)")
+    return f"{head}.integers({spec['low']}, {spec['high']}, {shape}, dtype={_dtype(dtype)}, endpoint=True)"
 
 
 def _recipe_parts(recipe: Any) -> tuple[str, dict]:
     """(form, fields) of a well-formed recipe (it may come from a task's frozen files)."""
     if not isinstance(recipe, dict) or len(recipe) != 1:
         raise ValueError(f"not a recipe: {recipe!r:.80}")
-    (form, spec), = recipe.items()
+    ((form, spec),) = recipe.items()
     number = float if form == "uniform" else int
-    if (form not in RECIPE_FORMS or not isinstance(spec, dict)
-            or set(spec) != {"seed", "low", "high", "shape", "dtype"}
-            or type(spec["seed"]) is not int or spec["seed"] < 0
-            or not all(isinstance(spec[k], number) and not isinstance(spec[k], bool) for k in ("low", "high"))
-            or not isinstance(spec["shape"], (list, tuple))
-            or not all(type(d) is int and d >= 0 for d in spec["shape"])
-            or spec["dtype"] not in _RECIPE_DTYPES[form]):
+    if (
+        form not in RECIPE_FORMS
+        or not isinstance(spec, dict)
+        or set(spec) != {"seed", "low", "high", "shape", "dtype"}
+        or type(spec["seed"]) is not int
+        or spec["seed"] < 0
+        or not all(isinstance(spec[k], number) and not isinstance(spec[k], bool) for k in ("low", "high"))
+        or not isinstance(spec["shape"], (list, tuple))
+        or not all(type(d) is int and d >= 0 for d in spec["shape"])
+        or spec["dtype"] not in _RECIPE_DTYPES[form]
+    ):
         raise ValueError(f"not a recipe: {recipe!r:.80}")
     return form, spec
 
 
-_RECIPE_DTYPES = {"uniform": ("float16", "float32", "float64"),
-                  "integers": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
+_RECIPE_DTYPES = {
+    "uniform": ("float16", "float32", "float64"),
+    "integers": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
+}
 
 
 # --------------------------------------------------------------------------- expressions
+
 
 def expression(value: Any, recipe: dict | None = None) -> str:
     """``value`` as Python that rebuilds it exactly, or (an array only) a description that
@@ -94,7 +102,7 @@ def expression(value: Any, recipe: dict | None = None) -> str:
 
 
 def array_expression(value: np.ndarray, recipe: dict | None = None) -> str:
-    with np.errstate(all="ignore"):   # (a candidate may overflow: it is then not kept)
+    with np.errstate(all="ignore"):  # (a candidate may overflow: it is then not kept)
         for candidate in _candidates(value, recipe):
             if candidate is not None and _rebuilds(candidate, value):
                 return candidate
@@ -123,7 +131,7 @@ def _recipe_for(value: np.ndarray, recipe: dict) -> str | None:
     try:
         _, spec = _recipe_parts(recipe)
         if tuple(spec["shape"]) != value.shape or np.dtype(spec["dtype"]) != value.dtype:
-            return None   # (checked first: a recipe is never built bigger than its array)
+            return None  # (checked first: a recipe is never built bigger than its array)
         return recipe_expression(recipe)
     except ValueError:
         return None
@@ -140,8 +148,9 @@ def _evenly_spaced(value: np.ndarray) -> str | None:
     if step != 1:
         text += f" * {_element(step)}"
     if start != 0:
-        text += f" + {_element(start)}" if not str(_element(start)).startswith("-") \
-            else f" - {_element(-start)}"
+        text += (
+            f" + {_element(start)}" if not str(_element(start)).startswith("-") else f" - {_element(-start)}"
+        )
     return text
 
 
@@ -178,8 +187,10 @@ def _short(text: str | None) -> str | None:
 def _description(value: np.ndarray) -> str:
     first = ", ".join(_element(v) for v in value.ravel()[:FIRST_VALUES])
     more = ", ..." if value.size > FIRST_VALUES else ""
-    return (f"<{value.dtype} array of shape {_shape_text(value.shape)}: no short Python expression "
-            f"rebuilds it exactly; its first values are {first}{more}>")
+    return (
+        f"<{value.dtype} array of shape {_shape_text(value.shape)}: no short Python expression "
+        f"rebuilds it exactly; its first values are {first}{more}>"
+    )
 
 
 def _rebuilds(text: str, value: Any) -> bool:
@@ -191,8 +202,12 @@ def _rebuilds(text: str, value: Any) -> bool:
         return False
     if isinstance(value, np.generic):
         return type(built) is type(value) and _same_bytes(np.asarray(built), np.asarray(value))
-    return (isinstance(built, np.ndarray) and built.dtype == value.dtype
-            and built.shape == value.shape and _same_bytes(built, value))
+    return (
+        isinstance(built, np.ndarray)
+        and built.dtype == value.dtype
+        and built.shape == value.shape
+        and _same_bytes(built, value)
+    )
 
 
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
@@ -200,6 +215,7 @@ def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 # --------------------------------------------------------------------------- pieces
+
 
 def _float(x: float) -> str:
     if math.isnan(x):

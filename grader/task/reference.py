@@ -1,4 +1,5 @@
 """Loads a task's trusted reference solution (instructor code: imported on the trusted side)."""
+
 from __future__ import annotations
 
 import copy
@@ -20,19 +21,26 @@ def load_reference(task: Task):
     if key not in _loaded:
         name = f"grader_reference_{task.id.replace('-', '_')}_{task.digest}"
         spec = importlib.util.spec_from_file_location(name, task.reference_path)
-        assert spec is not None and spec.loader is not None   # (a .py path always has both)
+        assert spec is not None and spec.loader is not None  # (a .py path always has both)
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
-            raise SpecError([f"{task.reference_path}: the reference solution does not import: "
-                             f"{type(exc).__name__}: {exc}"]) from None
-        needed = dict.fromkeys(list(task.functions) + [f for c in task.checks
-                                                        for f in c.reference_functions])
+            raise SpecError(
+                [
+                    f"{task.reference_path}: the reference solution does not import: "
+                    f"{type(exc).__name__}: {exc}"
+                ]
+            ) from None
+        needed = dict.fromkeys(list(task.functions) + [f for c in task.checks for f in c.reference_functions])
         missing = [f for f in needed if not callable(getattr(module, f, None))]
         if missing:
-            raise SpecError([f"{task.reference_path}: the reference does not define "
-                             f"{', '.join(missing)}, which task.yaml uses."])
+            raise SpecError(
+                [
+                    f"{task.reference_path}: the reference does not define "
+                    f"{', '.join(missing)}, which task.yaml uses."
+                ]
+            )
         sys.modules[name] = module
         _loaded[key] = module
     return _loaded[key]

@@ -13,16 +13,17 @@ A sample of a task with known mistakes also declares the ones it is diagnosed wi
 same way (``# diagnosis: sin-cos-swapped``; several, comma-separated); a sample without
 that line must get no diagnosis.
 """
+
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass
 
-from grader.submission.notebook import NotebookProblem, is_notebook, read_notebook
 from grader.records.result import ERROR, PASSED, Result
-from grader.submission.source_map import location_text
 from grader.submission.file import python_source, source_stem
+from grader.submission.notebook import NotebookProblem, is_notebook, read_notebook
+from grader.submission.source_map import location_text
 
 _DECLARATION = re.compile(r"^\s*#\s*expect:\s*(.+?)\s*$")
 _DIAGNOSIS = re.compile(r"^\s*#\s*diagnosis:\s*(.*?)\s*$")
@@ -31,7 +32,7 @@ HEAD_LINES = 30
 
 @dataclass(frozen=True)
 class Expectation:
-    verdict: str                  # full marks | fails | error
+    verdict: str  # full marks | fails | error
     checks: tuple[str, ...] = ()
     line: int = 0
 
@@ -66,11 +67,13 @@ def read_expectation(path: str) -> Expectation | None:
         if text == "error":
             return Expectation("error", line=number)
         if text.startswith("fails "):
-            names = tuple(n.strip() for n in text[len("fails "):].split(",") if n.strip())
+            names = tuple(n.strip() for n in text[len("fails ") :].split(",") if n.strip())
             return Expectation("fails", names, number)
         where = f"{path}:{number}" if cell is None else f"{path}: {location_text(cell, number)}"
-        raise ValueError(f"{where}: '# expect: {text}' is not understood. Write "
-                         "'full marks', 'error' or 'fails CHECK[, CHECK...]'.")
+        raise ValueError(
+            f"{where}: '# expect: {text}' is not understood. Write "
+            "'full marks', 'error' or 'fails CHECK[, CHECK...]'."
+        )
     return None
 
 
@@ -88,14 +91,18 @@ def diagnosis_mismatch(declared: tuple[str, ...], result: Result, mistake_names:
     """Why the result's diagnoses are not the ones the sample declares, or None."""
     unknown = [n for n in declared if n not in mistake_names]
     if unknown:
-        return (f"declares '# diagnosis: {', '.join(unknown)}', which the task's mistakes: do not "
-                f"name (it has: {', '.join(sorted(mistake_names)) or 'none'})")
+        return (
+            f"declares '# diagnosis: {', '.join(unknown)}', which the task's mistakes: do not "
+            f"name (it has: {', '.join(sorted(mistake_names)) or 'none'})"
+        )
     got = [d.mistake for d in result.diagnoses]
     if set(got) == set(declared):
         return None
     if not declared:
-        return (f"diagnosed with {', '.join(got)} but declares no diagnosis: a wrong diagnosis "
-                "of this file, or add '# diagnosis: ...' near the top")
+        return (
+            f"diagnosed with {', '.join(got)} but declares no diagnosis: a wrong diagnosis "
+            "of this file, or add '# diagnosis: ...' near the top"
+        )
     return f"declared diagnosis {', '.join(declared)} but got {', '.join(got) or 'none'}"
 
 
@@ -105,7 +112,9 @@ def mismatch(expectation: Expectation, result: Result, check_names: set[str]) ->
         if result.status == PASSED:
             return None
         lost = [c.name for c in result.checks if c.status != PASSED and c.max_score]
-        return f"declared full marks but scored {result.score:g}/{result.max_score:g} (lost: {', '.join(lost)})"
+        return (
+            f"declared full marks but scored {result.score:g}/{result.max_score:g} (lost: {', '.join(lost)})"
+        )
     if expectation.verdict == "error":
         return None if result.status == ERROR else f"declared error but the status is {result.status}"
     unknown = [n for n in expectation.checks if n not in check_names]
@@ -123,5 +132,4 @@ def mismatch(expectation: Expectation, result: Result, check_names: set[str]) ->
 def sample_files(folder: str) -> list[str]:
     if not os.path.isdir(folder):
         return []
-    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
-                  if source_stem(name) is not None)
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder) if source_stem(name) is not None)

@@ -4,6 +4,7 @@ Validation has two layers: the published JSON Schema (``grader/schema/task.schem
 also what editors use) for the shape of the file, then the rules a schema cannot express
 (names that refer to each other, files that must exist, index expressions that must parse).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -14,9 +15,9 @@ from typing import Any, Generic, TypeVar
 
 import yaml
 
+from grader.sandbox import Limits
 from grader.task import edges
 from grader.task.edges import Edge
-from grader.sandbox import Limits
 from grader.task.tolerance import Tolerance
 
 # The published schema ships as package data at grader/schema/ (pyproject.toml).
@@ -33,7 +34,7 @@ class SpecError(Exception):
         self.problems = problems
 
 
-O = TypeVar("O", covariant=True)   # (read-only: a check of a narrower record fits)
+O = TypeVar("O", covariant=True)  # (read-only: a check of a narrower record fits)
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,10 @@ class CheckSpec(Generic[O]):
     description: str = ""
     needs: tuple[str, ...] = ()
     hidden: bool = False
-    call: str | None = None         # the student function it calls, for kinds that call one
+    call: str | None = None  # the student function it calls, for kinds that call one
     line: int = 0
-    hint: str = ""                  # advice shown after its message when it fails
-    edges: tuple[str, ...] = ()     # task edges it judges though it lists no case there (edges.py)
+    hint: str = ""  # advice shown after its message when it fails
+    edges: tuple[str, ...] = ()  # task edges it judges though it lists no case there (edges.py)
 
     def function(self) -> str:
         """The student function it calls; only for a kind that calls one."""
@@ -72,7 +73,7 @@ class MistakeSpec:
 
     name: str
     explanation: str
-    replaces: tuple[tuple[str, str], ...]   # (task function, function of mistakes.py)
+    replaces: tuple[tuple[str, str], ...]  # (task function, function of mistakes.py)
     line: int = 0
 
 
@@ -87,7 +88,7 @@ class Task:
     id: str
     title: str
     version: str
-    kind: str                # functions | script
+    kind: str  # functions | script
     folder: str
     spec_path: str
     statement_path: str
@@ -100,8 +101,8 @@ class Task:
     checks: tuple[CheckSpec, ...]
     digest: str
     mistakes: tuple[MistakeSpec, ...] = ()
-    mistakes_path: str = ""   # mistakes.py beside task.yaml (read only when mistakes are declared)
-    edges: tuple[Edge, ...] = ()   # inputs only the checks about them judge (edges.py)
+    mistakes_path: str = ""  # mistakes.py beside task.yaml (read only when mistakes are declared)
+    edges: tuple[Edge, ...] = ()  # inputs only the checks about them judge (edges.py)
     # Display-only libraries (imports: display): headless in the worker, a stand-in that
     # draws nothing where they are not installed (sandbox/inside/display.py). Whether a
     # submission may import one is the import rule's own business (allowed_imports).
@@ -113,6 +114,7 @@ class Task:
 
 
 # --------------------------------------------------------------------------- YAML with lines
+
 
 def _read_yaml(path: str) -> tuple[object, dict[tuple, int], list[str]]:
     """Parse YAML keeping the line of every node; returns (data, lines, problems)."""
@@ -145,8 +147,10 @@ def _walk(node, at: tuple, lines: dict, problems: list, path: str) -> None:
         for key, value in node.value:
             name = key.value
             if name in seen:
-                problems.append(f"{path}:{key.start_mark.line + 1}: {_dotted(at + (name,))}: "
-                                f"duplicate key. Keep one '{name}:' entry.")
+                problems.append(
+                    f"{path}:{key.start_mark.line + 1}: {_dotted(at + (name,))}: "
+                    f"duplicate key. Keep one '{name}:' entry."
+                )
             seen.add(name)
             _walk(value, at + (name,), lines, problems, path)
             lines[at + (name,)] = key.start_mark.line + 1
@@ -178,8 +182,10 @@ def _schema_problems(data, lines: dict, path: str) -> list[str]:
     global _validator
     if _validator is None:
         import jsonschema  # only when a spec is read: its import is not free
+
         _validator = jsonschema.Draft202012Validator(_schema())
     from jsonschema.exceptions import best_match, relevance
+
     problems = []
     for error in sorted(_validator.iter_errors(data), key=relevance):
         if error.context:
@@ -188,8 +194,10 @@ def _schema_problems(data, lines: dict, path: str) -> list[str]:
         unknown = _unknown_keys(error)
         if unknown:
             at += (unknown[0],)
-            text = (f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}."
-                    f"{_allowed_keys(error)}")
+            text = (
+                f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}."
+                f"{_allowed_keys(error)}"
+            )
         else:
             text = f"{error.message}.{_hint(error)}"
         problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {text}")
@@ -205,6 +213,7 @@ def _schema() -> dict[str, Any]:
     global _schema_in_force
     if _schema_in_force is None:
         from grader.grading.checks.schema import task_schema
+
         _schema_in_force = task_schema()
     return _schema_in_force
 
@@ -243,6 +252,7 @@ def _hint(error) -> str:
 def _validity_marker(path: str) -> str:
     """A cache entry named by the hash of the spec and the schema: same bytes, same verdict."""
     from grader.grading.cases import cache_dir
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         h.update(f.read())
@@ -265,6 +275,7 @@ def _remember_valid(path: str) -> None:
 
 # --------------------------------------------------------------------------- the task
 
+
 def load_task(folder: str) -> Task:
     folder = os.path.abspath(folder)
     path = os.path.join(folder, "task.yaml")
@@ -282,7 +293,7 @@ def load_task(folder: str) -> Task:
         if problems:
             raise SpecError(problems)
         _remember_valid(path)
-    assert isinstance(data, dict)   # (the schema wants a mapping at the top)
+    assert isinstance(data, dict)  # (the schema wants a mapping at the top)
     task = _build(data, folder, path, lines)
     return task
 
@@ -299,6 +310,7 @@ def _is_kit(folder: str) -> bool:
 def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
     from grader.grading.checks import KINDS
     from grader.grading.checks.kind import Reading
+
     problems: list[str] = []
 
     def problem(at: tuple, text: str) -> None:
@@ -319,67 +331,117 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
         if kind not in KINDS[raw["kind"]].families:
             article = "an" if raw["kind"][0] in "aeiou" else "a"
             fitting = [k.name for k in KINDS.values() if kind in k.families]
-            problem(at + ("kind",), f"{article} {raw['kind']} check does not fit a {kind} task. "
-                                    f"Use {', '.join(fitting)}.")
+            problem(
+                at + ("kind",),
+                f"{article} {raw['kind']} check does not fit a {kind} task. Use {', '.join(fitting)}.",
+            )
         call = raw.get("call")
         if call is not None and call not in functions:
-            problem(at + ("call",), f"'{call}' is not among functions: ({', '.join(functions)}). "
-                                    "Declare it under functions: or fix the name.")
-        reading = Reading(raw, at, call, functions.get(call, ()), default_tolerance,
-                          data.get("cases", DEFAULT_CASES), problem)
-        checks.append(CheckSpec(
-            name=raw["name"], kind=raw["kind"], options=KINDS[raw["kind"]].read(reading),
-            points=float(raw.get("points", 1)), description=raw.get("description", ""),
-            needs=tuple(raw.get("needs", ())), hidden=bool(raw.get("hidden", False)), call=call,
-            line=_line(lines, at), hint=raw.get("hint", ""), edges=tuple(raw.get("edges", ()))))
+            problem(
+                at + ("call",),
+                f"'{call}' is not among functions: ({', '.join(functions)}). "
+                "Declare it under functions: or fix the name.",
+            )
+        reading = Reading(
+            raw,
+            at,
+            call,
+            functions.get(call, ()),
+            default_tolerance,
+            data.get("cases", DEFAULT_CASES),
+            problem,
+        )
+        checks.append(
+            CheckSpec(
+                name=raw["name"],
+                kind=raw["kind"],
+                options=KINDS[raw["kind"]].read(reading),
+                points=float(raw.get("points", 1)),
+                description=raw.get("description", ""),
+                needs=tuple(raw.get("needs", ())),
+                hidden=bool(raw.get("hidden", False)),
+                call=call,
+                line=_line(lines, at),
+                hint=raw.get("hint", ""),
+                edges=tuple(raw.get("edges", ())),
+            )
+        )
     parameters = {p for params in functions.values() for p in params}
     task_edges = edges.read(data.get("edges", {}), lambda at: _line(lines, at), problem, parameters)
     for i, check in enumerate(checks):
         for name in check.edges:
             if name not in {e.name for e in task_edges}:
-                problem(("checks", i, "edges"), f"'{name}' is not among the task's edges: "
-                        f"({', '.join(e.name for e in task_edges) or 'none'}). Declare it under "
-                        "edges: or fix the name.")
+                problem(
+                    ("checks", i, "edges"),
+                    f"'{name}' is not among the task's edges: "
+                    f"({', '.join(e.name for e in task_edges) or 'none'}). Declare it under "
+                    "edges: or fix the name.",
+                )
     imports = data.get("imports", {})
     mistakes_path = os.path.join(folder, MISTAKES_FILE)
     mistakes = _mistakes(data, kind, functions, mistakes_path, lines, problem)
     if problems:
         raise SpecError(problems)
     limits = Limits(**data.get("limits", {}))
-    return Task(id=data["id"], title=data["title"], version=str(data["version"]), kind=kind, folder=folder,
-                spec_path=path, statement_path=files["statement"], reference_path=files["reference"],
-                functions=functions, allowed_imports=tuple(imports.get("allowed", ())),
-                stdlib_imports=tuple(imports.get("stdlib", ())), limits=limits,
-                display_imports=tuple(imports.get("display", DEFAULT_DISPLAY)),
-                tolerance=default_tolerance, checks=tuple(checks),
-                digest=_digest(path, files["reference"]), mistakes=mistakes,
-                mistakes_path=mistakes_path, edges=task_edges)
+    return Task(
+        id=data["id"],
+        title=data["title"],
+        version=str(data["version"]),
+        kind=kind,
+        folder=folder,
+        spec_path=path,
+        statement_path=files["statement"],
+        reference_path=files["reference"],
+        functions=functions,
+        allowed_imports=tuple(imports.get("allowed", ())),
+        stdlib_imports=tuple(imports.get("stdlib", ())),
+        limits=limits,
+        display_imports=tuple(imports.get("display", DEFAULT_DISPLAY)),
+        tolerance=default_tolerance,
+        checks=tuple(checks),
+        digest=_digest(path, files["reference"]),
+        mistakes=mistakes,
+        mistakes_path=mistakes_path,
+        edges=task_edges,
+    )
 
 
-def _mistakes(data: dict, kind: str, functions: dict, mistakes_path: str, lines: dict,
-              problem) -> tuple[MistakeSpec, ...]:
+def _mistakes(
+    data: dict, kind: str, functions: dict, mistakes_path: str, lines: dict, problem
+) -> tuple[MistakeSpec, ...]:
     """The declared mistakes, with the rules a schema cannot express (whether mistakes.py
     defines each replacement is checked when it is imported: mistakes.py)."""
     declared = data.get("mistakes", [])
     if declared and kind != "functions":
-        problem(("mistakes",), "known mistakes are declared for a functions task only (a mistake "
-                               "replaces task functions). Remove mistakes:.")
+        problem(
+            ("mistakes",),
+            "known mistakes are declared for a functions task only (a mistake "
+            "replaces task functions). Remove mistakes:.",
+        )
         return ()
     if declared and not os.path.isfile(mistakes_path):
-        problem(("mistakes",), f"file {mistakes_path} does not exist. Write the mistaken "
-                               "functions there (beside reference.py), or remove mistakes:.")
+        problem(
+            ("mistakes",),
+            f"file {mistakes_path} does not exist. Write the mistaken "
+            "functions there (beside reference.py), or remove mistakes:.",
+        )
     found: list[MistakeSpec] = []
     for i, raw in enumerate(declared):
         at = ("mistakes", i)
         if raw["name"] in {m.name for m in found}:
-            problem(at + ("name",), f"mistake name '{raw['name']}' is used twice. Mistake names "
-                                    "must be unique.")
+            problem(
+                at + ("name",), f"mistake name '{raw['name']}' is used twice. Mistake names must be unique."
+            )
         for function in raw["replaces"]:
             if function not in functions:
-                problem(at + ("replaces", function), f"'{function}' is not among functions: "
-                        f"({', '.join(functions)}). A mistake replaces task functions.")
-        found.append(MistakeSpec(raw["name"], raw["explanation"], tuple(raw["replaces"].items()),
-                                 _line(lines, at)))
+                problem(
+                    at + ("replaces", function),
+                    f"'{function}' is not among functions: "
+                    f"({', '.join(functions)}). A mistake replaces task functions.",
+                )
+        found.append(
+            MistakeSpec(raw["name"], raw["explanation"], tuple(raw["replaces"].items()), _line(lines, at))
+        )
     return tuple(found)
 
 
@@ -391,17 +453,23 @@ def _check_names(raw: dict, at: tuple, earlier: list[CheckSpec[Any]], problem) -
         problem(at + ("name",), f"check name '{raw['name']}' is used twice. Check names must be unique.")
     for need in raw.get("needs", []):
         if need not in names:
-            problem(at + ("needs",), f"'{need}' is not a check defined above this one. "
-                                     "A check can only need checks listed before it.")
+            problem(
+                at + ("needs",),
+                f"'{need}' is not a check defined above this one. "
+                "A check can only need checks listed before it.",
+            )
         elif need in hidden and not raw.get("hidden", False):
-            problem(at + ("needs",), f"'{need}' is hidden, and hidden checks run after every "
-                                     "visible one. Make this check hidden too, or drop the need.")
+            problem(
+                at + ("needs",),
+                f"'{need}' is hidden, and hidden checks run after every "
+                "visible one. Make this check hidden too, or drop the need.",
+            )
 
 
 def _digest(*paths: str) -> str:
     h = hashlib.sha256()
     for p in paths:
-        if os.path.isfile(p):   # (a kit has no reference)
+        if os.path.isfile(p):  # (a kit has no reference)
             with open(p, "rb") as f:
                 h.update(f.read())
     return h.hexdigest()[:16]

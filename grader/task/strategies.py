@@ -9,6 +9,7 @@ A drawn array of numbers is either one value throughout (``np.full``) or drawn f
 generator, and then its recipe (rebuild.py) is kept with the case: the failing input shown
 to a student rebuilds it exactly, however large it is. Shrinking prefers the constant form.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,7 @@ import numpy as np
 
 from grader.task import rebuild
 
-SEEDS = 2**32   # a drawn array's generator is seeded from 0 to SEEDS - 1
+SEEDS = 2**32  # a drawn array's generator is seeded from 0 to SEEDS - 1
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Drawn:
     """One argument set Hypothesis drew, and how to rebuild each array drawn from a seed."""
 
     args: dict
-    recipes: dict = field(default_factory=dict)   # argument name -> recipe (rebuild.py)
+    recipes: dict = field(default_factory=dict)  # argument name -> recipe (rebuild.py)
 
 
 class NotLiteral(ValueError):
@@ -69,7 +70,7 @@ def case_strategy(draw_specs: dict, arg_specs: dict):
     @st.composite
     def argument_sets(draw):
         env: dict = {}
-        recipes: dict = {}   # value name -> recipe, for the arrays drawn from a seed
+        recipes: dict = {}  # value name -> recipe, for the arrays drawn from a seed
         for name, spec in draw_specs.items():
             env[name] = _draw(draw, spec, env, recipes, name)
         args = {}
@@ -85,7 +86,7 @@ def _draw(draw, spec, env: dict, recipes: dict, name: str):
 
     if not isinstance(spec, dict):
         return spec
-    (form, opts), = spec.items()
+    ((form, opts),) = spec.items()
     if form == "ref":
         if opts in recipes:
             recipes[name] = recipes[opts]
@@ -157,8 +158,15 @@ def _draw_array(draw, opts: dict, env: dict) -> tuple[np.ndarray, dict | None]:
         form, limits = "integers", (int(low), int(high))
     else:
         return draw(hnp.arrays(dtype, tuple(shape))), None
-    if draw(st.integers(0, 3)) == 0:   # a quarter constant (the form shrinking goes to)
+    if draw(st.integers(0, 3)) == 0:  # a quarter constant (the form shrinking goes to)
         return np.full(tuple(shape), draw(elements), dtype=dtype), None
-    recipe = {form: {"seed": draw(st.integers(0, SEEDS - 1)), "low": limits[0], "high": limits[1],
-                     "shape": shape, "dtype": dtype.name}}
+    recipe = {
+        form: {
+            "seed": draw(st.integers(0, SEEDS - 1)),
+            "low": limits[0],
+            "high": limits[1],
+            "shape": shape,
+            "dtype": dtype.name,
+        }
+    }
     return rebuild.build(recipe), recipe

@@ -1,4 +1,5 @@
 """How close a value must be to the expected one (part of a task spec; no numpy needed)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

@@ -6,21 +6,23 @@ as text.
 
 Skipped with the reason when Chromium is missing; with GRADER_REQUIRE_BROWSER=1 (CI) a
 missing browser fails instead."""
+
 import os
 import re
 import shutil
 
 import pytest
-
 from chromium import REQUIRE_ENV, Chromium, available, png_colours
 from conftest import PE_SAMPLES, PE_TASK, run_cli
 
 PWNED = "pwned"
-HOSTILE_PRINT = ("<script>document.title='pwned'</script> </style> "
-                 "<img src=x onerror=\"document.title='pwned'\"> ]]> --> "
-                 "<svg onload=\"document.title='pwned'\"></svg>")
+HOSTILE_PRINT = (
+    "<script>document.title='pwned'</script> </style> "
+    "<img src=x onerror=\"document.title='pwned'\"> ]]> --> "
+    "<svg onload=\"document.title='pwned'\"></svg>"
+)
 # Prints its hostile text while imported and in every call, and swaps sin and cos.
-HOSTILE_SUBMISSION = f'''
+HOSTILE_SUBMISSION = f"""
 import numpy as np
 TEXT = {HOSTILE_PRINT!r}
 print(TEXT)
@@ -38,12 +40,14 @@ def sinusoidal_pe(max_len, d_model, base=10000.0):
 def add_positional_encoding(x, base=10000.0):
     print(TEXT)
     return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
-'''
+"""
 HOSTILE_NAMES = ["<script>document.title='pwned'<!--", "<img src=x onerror=document.title='pwned'>"]
 # What scripts could leave behind, read after the page settled.
-NOTHING_RAN = ("[document.title, document.querySelectorAll('script, img, iframe, object, embed').length,"
-               " [...document.querySelectorAll('*')].some(e => [...e.attributes].some("
-               "a => a.name.startsWith('on')))]")
+NOTHING_RAN = (
+    "[document.title, document.querySelectorAll('script, img, iframe, object, embed').length,"
+    " [...document.querySelectorAll('*')].some(e => [...e.attributes].some("
+    "a => a.name.startsWith('on')))]"
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,11 +73,17 @@ def opened(browser, path):
 
 
 def picture_colours(page, index=0) -> int:
-    box = page.evaluate(f"(() => {{ const r = document.querySelectorAll('figure.picture')[{index}]"
-                        ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()")
-    page.call("Emulation.setDeviceMetricsOverride", width=1200,
-              height=int(page.evaluate("document.documentElement.scrollHeight")), deviceScaleFactor=1,
-              mobile=False)
+    box = page.evaluate(
+        f"(() => {{ const r = document.querySelectorAll('figure.picture')[{index}]"
+        ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()"
+    )
+    page.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=1200,
+        height=int(page.evaluate("document.documentElement.scrollHeight")),
+        deviceScaleFactor=1,
+        mobile=False,
+    )
     shot = page.screenshot({"x": box[0], "y": box[1], "width": box[2], "height": box[3]})
     return png_colours(shot)
 
@@ -94,8 +104,9 @@ def test_a_student_page_loads_quietly_and_draws_its_pictures(browser, tmp_path, 
 
 def test_a_correct_file_gets_a_page_without_pictures(browser, tmp_path):
     out = tmp_path / "page.html"
-    done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "correct_loops.py"), "--format", "html",
-                   "-o", str(out))
+    done = run_cli(
+        "check", PE_TASK, os.path.join(PE_SAMPLES, "correct_loops.py"), "--format", "html", "-o", str(out)
+    )
     assert done.returncode == 0, done.stderr
     page = opened(browser, out)
     assert page.evaluate("document.querySelectorAll('figure.picture').length") == 0
@@ -110,16 +121,19 @@ def test_what_a_submission_prints_is_shown_and_runs_nothing(browser, tmp_path):
     assert done.returncode == 1, done.stderr
     page = opened(browser, out)
     shown = page.evaluate("document.body.innerText")
-    assert shown.count(HOSTILE_PRINT) >= 2   # at import, and in a failed check's output
+    assert shown.count(HOSTILE_PRINT) >= 2  # at import, and in a failed check's output
     assert picture_colours(page) >= 12
 
 
 def test_a_batch_writes_quiet_pages_for_every_student_and_hostile_names_run_nothing(browser, tmp_path):
     klass = tmp_path / "class"
     klass.mkdir()
-    students = {"alice": "mistake_sin_cos_swapped.py", "Alice": "correct_vectorized.py",
-                HOSTILE_NAMES[0]: "mistake_exponent_missing_two.py",
-                HOSTILE_NAMES[1]: "broken_syntax_error.py"}
+    students = {
+        "alice": "mistake_sin_cos_swapped.py",
+        "Alice": "correct_vectorized.py",
+        HOSTILE_NAMES[0]: "mistake_exponent_missing_two.py",
+        HOSTILE_NAMES[1]: "broken_syntax_error.py",
+    }
     for student, sample in students.items():
         shutil.copy(os.path.join(PE_SAMPLES, sample), klass / f"{student}.py")
     (klass / "printer.py").write_text(HOSTILE_SUBMISSION)
@@ -137,7 +151,7 @@ def test_a_batch_writes_quiet_pages_for_every_student_and_hostile_names_run_noth
     assert len(pages) == 5 and all(re.fullmatch(r"[a-z0-9_.-]+\.html", p) for p in pages)
     for student, href in links:
         assert href.startswith(f"file://{out}/pages-positional-encoding/")
-        page = opened(browser, href[len("file://"):])
+        page = opened(browser, href[len("file://") :])
         assert f"· {student}.py" in page.evaluate("document.body.innerText")
-    printer = dict(links)["printer"][len("file://"):]
+    printer = dict(links)["printer"][len("file://") :]
     assert HOSTILE_PRINT in opened(browser, printer).evaluate("document.body.innerText")

@@ -1,4 +1,5 @@
 """Grading a class: parallel, resumable, exported; a hostile file costs only its own grade."""
+
 import csv
 import json
 import os
@@ -10,11 +11,14 @@ import sys
 import time
 
 import pytest
-
 from conftest import IGNORES_BASE_LOSES, PE_SAMPLES, PE_TASK, ROOT, as_cell, run_cli, score_without
 
-CLASS = {"alice": "correct_vectorized.py", "bob": "mistake_ignores_base.py",
-         "carol": "broken_syntax_error.py", "dave": "mistake_adds_in_place.py"}
+CLASS = {
+    "alice": "correct_vectorized.py",
+    "bob": "mistake_ignores_base.py",
+    "carol": "broken_syntax_error.py",
+    "dave": "mistake_adds_in_place.py",
+}
 
 
 def make_class(folder, students=CLASS):
@@ -40,7 +44,7 @@ def test_batch_grades_a_class_into_gradebook_csv_jsonl_and_summary(tmp_path):
     grades = rows(out)
     assert set(grades) == {"alice", "bob", "carol", "dave", "erin"}
     assert grades["alice"]["score"] == as_cell(score_without()) and grades["alice"]["status"] == "passed"
-    assert grades["erin"]["score"] == as_cell(score_without())          # folder per student: its solution.py
+    assert grades["erin"]["score"] == as_cell(score_without())  # folder per student: its solution.py
     assert grades["carol"]["status"] == "error"
     assert grades["bob"]["table-custom-base"] == "0" and grades["bob"]["table-shape"] == "2"
     assert list(grades["alice"])[:4] == ["student", "score", "max_score", "status"]
@@ -50,8 +54,8 @@ def test_batch_grades_a_class_into_gradebook_csv_jsonl_and_summary(tmp_path):
     assert "## Pass rate per check" in summary and "| table-custom-base |" in summary
     assert "## Errored (nothing could be graded)" in summary and "carol" in summary
     assert "graded 5/5" in done.stderr or "done: 5 graded" in done.stderr
-    from grader.sandbox import warm
-    from grader.sandbox import choose_tier
+    from grader.sandbox import choose_tier, warm
+
     if warm.supported(choose_tier()):  # the instructor is told how the class is isolated
         assert f"sandbox: {choose_tier()}, each worker forked from a warm server" in done.stderr
 
@@ -69,14 +73,16 @@ def test_rerun_skips_unchanged_and_regrades_changed(tmp_path):
 
 
 def test_batch_killed_with_sigkill_resumes_without_loss_or_double_counting(tmp_path):
-    students = {f"s{i:02d}": ("correct_loops.py" if i % 2 else "mistake_float32_table.py")
-                for i in range(12)}
+    students = {f"s{i:02d}": ("correct_loops.py" if i % 2 else "mistake_float32_table.py") for i in range(12)}
     klass = make_class(tmp_path / "class", students)
     out = tmp_path / "out"
     book = out / "gradebook.sqlite"
-    batch = subprocess.Popen([sys.executable, "-m", "grader", "batch", PE_TASK, str(klass),
-                              "--out", str(out), "--jobs", "2"], cwd=ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "grader", "batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     stored = 0
     while time.monotonic() < deadline and stored < 3:
@@ -112,10 +118,10 @@ def test_export_writes_the_csv_again(tmp_path):
 def test_hostile_submission_costs_only_its_own_grade(tmp_path):
     klass = make_class(tmp_path / "class", {"alice": "correct_vectorized.py"})
     (klass / "mallory.py").write_text(
-        "import os\nos.kill(os.getppid(), 9)\nwhile True:\n    os.fork() if False else None\n")
+        "import os\nos.kill(os.getppid(), 9)\nwhile True:\n    os.fork() if False else None\n"
+    )
     out = tmp_path / "out"
-    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--call-seconds", "2",
-                   timeout=300)
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--call-seconds", "2", timeout=300)
     assert done.returncode == 0, done.stderr
     grades = rows(out)
     assert grades["alice"]["score"] == as_cell(score_without())
@@ -126,10 +132,12 @@ def test_batch_on_a_local_dask_cluster_lands_in_the_same_gradebook(tmp_path):
     distributed = pytest.importorskip("distributed")
     klass = make_class(tmp_path / "class")
     out = tmp_path / "out"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        done = run_cli("batch", PE_TASK, str(klass), "--out", str(out),
-                       "--dask", cluster.scheduler_address, timeout=300)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        done = run_cli(
+            "batch", PE_TASK, str(klass), "--out", str(out), "--dask", cluster.scheduler_address, timeout=300
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     grades = rows(out)
     assert grades["alice"]["score"] == as_cell(score_without()) and grades["carol"]["status"] == "error"
@@ -140,16 +148,30 @@ def test_a_killed_pool_is_rebuilt_and_innocents_are_graded(tmp_path):
     """In the rlimits tier a submission can kill the grading process (same user): the
     others must still get their grades, and the grader's failure is stored as an error row
     (not a grade: the next run grades it again) with a non-zero exit naming the student."""
-    klass = make_class(tmp_path / "class", {"alice": "correct_vectorized.py",
-                                             "bob": "mistake_ignores_base.py"})
+    klass = make_class(
+        tmp_path / "class", {"alice": "correct_vectorized.py", "bob": "mistake_ignores_base.py"}
+    )
     (klass / "mallory.py").write_text("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
     out = tmp_path / "out"
-    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--isolation", "rlimits",
-                   "--trusted-submissions", "--jobs", "1", timeout=300)
+    done = run_cli(
+        "batch",
+        PE_TASK,
+        str(klass),
+        "--out",
+        str(out),
+        "--isolation",
+        "rlimits",
+        "--trusted-submissions",
+        "--jobs",
+        "1",
+        timeout=300,
+    )
     assert done.returncode == 3, done.stderr
     assert "note: graded in the rlimits tier" in done.stderr
     grades = rows(out)
-    assert grades["alice"]["score"] == as_cell(score_without()) and grades["bob"]["score"] == as_cell(score_without(*IGNORES_BASE_LOSES))
+    assert grades["alice"]["score"] == as_cell(score_without()) and grades["bob"]["score"] == as_cell(
+        score_without(*IGNORES_BASE_LOSES)
+    )
     assert grades["mallory"]["status"] == "error"
     assert "not graded, because the grading processes kept dying: mallory" in done.stderr
     assert "the grader failed on 1 submission(s): mallory" in done.stderr
@@ -163,7 +185,7 @@ def test_an_ungradable_hand_in_is_named_from_the_class_folder_and_is_no_check(tm
     (klass / "bob" / "a.py").write_text("x = 1\n")
     (klass / "bob" / "b.py").write_text("x = 2\n")
     (klass / "carol").mkdir()
-    (klass / "carol" / "sub.py").mkdir()           # a folder is no candidate file
+    (klass / "carol" / "sub.py").mkdir()  # a folder is no candidate file
     shutil.copy(os.path.join(PE_SAMPLES, "correct_loops.py"), klass / "carol" / "work.py")
     out = tmp_path / "out"
     done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
@@ -171,8 +193,11 @@ def test_an_ungradable_hand_in_is_named_from_the_class_folder_and_is_no_check(tm
     reports = {r["student"]: r for r in map(json.loads, open(out / "reports-positional-encoding.jsonl"))}
     assert reports["bob"]["checks"][0]["message"].startswith("bob: holds 2 .py or .ipynb files")
     assert reports["carol"]["status"] == "passed" and reports["carol"]["submission"] == "carol/work.py"
-    for name in ("grades-positional-encoding.csv", "reports-positional-encoding.jsonl",
-                 "summary-positional-encoding.md"):
+    for name in (
+        "grades-positional-encoding.csv",
+        "reports-positional-encoding.jsonl",
+        "summary-positional-encoding.md",
+    ):
         assert str(tmp_path) not in (out / name).read_text(), name
     summary = (out / "summary-positional-encoding.md").read_text()
     assert "| submission |" not in summary and "## Errored (nothing could be graded)\n\nbob\n" in summary

@@ -1,4 +1,5 @@
 """The grader command as students, instructors and CI use it: output, formats, exit codes."""
+
 import json
 import os
 
@@ -46,8 +47,7 @@ def test_json_report_follows_the_contract():
 
 
 def test_json_status_error_when_nothing_can_be_graded():
-    done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "broken_syntax_error.py"),
-                   "--format", "json")
+    done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "broken_syntax_error.py"), "--format", "json")
     assert done.returncode == 1
     assert json.loads(done.stdout)["status"] == "error"
 
@@ -94,7 +94,7 @@ def test_validate_fails_when_a_sample_lies_about_its_verdict(tmp_path):
 def test_a_repeated_skip_reason_is_said_once(pe_task):
     done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "broken_syntax_error.py"))
     assert done.stdout.count("skipped: your file did not load") == 1
-    assert done.stdout.count("SKIP  ") == len(pe_task.checks)   # every check, shown once each
+    assert done.stdout.count("SKIP  ") == len(pe_task.checks)  # every check, shown once each
 
 
 BAD_KIND = """

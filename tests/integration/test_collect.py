@@ -2,15 +2,15 @@
 as on GitHub, reached by path or file:// URL), a roster, then `grader batch` and `grader
 export --collection`: every hand-in form collected, every roster student in the final grades
 with the reason, no link followed, no token shown, the commit before the deadline graded."""
+
 import csv
 import os
 import shutil
 import subprocess
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_notebook
-
 from conftest import INSTRUCTOR_TASKS, ROOT, run_cli, score_without
+from nbformat.v4 import new_code_cell, new_notebook
 from student_repos import Link, StudentRepo, Submodule, git, roster
 
 TASK = os.path.join(INSTRUCTOR_TASKS, "normalize-rows")
@@ -38,19 +38,35 @@ def collection(out):
 def collect(tmp_path, students: dict, *more, out=None, env=None):
     """`grader collect` of normalize-rows for ``students`` (id -> repo path or URL)."""
     out = str(out or tmp_path / "collected")
-    return run_cli("collect", TASK, "--roster", roster(tmp_path / "roster.csv", students),
-                   "--out", out, *more, env=env, timeout=300), out
+    return run_cli(
+        "collect",
+        TASK,
+        "--roster",
+        roster(tmp_path / "roster.csv", students),
+        "--out",
+        out,
+        *more,
+        env=env,
+        timeout=300,
+    ), out
 
 
 def grade_and_export(tmp_path, out):
     """`grader batch` on the collection, then `grader export` with the roster and the
     collection: the detailed grades (by student) and the Canvas file (by LMS id)."""
     grades = str(tmp_path / "grades")
-    done = run_cli("batch", TASK, os.path.join(out, TASK_ID), "--out", grades, "--jobs", "2",
-                   timeout=600)
+    done = run_cli("batch", TASK, os.path.join(out, TASK_ID), "--out", grades, "--jobs", "2", timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    done = run_cli("export", grades, "--roster", str(tmp_path / "roster.csv"), "--collection",
-                   os.path.join(out, "collection.csv"), "--format", "canvas")
+    done = run_cli(
+        "export",
+        grades,
+        "--roster",
+        str(tmp_path / "roster.csv"),
+        "--collection",
+        os.path.join(out, "collection.csv"),
+        "--format",
+        "canvas",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     detailed = {r["student"]: r for r in read_csv(os.path.join(grades, f"grades-{TASK_ID}.csv"))}
     canvas = {r["ID"]: r for r in read_csv(os.path.join(grades, f"canvas-{TASK_ID}.csv"))[1:]}
@@ -65,14 +81,17 @@ def repo(tmp_path, name, files, date=BEFORE):
 
 # --------------------------------------------------------------------------- every form
 
+
 def test_every_hand_in_form_is_collected_and_every_roster_student_has_a_graded_row(tmp_path):
     forms = {
         "ann": {"solutions/normalize-rows.py": CORRECT},
         "bea": {"solutions/normalize-rows.ipynb": notebook(CORRECT)},
         "cal": {"solutions/normalize-rows.PY": CORRECT},
         "dan": {"solutions/normalize-rows/mine.py": CORRECT, "solutions/normalize-rows/notes.md": "x"},
-        "eve": {"solutions/normalize-rows/solution.py": CORRECT,
-                "solutions/normalize-rows/helper.py": "raise SystemExit('not me')\n"},
+        "eve": {
+            "solutions/normalize-rows/solution.py": CORRECT,
+            "solutions/normalize-rows/helper.py": "raise SystemExit('not me')\n",
+        },
         "fay": {"solutions/README.md": "nothing yet", "solutions/other-task.py": CORRECT},
         "gus": {"solutions/normalize-rows.py": CORRECT, "solutions/normalize-rows.ipynb": notebook(CORRECT)},
     }
@@ -80,21 +99,35 @@ def test_every_hand_in_form_is_collected_and_every_roster_student_has_a_graded_r
     students["hal"] = str(tmp_path / "remote" / "never-made.git")
     students["ivy"] = "file://" + repo(tmp_path, "ivy", {"solutions/normalize-rows.py": CORRECT}).path
     done, out = collect(tmp_path, students)
-    assert done.returncode == 1, done.stdout + done.stderr      # one repository unreachable
+    assert done.returncode == 1, done.stdout + done.stderr  # one repository unreachable
     record = collection(out)
-    assert list(record) == list(students)                       # the roster's order, everyone
-    for name, path in (("ann", "normalize-rows.py"), ("bea", "normalize-rows.ipynb"),
-                       ("cal", "normalize-rows.PY"), ("dan", "normalize-rows/mine.py"),
-                       ("eve", "normalize-rows/solution.py"), ("ivy", "normalize-rows.py")):
+    assert list(record) == list(students)  # the roster's order, everyone
+    for name, path in (
+        ("ann", "normalize-rows.py"),
+        ("bea", "normalize-rows.ipynb"),
+        ("cal", "normalize-rows.PY"),
+        ("dan", "normalize-rows/mine.py"),
+        ("eve", "normalize-rows/solution.py"),
+        ("ivy", "normalize-rows.py"),
+    ):
         assert record[name]["status"] == "collected", record[name]
         assert record[name]["path"] == f"solutions/{path}"
-    assert sorted(os.listdir(os.path.join(out, TASK_ID))) == \
-        ["ann.py", "bea.ipynb", "cal.py", "dan.py", "eve.py", "ivy.py"]
-    assert record["fay"]["status"] == "missing" and "solutions/ holds README.md, other-task.py" in record["fay"]["reason"]
+    assert sorted(os.listdir(os.path.join(out, TASK_ID))) == [
+        "ann.py",
+        "bea.ipynb",
+        "cal.py",
+        "dan.py",
+        "eve.py",
+        "ivy.py",
+    ]
+    assert (
+        record["fay"]["status"] == "missing"
+        and "solutions/ holds README.md, other-task.py" in record["fay"]["reason"]
+    )
     assert record["gus"]["status"] == "two-hand-ins"
     assert "solutions/normalize-rows.ipynb and solutions/normalize-rows.py" in record["gus"]["reason"]
     assert record["hal"]["status"] == "unreachable" and "never-made.git" in record["hal"]["reason"]
-    assert "does not appear to be a git repository" in record["hal"]["reason"]   # git's reason
+    assert "does not appear to be a git repository" in record["hal"]["reason"]  # git's reason
     assert "hal" in done.stderr
 
     detailed, canvas, exported = grade_and_export(tmp_path, out)
@@ -111,13 +144,22 @@ def test_every_hand_in_form_is_collected_and_every_roster_student_has_a_graded_r
     # The file an instructor uploads: every roster student, a refused hand-in 0, the
     # unreachable and the missing left ungraded (empty), never a silent gap.
     by_name = {r["Student"]: r[TASK_ID] for r in canvas.values()}
-    assert by_name == {"Student ann": FULL, "Student bea": FULL, "Student cal": FULL, "Student dan": FULL,
-                       "Student eve": FULL, "Student fay": "", "Student gus": "0", "Student hal": "",
-                       "Student ivy": FULL}
+    assert by_name == {
+        "Student ann": FULL,
+        "Student bea": FULL,
+        "Student cal": FULL,
+        "Student dan": FULL,
+        "Student eve": FULL,
+        "Student fay": "",
+        "Student gus": "0",
+        "Student hal": "",
+        "Student ivy": FULL,
+    }
     assert "could not be fetched" in exported.stderr and "hal" in exported.stderr
 
 
 # --------------------------------------------------------------------------- attacks
+
 
 def _all_bytes(folder):
     for root, _, names in os.walk(folder):
@@ -193,11 +235,13 @@ def test_hostile_names_are_shown_escaped_and_lookalikes_of_the_task_id_are_not_c
     students = {
         # the only file of the folder: collected, its name shown escaped everywhere
         "escapes": {"solutions/normalize-rows/\x1b[2J\x1b]8;;https:x\x07so\nl.py": CORRECT},
-        "lookalike": {"solutions/normalize\u2010rows.py": CORRECT,        # a Unicode hyphen
-                      "solutions/normalize-rows .py": CORRECT,            # a space before .py
-                      "solutions/normalize-rows.py\n": CORRECT,           # a newline after
-                      "solutions/Normalize-Rows.py": CORRECT,
-                      "solutions/normalize-rows\u200b.py": CORRECT},      # a zero-width space
+        "lookalike": {
+            "solutions/normalize\u2010rows.py": CORRECT,  # a Unicode hyphen
+            "solutions/normalize-rows .py": CORRECT,  # a space before .py
+            "solutions/normalize-rows.py\n": CORRECT,  # a newline after
+            "solutions/Normalize-Rows.py": CORRECT,
+            "solutions/normalize-rows\u200b.py": CORRECT,
+        },  # a zero-width space
         "ids-twice": {"solutions/normalize-rows.py": CORRECT, "solutions/normalize-rows.Py": CORRECT},
     }
     done, out = collect(tmp_path, {n: repo(tmp_path, n, f).path for n, f in students.items()})
@@ -210,14 +254,20 @@ def test_hostile_names_are_shown_escaped_and_lookalikes_of_the_task_id_are_not_c
     assert (tmp_path / "collected" / TASK_ID / "escapes.py").read_text() == CORRECT
     assert record["lookalike"]["status"] == "missing"
     reason = record["lookalike"]["reason"]
-    for shown in ("normalize\\u2010rows.py", "normalize-rows .py", "normalize-rows.py\\x0a",
-                  "Normalize-Rows.py", "normalize-rows\\u200b.py"):
+    for shown in (
+        "normalize\\u2010rows.py",
+        "normalize-rows .py",
+        "normalize-rows.py\\x0a",
+        "Normalize-Rows.py",
+        "normalize-rows\\u200b.py",
+    ):
         assert shown in reason, reason
     assert record["ids-twice"]["status"] == "two-hand-ins"
     assert sorted(os.listdir(os.path.join(out, TASK_ID))) == ["escapes.py"]
 
 
 # --------------------------------------------------------------------------- secrets
+
 
 def _git_logging_argv(tmp_path):
     """A `git` on PATH that logs its command line, then runs the real git."""
@@ -236,24 +286,36 @@ def test_a_token_in_the_url_is_in_no_output_no_file_and_no_command_line(tmp_path
     env["STUDENT_REPOS_TOKEN"] = token
     honest = repo(tmp_path, "ann", {"solutions/normalize-rows.py": CORRECT})
     # Port 9 of this machine: nothing listens there, so git fails at once with its reason.
-    done, out = collect(tmp_path, {"ann": "ann", "bob": "bob"}, "--repo-url",
-                        "https://x-access-token:{env:STUDENT_REPOS_TOKEN}@127.0.0.1:9/org/{repo}.git",
-                        env=env)
+    done, out = collect(
+        tmp_path,
+        {"ann": "ann", "bob": "bob"},
+        "--repo-url",
+        "https://x-access-token:{env:STUDENT_REPOS_TOKEN}@127.0.0.1:9/org/{repo}.git",
+        env=env,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     record = collection(out)
     assert record["bob"]["status"] == "unreachable" and record["ann"]["status"] == "unreachable"
-    assert "127.0.0.1" in record["bob"]["reason"]                # git's reason, without the token
+    assert "127.0.0.1" in record["bob"]["reason"]  # git's reason, without the token
     # The same token by insteadOf to a path (a reachable remote): the graded file, no token.
-    env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=f"url.{os.path.dirname(honest.path)}/.insteadOf",
-               GIT_CONFIG_VALUE_0=f"https://x-access-token:{token}@127.0.0.1:9/org/")
-    done2, out2 = collect(tmp_path, {"ann": "ann"}, "--repo-url",
-                          "https://x-access-token:{env:STUDENT_REPOS_TOKEN}@127.0.0.1:9/org/{repo}.git",
-                          out=tmp_path / "again", env=env)
+    env.update(
+        GIT_CONFIG_COUNT="1",
+        GIT_CONFIG_KEY_0=f"url.{os.path.dirname(honest.path)}/.insteadOf",
+        GIT_CONFIG_VALUE_0=f"https://x-access-token:{token}@127.0.0.1:9/org/",
+    )
+    done2, out2 = collect(
+        tmp_path,
+        {"ann": "ann"},
+        "--repo-url",
+        "https://x-access-token:{env:STUDENT_REPOS_TOKEN}@127.0.0.1:9/org/{repo}.git",
+        out=tmp_path / "again",
+        env=env,
+    )
     assert done2.returncode == 0, done2.stdout + done2.stderr
     assert collection(out2)["ann"]["status"] == "collected"
     for text in (done.stdout, done.stderr, done2.stdout, done2.stderr, argv_log.read_text()):
         assert token not in text
-    assert "fetch" in argv_log.read_text()                      # (git did run, through the log)
+    assert "fetch" in argv_log.read_text()  # (git did run, through the log)
     for path, data in _all_bytes(tmp_path):
         if path != os.path.join(tmp_path, "roster.csv"):
             assert token.encode() not in data, path
@@ -268,6 +330,7 @@ def test_a_password_written_in_the_roster_is_redacted_from_git_s_reason(tmp_path
 
 
 # --------------------------------------------------------------------------- the deadline
+
 
 def test_the_last_commit_before_the_deadline_is_graded_and_a_rewritten_date_is_flagged(tmp_path):
     on_time = StudentRepo(tmp_path / "remote" / "ontime.git")
@@ -289,9 +352,14 @@ def test_the_last_commit_before_the_deadline_is_graded_and_a_rewritten_date_is_f
     assert "1 later commit not graded" in record["ontime"]["note"]
     assert record["rewritten"]["commit"] == honest
     assert (tmp_path / "collected" / TASK_ID / "rewritten.py").read_text() == "# honest\n"
-    assert "dates go backwards" in record["rewritten"]["note"] and "likely rewritten" in record["rewritten"]["note"]
+    assert (
+        "dates go backwards" in record["rewritten"]["note"]
+        and "likely rewritten" in record["rewritten"]["note"]
+    )
     assert "dates go backwards" not in record["ontime"]["note"]
-    assert record["late"]["status"] == "missing" and "no commit before the deadline" in record["late"]["reason"]
+    assert (
+        record["late"]["status"] == "missing" and "no commit before the deadline" in record["late"]["reason"]
+    )
     # Without a deadline: the tip, still flagged.
     done, out = collect(tmp_path, students, out=tmp_path / "tips")
     record = collection(out)
@@ -310,6 +378,7 @@ def test_a_deadline_without_its_utc_offset_is_refused(tmp_path):
 
 # --------------------------------------------------------------------------- the run itself
 
+
 def test_a_rerun_replaces_the_collection_whole_and_the_gradebook_s_old_grade_is_not_exported(tmp_path):
     ann = repo(tmp_path, "ann", {"solutions/normalize-rows.py": CORRECT})
     bob = repo(tmp_path, "bob", {"solutions/normalize-rows.py": CORRECT})
@@ -324,8 +393,16 @@ def test_a_rerun_replaces_the_collection_whole_and_the_gradebook_s_old_grade_is_
     assert done.returncode == 1
     assert os.listdir(os.path.join(out, TASK_ID)) == ["ann.py"]
     grades = str(tmp_path / "grades")
-    exported = run_cli("export", grades, "--roster", str(tmp_path / "roster.csv"), "--collection",
-                       os.path.join(out, "collection.csv"), "--format", "canvas")
+    exported = run_cli(
+        "export",
+        grades,
+        "--roster",
+        str(tmp_path / "roster.csv"),
+        "--collection",
+        os.path.join(out, "collection.csv"),
+        "--format",
+        "canvas",
+    )
     assert exported.returncode == 0, exported.stderr
     detailed = {r["student"]: r for r in read_csv(os.path.join(grades, f"grades-{TASK_ID}.csv"))}
     assert (detailed["bob"]["score"], detailed["bob"]["collection"]) == ("", "unreachable")
@@ -344,24 +421,39 @@ def test_an_output_folder_that_collect_did_not_write_is_refused(tmp_path):
 
 def test_roster_and_template_problems_are_named_with_their_lines_before_anything_is_fetched(tmp_path):
     path = tmp_path / "roster.csv"
-    path.write_text("submission_id,lms_id,name,repo\nok,1,Ok,/nowhere\n../x,2,Up,/a\n.hid,3,Hid,/b\n"
-                    "e\x1bsc,4,Esc,/c\nOK,5,Upper,/d\nnorepo,6,No,\n", encoding="utf-8")
+    path.write_text(
+        "submission_id,lms_id,name,repo\nok,1,Ok,/nowhere\n../x,2,Up,/a\n.hid,3,Hid,/b\n"
+        "e\x1bsc,4,Esc,/c\nOK,5,Upper,/d\nnorepo,6,No,\n",
+        encoding="utf-8",
+    )
     done = run_cli("collect", TASK, "--roster", str(path), "--out", str(tmp_path / "c"))
     assert done.returncode == 2, done.stdout + done.stderr
-    for expected in ("roster.csv:3: submission_id '../x' holds a /", "roster.csv:4: submission_id '.hid' starts with a dot",
-                     "roster.csv:5: submission_id 'e\\x1bsc' holds characters", "roster.csv:6: submission_id 'OK' differs from line 2",
-                     "roster.csv:7: no repo for 'norepo'"):
+    for expected in (
+        "roster.csv:3: submission_id '../x' holds a /",
+        "roster.csv:4: submission_id '.hid' starts with a dot",
+        "roster.csv:5: submission_id 'e\\x1bsc' holds characters",
+        "roster.csv:6: submission_id 'OK' differs from line 2",
+        "roster.csv:7: no repo for 'norepo'",
+    ):
         assert expected in done.stderr, done.stderr
     assert not (tmp_path / "c").exists()
     no_column = tmp_path / "plain.csv"
     no_column.write_text("submission_id,lms_id,name\nann,1,Ann\n")
     done = run_cli("collect", TASK, "--roster", str(no_column))
     assert done.returncode == 2 and "the roster has no repo column" in done.stderr
-    done = run_cli("collect", TASK, "--roster", str(no_column), "--repo-url", "https://github.com/org/{user}.git")
+    done = run_cli(
+        "collect", TASK, "--roster", str(no_column), "--repo-url", "https://github.com/org/{user}.git"
+    )
     assert done.returncode == 2 and "unknown placeholder {user}" in done.stderr
-    done = run_cli("collect", TASK, "--roster", str(no_column), "--repo-url",
-                   "https://x:{env:NOT_SET_ANYWHERE}@github.com/org/hw-{submission_id}.git",
-                   env={"NOT_SET_ANYWHERE": ""})
+    done = run_cli(
+        "collect",
+        TASK,
+        "--roster",
+        str(no_column),
+        "--repo-url",
+        "https://x:{env:NOT_SET_ANYWHERE}@github.com/org/hw-{submission_id}.git",
+        env={"NOT_SET_ANYWHERE": ""},
+    )
     assert done.returncode == 2 and "NOT_SET_ANYWHERE is empty" in done.stderr
     done = run_cli("collect", TASK, TASK, "--roster", str(no_column), "--repo-url", "{submission_id}")
     assert done.returncode == 2 and "given twice" in done.stderr
@@ -370,27 +462,32 @@ def test_roster_and_template_problems_are_named_with_their_lines_before_anything
 
 def test_a_remote_that_never_answers_costs_its_student_alone_and_leaves_no_process(tmp_path):
     import socket
+
     from conftest import no_process_with
+
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
-    silent.listen(8)          # connections are taken, never answered
+    silent.listen(8)  # connections are taken, never answered
     port = silent.getsockname()[1]
     try:
         ann = repo(tmp_path, "ann", {"solutions/normalize-rows.py": CORRECT})
-        done, out = collect(tmp_path, {"hung": f"http://127.0.0.1:{port}/hung.git", "ann": ann.path},
-                            "--fetch-seconds", "3")
+        done, out = collect(
+            tmp_path, {"hung": f"http://127.0.0.1:{port}/hung.git", "ann": ann.path}, "--fetch-seconds", "3"
+        )
     finally:
         silent.close()
     assert done.returncode == 1, done.stdout + done.stderr
     record = collection(out)
     assert record["hung"]["status"] == "unreachable" and "no answer within 3 s" in record["hung"]["reason"]
     assert record["ann"]["status"] == "collected"
-    assert no_process_with(f"127.0.0.1:{port}")       # git and its http helper were killed
+    assert no_process_with(f"127.0.0.1:{port}")  # git and its http helper were killed
 
 
 def test_a_repository_named_as_a_command_transport_runs_nothing(tmp_path):
     pwned = tmp_path / "pwned"
-    done, out = collect(tmp_path, {"ann": f"ext::sh -c touch% {pwned}", "bob": f"--upload-pack=touch {pwned}"})
+    done, out = collect(
+        tmp_path, {"ann": f"ext::sh -c touch% {pwned}", "bob": f"--upload-pack=touch {pwned}"}
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert {r["status"] for r in collection(out).values()} == {"unreachable"}
     assert not pwned.exists()

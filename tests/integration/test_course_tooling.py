@@ -1,5 +1,6 @@
 """Course tooling: Gradescope, JUnit, course-repository CI, hidden checks; one score
 whatever the route."""
+
 import json
 import os
 import shlex
@@ -9,9 +10,17 @@ import sys
 import xml.etree.ElementTree as ET
 
 import yaml
-
-from conftest import (IGNORES_BASE_LOSES, PE_SAMPLES, PE_TASK, ROOT, run_cli, INSTRUCTOR_TASKS,
-                      course_with_full_tasks, score_without, WRONG_NORMALIZE)
+from conftest import (
+    IGNORES_BASE_LOSES,
+    INSTRUCTOR_TASKS,
+    PE_SAMPLES,
+    PE_TASK,
+    ROOT,
+    WRONG_NORMALIZE,
+    course_with_full_tasks,
+    run_cli,
+    score_without,
+)
 
 COURSE = os.path.join(ROOT, "examples", "course")
 BAD = os.path.join(PE_SAMPLES, "mistake_ignores_base.py")
@@ -23,7 +32,7 @@ def test_gradescope_results_json(tmp_path):
     assert done.returncode == 1 and done.stdout == ""
     results = json.loads(out.read_text())
     assert {"score", "execution_time", "output", "tests"} <= set(results)
-    assert "max_score" not in results   # not a top-level key of Gradescope's specification
+    assert "max_score" not in results  # not a top-level key of Gradescope's specification
     assert results["output_format"] == results["test_output_format"] == "text"
     assert results["score"] == score_without(*IGNORES_BASE_LOSES)
     assert sum(t["max_score"] for t in results["tests"]) == score_without()
@@ -35,8 +44,9 @@ def test_gradescope_results_json(tmp_path):
 
 
 def test_junit_marks_failures_and_errors():
-    done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "broken_wrong_function_name.py"),
-                   "--format", "junit")
+    done = run_cli(
+        "check", PE_TASK, os.path.join(PE_SAMPLES, "broken_wrong_function_name.py"), "--format", "junit"
+    )
     suite = ET.fromstring(done.stdout).find("testsuite")
     assert suite.get("name") == "positional-encoding"
     cases = {c.get("name"): c for c in suite.findall("testcase")}
@@ -64,6 +74,7 @@ def _workflow_grade_command():
     argv = shlex.split(command)
     assert argv[0] == "grader"
     from grader.sandbox import tier
+
     if not tier("bubblewrap").works():  # the workflow makes bwrap work on its runner; here it cannot
         argv.remove("--require-sandbox")
     return [sys.executable, "-m", "grader"] + argv[1:]
@@ -71,10 +82,10 @@ def _workflow_grade_command():
 
 def _run_course(course, tmp_path):
     summary = tmp_path / "summary.md"
-    env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary),
-               PYTHONPATH=ROOT)
-    done = subprocess.run(_workflow_grade_command(), cwd=course, env=env, capture_output=True,
-                          text=True, timeout=300)
+    env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary), PYTHONPATH=ROOT)
+    done = subprocess.run(
+        _workflow_grade_command(), cwd=course, env=env, capture_output=True, text=True, timeout=300
+    )
     return done, summary
 
 
@@ -83,7 +94,7 @@ def test_example_course_passes_with_the_workflows_own_command(tmp_path):
     shutil.copytree(COURSE, course)
     done, summary = _run_course(course, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "normalize-rows  5/5  passed" in done.stdout     # the kit: public checks only
+    assert "normalize-rows  5/5  passed" in done.stdout  # the kit: public checks only
     assert "| normalize-rows | 5/5 | passed |" in summary.read_text()
     suite = ET.parse(course / "grader-junit.xml").getroot().find("testsuite")
     assert suite.get("failures") == "0" and suite.get("errors") == "0"
@@ -113,11 +124,13 @@ def test_local_ci_says_why_each_task_lost_points(tmp_path):
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("FAIL  normalize-rows"))
-    assert lines[at + 1].startswith("      input-untouched: your function changed its argument "
-                                    "`m` in place: at [")
+    assert lines[at + 1].startswith(
+        "      input-untouched: your function changed its argument `m` in place: at ["
+    )
     assert lines[at + 2].startswith("        failing input: normalize_rows(m=np.")
-    assert lines[at + 3] == ("      zero-rows: failed (hidden check: its inputs and expected "
-                             "values are not shown)")
+    assert lines[at + 3] == (
+        "      zero-rows: failed (hidden check: its inputs and expected values are not shown)"
+    )
     assert lines[at + 4].startswith("total ")
 
 

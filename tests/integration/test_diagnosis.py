@@ -2,20 +2,29 @@
 sample's failures, never for a correct or unrelated wrong file, never from a hidden check,
 never changing a score; `grader validate` holds samples to their declared diagnosis; a kit
 carries no mistakes."""
+
 import json
 import os
 import shutil
 
 import pytest
-
 from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli, write
+
 from grader.task.samples import read_diagnosis, sample_files
 from grader.task.spec import load_task
 
 DIAGNOSED = [p for p in sample_files(PE_SAMPLES) if read_diagnosis(p)]
-UNRELATED = ["correct_vectorized.py", "correct_exp_log.py", "correct_notebook_with_magics.ipynb",
-             "mistake_returns_list.py", "mistake_crashes_on_odd_width.py", "mistake_float32_table.py",
-             "mistake_hardcoded_examples.py", "mistake_first_batch_only.py", "mistake_adds_in_place.py"]
+UNRELATED = [
+    "correct_vectorized.py",
+    "correct_exp_log.py",
+    "correct_notebook_with_magics.ipynb",
+    "mistake_returns_list.py",
+    "mistake_crashes_on_odd_width.py",
+    "mistake_float32_table.py",
+    "mistake_hardcoded_examples.py",
+    "mistake_first_batch_only.py",
+    "mistake_adds_in_place.py",
+]
 
 
 def checked(task, sample, *view) -> dict:
@@ -37,7 +46,7 @@ def test_a_sample_is_diagnosed_with_the_mistake_it_makes(sample):
     by_name = {c["name"]: c for c in report["checks"]}
     for diagnosis in report["diagnoses"]:
         assert diagnosis["explanation"] and diagnosis["checks"]
-        for name in diagnosis["checks"]:   # each explained check is a failed visible one
+        for name in diagnosis["checks"]:  # each explained check is a failed visible one
             assert by_name[name]["status"] == "failed" and not by_name[name]["hidden"]
             assert by_name[name]["mistake"] == diagnosis["mistake"]
 
@@ -60,19 +69,27 @@ def without_mistakes(tmp_path_factory):
     folder = tmp_path_factory.mktemp("plain") / "positional-encoding"
     shutil.copytree(PE_TASK, folder)
     spec = (folder / "task.yaml").read_text()
-    (folder / "task.yaml").write_text(spec[:spec.index("\nmistakes:")] + "\n")
+    (folder / "task.yaml").write_text(spec[: spec.index("\nmistakes:")] + "\n")
     (folder / "mistakes.py").unlink()
     assert run_cli("freeze", str(folder)).returncode == 0
     return folder
 
 
-@pytest.mark.parametrize("name", ["mistake_sin_cos_swapped.py", "mistake_tutorial_column_index.py",
-                                  "mistake_ignores_base.py", "correct_loops.py"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mistake_sin_cos_swapped.py",
+        "mistake_tutorial_column_index.py",
+        "mistake_ignores_base.py",
+        "correct_loops.py",
+    ],
+)
 def test_diagnosis_never_changes_a_score(without_mistakes, name):
     plain, diagnosed = (checked(task, os.path.join(PE_SAMPLES, name)) for task in (without_mistakes, PE_TASK))
     assert plain["diagnoses"] == [] and (name.startswith("correct") or diagnosed["diagnoses"])
-    verdicts = [[(c["name"], c["status"], c["score"], c["message"]) for c in r["checks"]]
-                for r in (plain, diagnosed)]
+    verdicts = [
+        [(c["name"], c["status"], c["score"], c["message"]) for c in r["checks"]] for r in (plain, diagnosed)
+    ]
     assert verdicts[0] == verdicts[1] and plain["score"] == diagnosed["score"]
 
 
@@ -120,8 +137,11 @@ def square(x):
 def _cube_task(folder, with_mistakes=True, hidden=True):
     spec = CUBE_YAML.format(mistakes=CUBE_MISTAKE if with_mistakes else "")
     if not hidden:
-        spec = spec[:spec.index("  - name: secret-case")] + spec[spec.index("mistakes:"):] \
-            if with_mistakes else spec[:spec.index("  - name: secret-case")]
+        spec = (
+            spec[: spec.index("  - name: secret-case")] + spec[spec.index("mistakes:") :]
+            if with_mistakes
+            else spec[: spec.index("  - name: secret-case")]
+        )
     task = make_task(folder, spec)
     write(folder / "mistakes.py", CUBE)
     return task
@@ -179,11 +199,10 @@ def square(x):
 def test_the_diagnosis_is_made_before_any_hidden_input_is_sent(tmp_path):
     note = tmp_path / "note.txt"
     student = write(tmp_path / "s.py", STUDENT_LEAVES_A_NOTE.format(note=str(note)))
-    done = run_cli("check", _cube_task(tmp_path / "t"), student, "--format", "json",
-                   "--isolation", "rlimits")
+    done = run_cli("check", _cube_task(tmp_path / "t"), student, "--format", "json", "--isolation", "rlimits")
     assert done.returncode in (0, 1), done.stderr
     report = json.loads(done.stdout)
-    assert note.exists()                      # the hidden check ran, and the note was left
+    assert note.exists()  # the hidden check ran, and the note was left
     assert report["diagnoses"] == [], report["diagnoses"]
 
 
@@ -204,16 +223,20 @@ def square(x):
 def test_diagnosis_calls_have_a_budget_of_their_own(tmp_path):
     task = _cube_task(tmp_path / "t")
     spec = open(f"{task}/task.yaml").read()
-    write(tmp_path / "t" / "task.yaml", spec.replace("call_seconds: 30}", "call_seconds: 30, submission_seconds: 3}"))
+    write(
+        tmp_path / "t" / "task.yaml",
+        spec.replace("call_seconds: 30}", "call_seconds: 30, submission_seconds: 3}"),
+    )
     # (the staff view: a student's says of a hidden check only that it failed, redact.py)
     report = checked(task, write(tmp_path / "s.py", STUDENT_SPENDS_BUDGET_ON_HIDDEN), "--staff")
     secret = next(c for c in report["checks"] if c["name"] == "secret-case")
-    assert secret["reason"] in ("timeout", "budget")     # it spent the submission's budget
+    assert secret["reason"] in ("timeout", "budget")  # it spent the submission's budget
     assert [d["mistake"] for d in report["diagnoses"]] == ["cubed"]
 
 
 def test_a_submission_that_hangs_in_diagnosis_calls_costs_at_most_the_cap(tmp_path):
     from grader.grading.diagnosis import DIAGNOSIS_SECONDS
+
     student = write(tmp_path / "s.py", STUDENT_HANGS_LATER)
 
     def graded(folder, with_mistakes):
@@ -225,12 +248,16 @@ def test_a_submission_that_hangs_in_diagnosis_calls_costs_at_most_the_cap(tmp_pa
         done = run_cli("check", task, student, "--format", "json", "--staff")
         assert done.returncode in (0, 1), done.stderr
         return json.loads(done.stdout)
+
     plain = graded(tmp_path / "plain", False)
     report = graded(tmp_path / "t", True)
     assert report["diagnoses"] == [] and report["score"] == plain["score"]
     # the check's call cubes; the diagnosis call after it, in the same worker, hangs: it
     # costs the cap, not the call's 120 s limit (the margin is for a busy machine)
-    assert report["seconds"] < plain["seconds"] + DIAGNOSIS_SECONDS + 20, (report["seconds"], plain["seconds"])
+    assert report["seconds"] < plain["seconds"] + DIAGNOSIS_SECONDS + 20, (
+        report["seconds"],
+        plain["seconds"],
+    )
 
 
 def test_validate_holds_samples_to_their_declared_diagnosis(tmp_path):
@@ -247,10 +274,15 @@ def test_validate_holds_samples_to_their_declared_diagnosis(tmp_path):
     assert done.returncode == 0, done.stdout
     assert "mistake cubed: fails 1 checks; diagnosed on undeclared.py" in done.stdout
     (samples / "undeclared.py").unlink()
-    write(samples / "right.py", "# expect: full marks\nimport numpy as np\n\ndef square(x):\n"
-                                "    return np.asarray(x, dtype=float) ** 2\n")
+    write(
+        samples / "right.py",
+        "# expect: full marks\nimport numpy as np\n\ndef square(x):\n"
+        "    return np.asarray(x, dtype=float) ** 2\n",
+    )
     done = run_cli("validate", task, "--samples", str(samples))
-    assert done.returncode != 0 and "mistake cubed: fails 1 checks but is diagnosed on no sample" in done.stdout
+    assert (
+        done.returncode != 0 and "mistake cubed: fails 1 checks but is diagnosed on no sample" in done.stdout
+    )
 
 
 def test_a_kit_carries_no_mistakes_and_diagnoses_nothing(tmp_path):

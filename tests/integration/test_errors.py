@@ -2,6 +2,7 @@
 file, line and check, with exit 2; the grader's own failure is one line and exit 3; a path
 the user named that cannot be written is named; the task's preparation is not the
 student's time; a submission can come from standard input."""
+
 import io
 import json
 import os
@@ -9,6 +10,7 @@ import re
 import shutil
 
 from conftest import PE_SAMPLES, PE_TASK, run_cli
+
 from grader import cli
 
 SAMPLE = os.path.join(PE_SAMPLES, "correct_vectorized.py")
@@ -17,7 +19,7 @@ SAMPLE = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 def broken_task(tmp_path, line_no: int, new_line: str):
     task = tmp_path / "task"
     shutil.copytree(PE_TASK, task)
-    shutil.rmtree(task / "frozen")   # (cases generated from the broken spec, not frozen ones)
+    shutil.rmtree(task / "frozen")  # (cases generated from the broken spec, not frozen ones)
     lines = (task / "task.yaml").read_text().splitlines()
     lines[line_no - 1] = new_line
     (task / "task.yaml").write_text("\n".join(lines) + "\n")
@@ -62,24 +64,33 @@ def test_a_reference_that_raises_names_the_case(tmp_path):
     task = tmp_path / "task"
     shutil.copytree(PE_TASK, task)
     shutil.rmtree(task / "frozen")
-    reference = (task / "reference.py").read_text().replace(
-        "def sinusoidal_pe(max_len, d_model, base=10000.0):\n",
-        "def sinusoidal_pe(max_len, d_model, base=10000.0):\n"
-        "    if d_model == 7:\n        raise ValueError('odd widths not done')\n")
+    reference = (
+        (task / "reference.py")
+        .read_text()
+        .replace(
+            "def sinusoidal_pe(max_len, d_model, base=10000.0):\n",
+            "def sinusoidal_pe(max_len, d_model, base=10000.0):\n"
+            "    if d_model == 7:\n        raise ValueError('odd widths not done')\n",
+        )
+    )
     (task / "reference.py").write_text(reference)
     done = run_cli("check", str(task), SAMPLE, env={"GRADER_CACHE_DIR": str(tmp_path / "cache")})
     assert done.returncode == 2
     assert_no_traceback(done)
     # which checks draw d_model=7 depends on the draws; every one that does names its line and case
-    named = re.findall(r"task\.yaml:\d+: check '[\w-]+': the reference solution raised ValueError: "
-                       r"odd widths not done on sinusoidal_pe\([^)]*d_model=7", done.stderr)
+    named = re.findall(
+        r"task\.yaml:\d+: check '[\w-]+': the reference solution raised ValueError: "
+        r"odd widths not done on sinusoidal_pe\([^)]*d_model=7",
+        done.stderr,
+    )
     assert named, done.stderr
-    assert len(done.stderr) < 5000   # arrays are named by shape, not printed
+    assert len(done.stderr) < 5000  # arrays are named by shape, not printed
 
 
 def test_an_internal_error_is_one_line_and_exit_3(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("the grader tripped")
+
     monkeypatch.setattr("grader.grading.grade.grade", broken)
     assert cli.main(["check", PE_TASK, SAMPLE]) == 3
     err = capsys.readouterr().err
@@ -90,7 +101,7 @@ def test_paths_the_user_names_are_named_when_they_cannot_be_written(tmp_path):
     done = run_cli("check", PE_TASK, SAMPLE, "-o", "/proc/no-such-dir/report.txt")
     assert done.returncode == 2 and "/proc/no-such-dir" in done.stderr
     assert_no_traceback(done)
-    junit = tmp_path / "reports" / "nested" / "junit.xml"   # a folder that is not there yet
+    junit = tmp_path / "reports" / "nested" / "junit.xml"  # a folder that is not there yet
     course = os.path.join(os.path.dirname(PE_TASK), "..", "examples", "course")
     done = run_cli("ci", course, "--junit", str(junit))
     assert done.returncode == 0, done.stderr[-2000:]
@@ -99,11 +110,20 @@ def test_paths_the_user_names_are_named_when_they_cannot_be_written(tmp_path):
 
 def test_making_the_cases_is_not_the_students_time(tmp_path):
     """A cold cache and a budget of one second: the cases are generated outside it."""
-    done = run_cli("check", PE_TASK, SAMPLE, "--submission-seconds", "1", "--format", "json",
-                   env={"GRADER_CACHE_DIR": str(tmp_path / "cold")})
+    done = run_cli(
+        "check",
+        PE_TASK,
+        SAMPLE,
+        "--submission-seconds",
+        "1",
+        "--format",
+        "json",
+        env={"GRADER_CACHE_DIR": str(tmp_path / "cold")},
+    )
     report = json.loads(done.stdout)
-    assert report["score"] == report["max_score"], [c["message"] for c in report["checks"]
-                                                    if c["status"] != "passed"]
+    assert report["score"] == report["max_score"], [
+        c["message"] for c in report["checks"] if c["status"] != "passed"
+    ]
 
 
 def test_a_submission_from_standard_input(monkeypatch, capsys):

@@ -1,13 +1,14 @@
 """The report tells a student what is wrong: which function, the smallest failing input
 (as Python they can paste to get the same call), expected against actual."""
+
 import importlib.util
 import json
 import os
 
 import numpy as np
 import pytest
-
 from conftest import PE_SAMPLES, PE_TASK, run_cli, write
+
 from grader.grading.grade import grade
 
 
@@ -36,7 +37,7 @@ def test_message_names_first_difference_and_largest_error(pe_task):
 def test_in_place_addition_is_named(pe_task):
     check = _check(pe_task, "mistake_adds_in_place.py", "add-leaves-input-unchanged")
     assert "your function changed its argument `x` in place" in check.message
-    assert "x += pe" in check.message   # the task's hint names the fix
+    assert "x += pe" in check.message  # the task's hint names the fix
 
 
 def test_list_instead_of_array_is_named(pe_task):
@@ -71,19 +72,22 @@ def test_same_report_every_time(pe_task):
     """Derandomized: every student, every run, sees the same cases."""
     first = grade(pe_task, os.path.join(PE_SAMPLES, "mistake_ignores_base.py"))
     second = grade(pe_task, os.path.join(PE_SAMPLES, "mistake_ignores_base.py"))
-    assert [(c.name, c.failing_input, c.message) for c in first.checks] == \
-           [(c.name, c.failing_input, c.message) for c in second.checks]
+    assert [(c.name, c.failing_input, c.message) for c in first.checks] == [
+        (c.name, c.failing_input, c.message) for c in second.checks
+    ]
 
 
 def test_cached_and_fresh_cases_agree(pe_task, tmp_path, monkeypatch):
     from grader.grading import cases
     from grader.grading.grade import Options
+
     path = os.path.join(PE_SAMPLES, "mistake_odd_last_column_filled.py")
     cached = grade(pe_task, path)
     monkeypatch.setattr(cases, "_memory", {})
     fresh = grade(pe_task, path, Options(use_cache=False))
-    assert [(c.name, c.status, c.failing_input) for c in cached.checks] == \
-           [(c.name, c.status, c.failing_input) for c in fresh.checks]
+    assert [(c.name, c.status, c.failing_input) for c in cached.checks] == [
+        (c.name, c.status, c.failing_input) for c in fresh.checks
+    ]
 
 
 # --------------------------------------------------------------------------- pasteable inputs
@@ -140,7 +144,7 @@ def test_a_pasted_failing_input_reproduces_the_failure(tmp_path, kit, where):
     assert {c["name"] for c in failed} >= {"add-2d", "add-batch-axes"}
     for check in failed:
         call = check["failing_input"]
-        assert "default_rng(" in call, call     # too big to write out: rebuilt from its seed
+        assert "default_rng(" in call, call  # too big to write out: rebuilt from its seed
         want = eval(call, {"np": np, "add_positional_encoding": reference.add_positional_encoding})
         got = eval(call, {"np": np, "add_positional_encoding": student.add_positional_encoding})
         assert want.size > 30 and not np.allclose(want, got, rtol=1e-6, atol=1e-6), call
@@ -158,6 +162,7 @@ def _failing_frozen_cases(task, check_name, student, reference):
     raises (run here, in process: the sample is the project's own file)."""
     from grader.grading import frozen
     from grader.task.case_size import case_size
+
     check = next(c for c in task.checks if c.name == check_name)
     cases = frozen.case_set(frozen.load(task), check)
     failing = []
@@ -165,8 +170,9 @@ def _failing_frozen_cases(task, check_name, student, reference):
         function = getattr(student, check.call)
         try:
             got = function(**{k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in args.items()})
-            ok = np.shape(got) == np.shape(want := getattr(reference, check.call)(**args)) and \
-                np.allclose(got, want, rtol=1e-6, atol=1e-6)
+            ok = np.shape(got) == np.shape(want := getattr(reference, check.call)(**args)) and np.allclose(
+                got, want, rtol=1e-6, atol=1e-6
+            )
         except Exception:
             ok = False
         if not ok:
@@ -184,7 +190,7 @@ def test_the_input_shown_is_the_smallest_failing_one_edge_cases_included(pe_task
     reference = _module(os.path.join(PE_TASK, "reference.py"), "pe_reference_2")
     failing, size = _failing_frozen_cases(pe_task, "add-batch-axes", student, reference)
     smallest = failing[0]
-    assert size(smallest) < (24, 0)    # smaller than any edge case of the check
+    assert size(smallest) < (24, 0)  # smaller than any edge case of the check
     kit_check = {c["name"]: c for c in _failed_checks(kit, path)}["add-batch-axes"]
     shown = _sent(kit_check["failing_input"], "add_positional_encoding")
     assert shown.keys() == smallest.keys()
@@ -197,12 +203,16 @@ def test_a_script_near_miss_names_the_variable_that_holds_the_result():
     """mistake_sin_cos_swapped.py keeps its (5, 8) angles, then its (wrong) table: the
     message is about the table it built, not the step before it."""
     from conftest import ROOT
+
     from grader.task.spec import load_task
+
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))
     result = grade(task, os.path.join(ROOT, "submissions", "pe-table-shape", "mistake_sin_cos_swapped.py"))
     message = {c.name: c for c in result.checks}["builds-the-table"].message
-    assert message.startswith("variable 'encoding' has the table's shape (5, 8) but not its "
-                              "values (variable 'angles' has that shape too): 40 of 40 values are off"), message
+    assert message.startswith(
+        "variable 'encoding' has the table's shape (5, 8) but not its "
+        "values (variable 'angles' has that shape too): 40 of 40 values are off"
+    ), message
 
 
 SLOW_TASK = """
@@ -246,7 +256,9 @@ def test_shrinking_a_failure_to_show_it_costs_no_verdict(tmp_path):
     """The time spent shrinking is the grader's: the check after it still has the whole
     budget the submission had left, and passes."""
     from conftest import make_task
+
     from grader.task.spec import load_task
+
     task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
     result = grade(task, write(tmp_path / "slow_sub.py", SLOW_AND_WRONG_ON_LARGE))
     checks = {c.name: c for c in result.checks}
@@ -282,7 +294,9 @@ def test_what_a_submission_prepares_while_its_failure_is_shrunk_serves_no_later_
     """Once a worker has run more than a moment outside the budget it is replaced: the
     later check meets the submission as it was loaded, as if no shrinking had happened."""
     from conftest import make_task
+
     from grader.task.spec import load_task
+
     task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
     result = grade(task, write(tmp_path / "prepares.py", PREPARES_WHILE_SHRUNK))
     checks = {c.name: c for c in result.checks}
@@ -291,11 +305,14 @@ def test_what_a_submission_prepares_while_its_failure_is_shrunk_serves_no_later_
 
 
 def test_an_empty_batch_of_tables_fails_its_checks_with_no_picture_never_errs(tmp_path):
-    student = write(tmp_path / "empty.py", "import numpy as np\n\n"
-                    "def sinusoidal_pe(max_len, d_model, base=10000.0):\n"
-                    "    return np.zeros((0, max_len, d_model))\n\n"
-                    "def add_positional_encoding(x, base=10000.0):\n"
-                    "    return np.zeros((0,) + np.shape(x))\n")
+    student = write(
+        tmp_path / "empty.py",
+        "import numpy as np\n\n"
+        "def sinusoidal_pe(max_len, d_model, base=10000.0):\n"
+        "    return np.zeros((0, max_len, d_model))\n\n"
+        "def add_positional_encoding(x, base=10000.0):\n"
+        "    return np.zeros((0,) + np.shape(x))\n",
+    )
     done = run_cli("check", PE_TASK, student, "--format", "json", timeout=300)
     checks = json.loads(done.stdout)["checks"]
     assert [c["name"] for c in checks if c["status"] == "error"] == []

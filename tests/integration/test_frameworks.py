@@ -7,13 +7,14 @@ allows is missing the report says it is the environment's problem.
 .ci/run installs both frameworks (numgrader[tensorflow,torch]); elsewhere a framework that
 is not installed skips its tests, unless GRADER_REQUIRE_FRAMEWORKS=1 (CI) makes that a
 failure."""
+
 import importlib.util
 import os
 import textwrap
 
 import pytest
-
 from conftest import ROOT, make_task
+
 from grader.grading.grade import Options, grade
 from grader.task.spec import load_task
 
@@ -25,8 +26,11 @@ SAMPLES = {
         ("pe-table-shape", "correct_tensorflow_tutorial.py", set()),
         ("pe-table-shape", "mistake_tensorflow_prints_the_table.py", {"prints-the-shape"}),
         ("pe-batch-sum", "correct_tensorflow_tutorial.py", set()),
-        ("pe-batch-sum", "mistake_tensorflow_no_batch_axis.py",
-         {"prints-the-shape", "adds-the-first-three-rows"}),
+        (
+            "pe-batch-sum",
+            "mistake_tensorflow_no_batch_axis.py",
+            {"prints-the-shape", "adds-the-first-three-rows"},
+        ),
         ("pe-row-length", "correct_tensorflow_tutorial.py", set()),
         ("pe-row-length", "mistake_tensorflow_length_of_table.py", {"prints-the-length"}),
     ],
@@ -47,8 +51,10 @@ FRESH = {"tensorflow": (0, 3), "torch": (1, 2)}
 def needs(framework: str) -> None:
     if importlib.util.find_spec(framework) is None:
         if os.environ.get("GRADER_REQUIRE_FRAMEWORKS") == "1":
-            pytest.fail(f"{framework} is not installed (pip install -e '.[{framework}]'); "
-                        "GRADER_REQUIRE_FRAMEWORKS=1 makes that a failure")
+            pytest.fail(
+                f"{framework} is not installed (pip install -e '.[{framework}]'); "
+                "GRADER_REQUIRE_FRAMEWORKS=1 makes that a failure"
+            )
         pytest.skip(f"{framework} is not installed (pip install -e '.[{framework}]')")
 
 
@@ -72,8 +78,9 @@ def test_tutorial_framework_scripts_score_as_their_mistakes_say(tier, framework)
         messages = {c.name: c.message for c in result.checks if c.status != "passed"}
         assert result.isolation == str(tier)
         assert lost(result) == breaks, (file_name, messages)
-        assert result.score == result.max_score - sum(c.max_score for c in result.checks
-                                                      if c.name in breaks), file_name
+        assert result.score == result.max_score - sum(
+            c.max_score for c in result.checks if c.name in breaks
+        ), file_name
 
 
 def test_a_framework_import_is_outside_the_scripts_clock(tmp_path):
@@ -101,7 +108,8 @@ def test_tensorflow_log_lines_are_left_out_of_what_the_file_printed(tmp_path):
     they were left out; the student's own lines are."""
     needs("tensorflow")
     path = tmp_path / "noisy.py"
-    path.write_text(textwrap.dedent("""
+    path.write_text(
+        textwrap.dedent("""
         import tensorflow as tf
         tf.get_logger().setLevel("INFO")
         print("my own line")
@@ -113,7 +121,8 @@ def test_tensorflow_log_lines_are_left_out_of_what_the_file_printed(tmp_path):
         tf.print("W0000 00:00:1796168223.556379       2 cpu_feature_guard.cc:227] noise")
         tf.print("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR")
         print(encoding.shape)
-    """))
+    """)
+    )
     result = grade(task("pe-table-shape"), str(path))
     assert result.status == "passed", [(c.name, c.message) for c in result.checks]
     assert "my own line" in result.output and "(5, 8)" in result.output
@@ -123,6 +132,7 @@ def test_tensorflow_log_lines_are_left_out_of_what_the_file_printed(tmp_path):
 
 def test_a_numpy_tasks_output_is_shown_as_printed(tmp_path):
     from grader.task import frameworks
+
     text = "I0000 00:00:1.5 2 x.cc:1] looks like a log\n"
     assert frameworks.shown_output(text, ("numpy",)) == text
 
@@ -130,7 +140,9 @@ def test_a_numpy_tasks_output_is_shown_as_printed(tmp_path):
 def _task_allowing_absent(tmp_path):
     if importlib.util.find_spec("mxnet") is not None:
         pytest.skip("mxnet is installed here")
-    folder = make_task(tmp_path / "absent", """
+    folder = make_task(
+        tmp_path / "absent",
+        """
         id: absent-framework
         title: A task that allows a framework this machine lacks
         version: 1
@@ -146,7 +158,9 @@ def _task_allowing_absent(tmp_path):
             answer: answer
             format: integer
             points: 1
-    """, reference="def answer():\n    return 4\n\nif __name__ == '__main__':\n    print(answer())\n")
+    """,
+        reference="def answer():\n    return 4\n\nif __name__ == '__main__':\n    print(answer())\n",
+    )
     return folder
 
 
@@ -163,6 +177,7 @@ def test_missing_framework_is_an_environment_problem(tmp_path):
 
 def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_path):
     from grader.grading.validate import validate
+
     folder = _task_allowing_absent(tmp_path)
     samples = tmp_path / "samples"
     samples.mkdir()
@@ -170,6 +185,7 @@ def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_
     (samples / "plain.py").write_text("# expect: full marks\nprint(2 + 2)\n")
     from grader.grading.frozen import freeze
     from grader.task.reference import load_reference
+
     freeze(load_task(folder), load_reference(load_task(folder)))
     report = validate(load_task(folder), str(samples), Options(isolation="rlimits"))
     by_subject = {os.path.basename(f.subject): f for f in report.findings}
@@ -181,15 +197,21 @@ def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_
 
 def test_grader_extras_names_what_the_tasks_allow_and_the_workflows_install_it():
     import yaml
-    from conftest import COURSE, ROOT as root, run_cli
+    from conftest import COURSE, run_cli
+    from conftest import ROOT as root
+
     tasks = [os.path.join(root, "tasks", name) for name in sorted(os.listdir(os.path.join(root, "tasks")))]
     done = run_cli("extras", *tasks)
     assert done.returncode == 0 and done.stdout == "tensorflow,torch\n", done.stderr
     numpy_only = run_cli("extras", os.path.join(root, "tasks", "positional-encoding"))
     assert numpy_only.returncode == 0 and numpy_only.stdout == "\n"
-    for workflow, job in ((os.path.join(COURSE, ".github", "workflows", "grade.yml"), "grade"),
-                          (os.path.join(root, "examples", "course-instructor", ".github", "workflows",
-                                        "final-grading.yml"), "grade")):
+    for workflow, job in (
+        (os.path.join(COURSE, ".github", "workflows", "grade.yml"), "grade"),
+        (
+            os.path.join(root, "examples", "course-instructor", ".github", "workflows", "final-grading.yml"),
+            "grade",
+        ),
+    ):
         with open(workflow, encoding="utf-8") as f:
             steps = yaml.safe_load(f)["jobs"][job]["steps"]
         install = [s["run"] for s in steps if "grader extras" in s.get("run", "")]
@@ -225,10 +247,14 @@ checks:
 """
 
 SQUARES = {
-    "tensorflow": ("import tensorflow as tf\n\ndef square(x):\n"
-                   "    return tf.square(tf.convert_to_tensor(x, dtype=tf.float64)).numpy()\n"),
-    "torch": ("import torch\n\ndef square(x):\n"
-              "    t = torch.as_tensor(x, dtype=torch.float64)\n    return (t * t).numpy()\n"),
+    "tensorflow": (
+        "import tensorflow as tf\n\ndef square(x):\n"
+        "    return tf.square(tf.convert_to_tensor(x, dtype=tf.float64)).numpy()\n"
+    ),
+    "torch": (
+        "import torch\n\ndef square(x):\n"
+        "    t = torch.as_tensor(x, dtype=torch.float64)\n    return (t * t).numpy()\n"
+    ),
 }
 
 
@@ -249,7 +275,8 @@ def test_a_framework_that_writes_into_its_input_still_fails_the_mutation_check(t
     needs("torch")
     folder = make_task(tmp_path / "fw", FUNCTION_TASK)
     path = tmp_path / "in_place.py"
-    path.write_text("import torch\n\ndef square(x):\n    t = torch.from_numpy(x)\n"
-                    "    t.mul_(t)\n    return x\n")
+    path.write_text(
+        "import torch\n\ndef square(x):\n    t = torch.from_numpy(x)\n    t.mul_(t)\n    return x\n"
+    )
     by_name = {c.name: c for c in grade(load_task(folder), str(path)).checks}
     assert by_name["leaves-input"].status == "failed", by_name["leaves-input"].message

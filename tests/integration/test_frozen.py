@@ -1,5 +1,6 @@
 """Frozen cases and student kits (issue 11): the same grade everywhere, and students never
 hold the answer."""
+
 import json
 import os
 import shutil
@@ -7,17 +8,20 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+
 from grader.task.samples import sample_files
 
 TASKS = os.path.join(ROOT, "tasks")
-HIDDEN_VALUE = 4321.5   # the input of the hidden check below; its square is 18675362.25
+HIDDEN_VALUE = 4321.5  # the input of the hidden check below; its square is 18675362.25
 
 
 def bundled_tasks():
-    return sorted(os.path.join(TASKS, t) for t in os.listdir(TASKS)
-                  if os.path.isfile(os.path.join(TASKS, t, "task.yaml")))
+    return sorted(
+        os.path.join(TASKS, t)
+        for t in os.listdir(TASKS)
+        if os.path.isfile(os.path.join(TASKS, t, "task.yaml"))
+    )
 
 
 def score(task, path, *extra, env=None) -> dict:
@@ -49,7 +53,7 @@ def test_a_stale_freeze_is_refused_with_the_command_that_refreezes(tmp_path):
     assert run_cli("check", str(task), os.path.join(PE_SAMPLES, "correct_vectorized.py")).returncode == 0
 
 
-@pytest.mark.slow   # grades the samples twice, or installs another Hypothesis
+@pytest.mark.slow  # grades the samples twice, or installs another Hypothesis
 def test_grading_never_generates_cases_when_frozen(tmp_path):
     """With Hypothesis unimportable, a frozen task grades every sample as before (only
     the shrinking of a shown input needs it, and that never changes a score)."""
@@ -69,20 +73,38 @@ def old_hypothesis(tmp_path_factory):
     pyproject = open(os.path.join(ROOT, "pyproject.toml")).read()
     lowest = pyproject.split('"hypothesis>=')[1].split('"')[0]
     target = tmp_path_factory.mktemp("hypothesis-lowest")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                           "--target", str(target), f"hypothesis=={lowest}", "sortedcontainers",
-                           "attrs"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(target),
+            f"hypothesis=={lowest}",
+            "sortedcontainers",
+            "attrs",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot install hypothesis=={lowest}: {done.stderr[-500:]}")
     return lowest, target
 
 
-@pytest.mark.slow   # grades the samples twice, or installs another Hypothesis
+@pytest.mark.slow  # grades the samples twice, or installs another Hypothesis
 def test_the_same_samples_get_the_same_scores_with_the_lowest_hypothesis(old_hypothesis, tmp_path):
     lowest, target = old_hypothesis
     env = {"PYTHONPATH": f"{target}{os.pathsep}{ROOT}", "GRADER_CACHE_DIR": str(tmp_path / "cache")}
-    probe = subprocess.run([sys.executable, "-c", "import hypothesis; print(hypothesis.__version__)"],
-                           capture_output=True, text=True, env=dict(os.environ, **env))
+    probe = subprocess.run(
+        [sys.executable, "-c", "import hypothesis; print(hypothesis.__version__)"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **env),
+    )
     assert probe.stdout.strip().startswith(lowest)
     for task in bundled_tasks():
         samples = os.path.join(ROOT, "submissions", os.path.basename(task))
@@ -121,7 +143,9 @@ def full_task(tmp_path):
     task.mkdir()
     (task / "task.yaml").write_text(HIDDEN_TASK)
     (task / "statement.md").write_text("Write square(x): x squared, elementwise.\n")
-    (task / "reference.py").write_text("import numpy as np\n\ndef square(x):\n    return np.asarray(x) ** 2\n")
+    (task / "reference.py").write_text(
+        "import numpy as np\n\ndef square(x):\n    return np.asarray(x) ** 2\n"
+    )
     assert run_cli("freeze", str(task)).returncode == 0
     return task
 
@@ -132,18 +156,19 @@ def test_a_kit_holds_no_reference_and_no_hidden_check(full_task, tmp_path):
     kit = tmp_path / "kits" / "squares"
     names = sorted(str(p.relative_to(kit)) for p in kit.rglob("*") if p.is_file())
     assert "reference.py" not in names and "statement.md" in names and "task.yaml" in names
-    secret_square = (HIDDEN_VALUE ** 2)
+    secret_square = HIDDEN_VALUE**2
     for path in kit.rglob("*"):
         if path.is_file():
             data = path.read_bytes()
             assert b"secret-case-zebra" not in data and b"return np.asarray(x) ** 2" not in data, path
             assert b"4321.5" not in data, path
             import numpy as np
+
             assert np.float64(HIDDEN_VALUE).tobytes() not in data, path
             assert np.float64(secret_square).tobytes() not in data, path
 
 
-@pytest.mark.slow   # grades the samples twice, or installs another Hypothesis
+@pytest.mark.slow  # grades the samples twice, or installs another Hypothesis
 def test_a_kit_grades_the_public_checks_exactly_as_the_full_task(tmp_path):
     kits = tmp_path / "kits"
     assert run_cli("kit", *bundled_tasks(), "-o", str(kits)).returncode == 0
@@ -155,21 +180,21 @@ def test_a_kit_grades_the_public_checks_exactly_as_the_full_task(tmp_path):
             # every check the kit counts scores there what it scores in the full task; those
             # it leaves to final grading (final_grading.py) are outside its score
             counted = {c["name"]: c["score"] for c in kit["checks"] if not c["final_points"]}
-            assert counted == {c["name"]: c["score"] for c in full["checks"]
-                               if c["name"] in counted}, sample
+            assert counted == {c["name"]: c["score"] for c in full["checks"] if c["name"] in counted}, sample
             assert kit["score"] == sum(counted.values()), sample
             assert kit["kit"] is True
-    text = run_cli("check", str(kits / "positional-encoding"),
-                   os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")).stdout
+    text = run_cli(
+        "check", str(kits / "positional-encoding"), os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")
+    ).stdout
     assert "hidden checks may be added at final grading" in text
-    assert "sinusoidal_pe(max_len=" in text   # the smallest failing frozen case, as a call
+    assert "sinusoidal_pe(max_len=" in text  # the smallest failing frozen case, as a call
 
 
 def test_a_hostile_file_checked_on_a_kit_finds_no_hidden_value(full_task, tmp_path):
     """Reads every file it can reach (the rlimits tier: a student's own machine) and
     fails loudly if the hidden check's expected value is anywhere."""
     assert run_cli("kit", str(full_task), "-o", str(tmp_path / "kits")).returncode == 0
-    shutil.rmtree(full_task)    # a student's machine holds the kit, not the task
+    shutil.rmtree(full_task)  # a student's machine holds the kit, not the task
     hunter = tmp_path / "hunter.py"
     hunter.write_text(f"""
 import os
@@ -205,9 +230,13 @@ def test_the_example_student_repository_holds_no_reference_and_no_hidden_check()
     for task in os.listdir(tasks):
         spec = open(os.path.join(tasks, task, "task.yaml")).read()
         import yaml
+
         secrets += [c["name"].encode() for c in yaml.safe_load(spec)["checks"] if c.get("hidden")]
-        body = [line.strip() for line in open(os.path.join(tasks, task, "reference.py"))
-                if line.strip() and not line.strip().startswith(("#", "import", "from", "def", '"""'))]
+        body = [
+            line.strip()
+            for line in open(os.path.join(tasks, task, "reference.py"))
+            if line.strip() and not line.strip().startswith(("#", "import", "from", "def", '"""'))
+        ]
         source += [line.encode() for line in body if len(line) > 12]
     assert secrets and source, "nothing hidden to look for"
     for root, _, files in os.walk(student_side):
@@ -229,6 +258,7 @@ def test_the_example_student_repository_holds_no_reference_and_no_hidden_check()
 
 # --------------------------------------------------------------------------- "did the work" checks
 
+
 def _table(length, depth):
     sys.path.insert(0, os.path.join(TASKS, "pe-table-shape"))
     try:
@@ -241,6 +271,7 @@ def _table(length, depth):
 def _telling(values):
     """The values that give a table away (not 0, 1 or another round number)."""
     import numpy as np
+
     flat = np.unique(np.abs(np.asarray(values, dtype=float).ravel()))
     return [v for v in flat if abs(v - round(v, 2)) > 1e-4]
 
@@ -263,8 +294,9 @@ def _numbers_in(data):
 @pytest.fixture(scope="module")
 def script_kits(tmp_path_factory):
     kits = tmp_path_factory.mktemp("kits")
-    done = run_cli("kit", os.path.join(TASKS, "pe-table-shape"), os.path.join(TASKS, "pe-batch-sum"),
-                   "-o", str(kits))
+    done = run_cli(
+        "kit", os.path.join(TASKS, "pe-table-shape"), os.path.join(TASKS, "pe-batch-sum"), "-o", str(kits)
+    )
     assert done.returncode == 0, done.stderr
     return kits
 
@@ -273,9 +305,11 @@ def test_a_kit_holds_nothing_of_what_a_work_check_compares_with(script_kits):
     """Every file of the kit, read every way: arrays, JSON and YAML lists, text, raw bytes."""
     import numpy as np
     import yaml
+
     from grader.grading.checks.typed_in import Numbers, typed_in
     from grader.submission.source_numbers import scan
     from grader.task.tolerance import Tolerance
+
     tolerance = Tolerance(rtol=1e-5, atol=1e-5)
     wanted = {"pe-table-shape": [_table(5, 8)], "pe-batch-sum": [_table(4, 6), _table(4, 6)[:3]]}
     for task, arrays in wanted.items():
@@ -295,11 +329,13 @@ def test_a_kit_holds_nothing_of_what_a_work_check_compares_with(script_kits):
             for numbers in lists:
                 near = [v for v in telling if np.isclose(np.abs(numbers), v, rtol=1e-5, atol=1e-5).any()]
                 assert not near, (path, near)
-            for value in telling:    # nor the bytes of one, nor its digits
+            for value in telling:  # nor the bytes of one, nor its digits
                 assert np.float64(value).tobytes() not in data and np.float32(value).tobytes() not in data
                 assert f"{value:.5f}".encode() not in data, (path, value)
-            for array in arrays:     # nor the text, read as a hostile source would be
-                assert typed_in(array, Numbers(scan(data.decode("utf-8", "replace"))), tolerance) is None, path
+            for array in arrays:  # nor the text, read as a hostile source would be
+                assert typed_in(array, Numbers(scan(data.decode("utf-8", "replace"))), tolerance) is None, (
+                    path
+                )
 
 
 def test_a_kit_names_the_checks_left_to_final_grading(script_kits):
@@ -308,23 +344,32 @@ def test_a_kit_names_the_checks_left_to_final_grading(script_kits):
     correct = os.path.join(ROOT, "submissions", "pe-table-shape", "correct_numpy.py")
     text = run_cli("check", str(script_kits / "pe-table-shape"), correct).stdout
     assert "checked at final grading (3 points, not in this kit's score)" in text
-    assert "4 points are decided at final grading, not in this kit's score: allowed-imports (1), " \
-           "builds-the-table (3)" in text
+    assert (
+        "4 points are decided at final grading, not in this kit's score: allowed-imports (1), "
+        "builds-the-table (3)" in text
+    )
     assert "Score: 2/2 (100%)" in text and "(+4 points decided at final grading)" in text
     report = score(script_kits / "pe-table-shape", correct)
     checks = {c["name"]: c for c in report["checks"]}
     work = checks["builds-the-table"]
-    assert (work["status"], work["reason"], work["score"], work["max_score"], work["final_points"]) == \
-           ("skipped", "final-grading", 0, 0, 3)
-    imports = checks["allowed-imports"]   # run and shown, its point decided with the work
+    assert (work["status"], work["reason"], work["score"], work["max_score"], work["final_points"]) == (
+        "skipped",
+        "final-grading",
+        0,
+        0,
+        3,
+    )
+    imports = checks["allowed-imports"]  # run and shown, its point decided with the work
     assert (imports["status"], imports["max_score"], imports["final_points"]) == ("passed", 0, 1)
     assert report["max_score"] == 2 and report["score"] == 2
 
 
 def test_a_correct_script_scores_the_same_on_the_kit_and_the_task(script_kits):
-    for task, sample in (("pe-table-shape", "correct_tutorial_style.py"),
-                         ("pe-batch-sum", "correct_tutorial_typed_batch.py"),
-                         ("pe-batch-sum", "mistake_typed_rows.py")):
+    for task, sample in (
+        ("pe-table-shape", "correct_tutorial_style.py"),
+        ("pe-batch-sum", "correct_tutorial_typed_batch.py"),
+        ("pe-batch-sum", "mistake_typed_rows.py"),
+    ):
         path = os.path.join(ROOT, "submissions", task, sample)
         full = {c["name"]: c["score"] for c in score(os.path.join(TASKS, task), path)["checks"]}
         kit = score(script_kits / task, path)
@@ -337,10 +382,12 @@ def test_course_ci_on_kits_says_what_final_grading_decides(script_kits, tmp_path
     course = tmp_path / "course"
     shutil.copytree(script_kits, course / "tasks")
     (course / "solutions").mkdir()
-    shutil.copy(os.path.join(ROOT, "submissions", "pe-table-shape", "correct_numpy.py"),
-                course / "solutions" / "pe-table-shape.py")
+    shutil.copy(
+        os.path.join(ROOT, "submissions", "pe-table-shape", "correct_numpy.py"),
+        course / "solutions" / "pe-table-shape.py",
+    )
     done = run_cli("ci", str(course), "--summary", str(tmp_path / "summary.md"))
     assert "pe-table-shape  2/2  passed" in done.stdout, done.stdout
     assert "4 points are decided at final grading, not in this kit's score" in done.stdout
-    assert "pe-batch-sum    0/2" in done.stdout      # (no solution: 0 of what the kit scores)
+    assert "pe-batch-sum    0/2" in done.stdout  # (no solution: 0 of what the kit scores)
     assert "decided at final grading" in (tmp_path / "summary.md").read_text()

@@ -1,6 +1,7 @@
 """GitHub runners: annotations as the runner parses them (escaped, workspace-relative,
 capped at GitHub's limit with a notice), JUnit that links to the student's code, and an
 example workflow that makes bubblewrap work on ubuntu-24.04."""
+
 import csv
 import os
 import shutil
@@ -8,8 +9,7 @@ import subprocess
 import sys
 
 import pytest
-
-from conftest import ROOT, course_with_full_tasks, WRONG_NORMALIZE
+from conftest import ROOT, WRONG_NORMALIZE, course_with_full_tasks
 from workflow_commands import parse_command, run_step, workflow_steps
 
 COURSE = os.path.join(ROOT, "examples", "course")
@@ -21,14 +21,26 @@ def test_ci_annotations_in_a_course_below_the_repository_root(tmp_path):
     repo = tmp_path / "repo"
     course = course_with_full_tasks(repo / "course")
     (course / "solutions" / "normalize-rows.py").write_text(WRONG_NORMALIZE)
-    env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_WORKSPACE=str(repo), PYTHONPATH=ROOT,
-               GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"))
-    done = subprocess.run([sys.executable, "-m", "grader", "ci", "course", "--min-score", "80"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        GITHUB_ACTIONS="true",
+        GITHUB_WORKSPACE=str(repo),
+        PYTHONPATH=ROOT,
+        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "ci", "course", "--min-score", "80"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     commands = [parse_command(line) for line in done.stdout.splitlines() if line.startswith("::")]
-    assert commands and all(props["file"] == "course/solutions/normalize-rows.py"
-                            for _, props, _ in commands), commands
+    assert commands and all(
+        props["file"] == "course/solutions/normalize-rows.py" for _, props, _ in commands
+    ), commands
 
 
 # --------------------------------------------------------------------------- JUnit
@@ -44,13 +56,20 @@ def normalize_rows(m):
 
 def test_junit_cases_carry_file_line_and_what_the_code_printed(tmp_path):
     import xml.etree.ElementTree as ET
+
     repo = tmp_path / "repo"
     course = course_with_full_tasks(repo / "course")
     (course / "solutions" / "normalize-rows.py").write_text(RAISES)
     env = dict(os.environ, GITHUB_WORKSPACE=str(repo), PYTHONPATH=ROOT)
     env.pop("GITHUB_STEP_SUMMARY", None)
-    done = subprocess.run([sys.executable, "-m", "grader", "ci", "course", "--junit", "junit.xml"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "ci", "course", "--junit", "junit.xml"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     suite = ET.parse(repo / "junit.xml").getroot().find("testsuite")
     cases = {c.get("name"): c for c in suite.findall("testcase")}
@@ -58,17 +77,18 @@ def test_junit_cases_carry_file_line_and_what_the_code_printed(tmp_path):
     visible = [c for c in cases.values() if c.find("failure") is not None and c.get("name") != "zero-rows"]
     assert visible and all(c.get("line") == "6" for c in visible)  # the raise, not the def
     assert all(c.find("system-out").text.startswith("rows: ") for c in visible)
-    assert "]]>" in visible[0].find("system-out").text          # escaped, not a CDATA break
+    assert "]]>" in visible[0].find("system-out").text  # escaped, not a CDATA break
     # A hidden check links to the file but shows nothing it printed.
     assert cases["zero-rows"].find("failure") is not None
     assert cases["zero-rows"].find("system-out") is None and cases["zero-rows"].get("line") != "6"
     passed = [c for c in cases.values() if c.find("failure") is None and c.find("error") is None]
     assert all(c.get("line") is None for c in passed)
-    out = suite.find("system-out").text                        # printed at import
+    out = suite.find("system-out").text  # printed at import
     assert out.startswith("imported <ok> & \\x1b[2J") and "\x1b" not in out
 
 
 # --------------------------------------------------------------------------- --require-sandbox
+
 
 def _fake_bwrap(tmp_path, complaint="bwrap: setting up uid map: Permission denied"):
     path = tmp_path / "bwrap"
@@ -89,6 +109,7 @@ def _sysctls(tmp_path, **values):
 
 def test_refusal_names_the_apparmor_restriction_and_the_sysctl(tmp_path, monkeypatch):
     from grader.sandbox import SandboxUnavailable, choose_tier, tier, userns
+
     root = _sysctls(tmp_path, kernel__apparmor_restrict_unprivileged_userns=1)
     text = userns.why_bubblewrap_fails(root, _fake_bwrap(tmp_path))
     assert "AppArmor" in text and "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in text
@@ -101,8 +122,11 @@ def test_refusal_names_the_apparmor_restriction_and_the_sysctl(tmp_path, monkeyp
 
 def test_refusal_quotes_bwrap_when_user_namespaces_fail_otherwise(tmp_path):
     from grader.sandbox import userns
+
     bwrap = _fake_bwrap(tmp_path)
-    text = userns.why_bubblewrap_fails(_sysctls(tmp_path, kernel__apparmor_restrict_unprivileged_userns=0), bwrap)
+    text = userns.why_bubblewrap_fails(
+        _sysctls(tmp_path, kernel__apparmor_restrict_unprivileged_userns=0), bwrap
+    )
     assert "cannot create user namespaces" in text and "setting up uid map: Permission denied" in text
     assert "AppArmor" in text and "kernel.apparmor_restrict_unprivileged_userns=0" in text
     text = userns.why_bubblewrap_fails(_sysctls(tmp_path, kernel__unprivileged_userns_clone=0), bwrap)
@@ -113,8 +137,13 @@ def test_require_sandbox_without_bwrap_says_how_to_install_it(tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
     env = dict(os.environ, PATH=str(empty), PYTHONPATH=ROOT)
-    done = subprocess.run([sys.executable, "-m", "grader", "ci", COURSE, "--require-sandbox"],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "ci", COURSE, "--require-sandbox"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "bwrap is not installed" in done.stderr and "apt-get install bubblewrap" in done.stderr
     assert "Traceback" not in done.stderr
@@ -122,8 +151,10 @@ def test_require_sandbox_without_bwrap_says_how_to_install_it(tmp_path):
 
 # --------------------------------------------------------------------------- the example workflow
 
+
 def _workflow():
     import yaml
+
     with open(os.path.join(COURSE, ".github", "workflows", "grade.yml"), encoding="utf-8") as f:
         return yaml.safe_load(f)
 
@@ -131,20 +162,35 @@ def _workflow():
 def test_workflow_validate_step_passes_on_the_example_course():
     import glob
     import shlex
+
     from grader.sandbox import tier
-    run = next(s["run"] for s in _workflow()["jobs"]["grade"]["steps"]
-               if s.get("run", "").startswith("grader validate "))
-    argv = [part for word in shlex.split(run)[1:]
-            for part in (sorted(glob.glob(word, root_dir=COURSE)) if "*" in word else [word])]
+
+    run = next(
+        s["run"]
+        for s in _workflow()["jobs"]["grade"]["steps"]
+        if s.get("run", "").startswith("grader validate ")
+    )
+    argv = [
+        part
+        for word in shlex.split(run)[1:]
+        for part in (sorted(glob.glob(word, root_dir=COURSE)) if "*" in word else [word])
+    ]
     if not tier("bubblewrap").works():
         argv.remove("--require-sandbox")
-    done = subprocess.run([sys.executable, "-m", "grader", *argv], cwd=COURSE, capture_output=True,
-                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *argv],
+        cwd=COURSE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "task normalize-rows" in done.stdout and "0 problems" in done.stdout
 
 
 # --------------------------------------------------------------------------- final grading
+
 
 def test_final_grading_collects_with_grader_collect_never_a_checkout_and_cp():
     """The collection that followed links (a checkout, then ``[ -e solutions/...]`` and ``cp``: see
@@ -170,9 +216,11 @@ def test_final_grading_workflow_runs_here_on_real_repositories_and_grades_every_
     """The workflow's own steps, run as the runner runs them, in a copy of the instructor's
     repository, with its roster; github.com is this machine's folder (git's insteadOf), the
     token a fake one that must appear nowhere."""
+    from student_repos import Link, StudentRepo
+
     from grader.classroom.roster import load_roster
     from grader.sandbox import tier
-    from student_repos import Link, StudentRepo
+
     instructor = tmp_path / "instructor"
     shutil.copytree(INSTRUCTOR, instructor)
     github = tmp_path / "github"
@@ -180,19 +228,28 @@ def test_final_grading_workflow_runs_here_on_real_repositories_and_grades_every_
     assert len(students) >= 4 and all(s.extra.get("repo") for s in students)
     with open(os.path.join(COURSE, "solutions", "normalize-rows.py")) as f:
         correct = f.read()
-    hand_ins = [{"solutions/normalize-rows.py": correct},
-                {"solutions/normalize-rows/solution.py": correct},
-                {"solutions/normalize-rows.py": Link("../../tasks/normalize-rows/reference.py")}]
-    for student, files in zip(students, hand_ins):    # (the last student's repository: none)
+    hand_ins = [
+        {"solutions/normalize-rows.py": correct},
+        {"solutions/normalize-rows/solution.py": correct},
+        {"solutions/normalize-rows.py": Link("../../tasks/normalize-rows/reference.py")},
+    ]
+    for student, files in zip(students, hand_ins):  # (the last student's repository: none)
         StudentRepo(github / f"{student.extra['repo']}.git").commit(files, "2026-11-20T10:00:00Z")
     token = "ghp_FAKE0final0grading0token0000001"
     outputs = tmp_path / "github-output"
-    env = {"PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}", "PYTHONPATH": ROOT,
-           "GITHUB_OUTPUT": str(outputs), "GIT_CONFIG_COUNT": "1",
-           "GIT_CONFIG_KEY_0": f"url.{github}/.insteadOf",
-           "GIT_CONFIG_VALUE_0": f"https://x-access-token:{token}@github.com/"}
-    values = {"secrets.STUDENT_REPOS_TOKEN": token, "inputs.deadline": "",
-              "vars.FINAL_DEADLINE": "2026-12-01T00:00:00Z"}
+    env = {
+        "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
+        "PYTHONPATH": ROOT,
+        "GITHUB_OUTPUT": str(outputs),
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"url.{github}/.insteadOf",
+        "GIT_CONFIG_VALUE_0": f"https://x-access-token:{token}@github.com/",
+    }
+    values = {
+        "secrets.STUDENT_REPOS_TOKEN": token,
+        "inputs.deadline": "",
+        "vars.FINAL_DEADLINE": "2026-12-01T00:00:00Z",
+    }
     sandbox = tier("bubblewrap").works()
     logs = ""
     for step in workflow_steps(FINAL_GRADING):
@@ -203,14 +260,18 @@ def test_final_grading_workflow_runs_here_on_real_repositories_and_grades_every_
         done = run_step(step, instructor, values, env)
         logs += done.stdout + done.stderr
         assert done.returncode == 0, (step["name"], done.stdout + done.stderr)
-    assert "unreachable=1" in outputs.read_text()      # so the last step fails the run
+    assert "unreachable=1" in outputs.read_text()  # so the last step fails the run
     grades = list(csv.DictReader(open(instructor / "grades" / "grades-normalize-rows.csv", encoding="utf-8")))
     by_id = {r["student"]: r for r in grades}
     assert list(by_id) == [s.submission_id for s in students]
     full = by_id[students[0].submission_id]["max_score"]
     assert [by_id[s.submission_id]["score"] for s in students] == [full, full, "0", ""]
-    assert [by_id[s.submission_id]["collection"] for s in students] == \
-        ["collected", "collected", "refused", "unreachable"]
+    assert [by_id[s.submission_id]["collection"] for s in students] == [
+        "collected",
+        "collected",
+        "refused",
+        "unreachable",
+    ]
     assert "symbolic link" in by_id[students[2].submission_id]["collection_note"]
     canvas = list(csv.reader(open(instructor / "grades" / "canvas-normalize-rows.csv", encoding="utf-8")))
     assert [row[1] for row in canvas[2:]] == [s.lms_id for s in students]

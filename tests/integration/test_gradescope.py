@@ -1,5 +1,6 @@
 """Gradescope: an autograder zip built from a normal (non-editable) install, run on a
 simulated /autograder tree (AUTOGRADER_ROOT), with a results.json on every path."""
+
 import glob
 import json
 import os
@@ -10,10 +11,18 @@ import sys
 import zipfile
 
 import pytest
-
 from built import build_sdist, clean_env, fresh_venv, pip_install
-from conftest import (IGNORES_BASE_LOSES, PE_SAMPLES, PE_TASK, SIMULATIONS, SIMULATOR, make_task, score_without,
-                      write)
+from conftest import (
+    IGNORES_BASE_LOSES,
+    PE_SAMPLES,
+    PE_TASK,
+    SIMULATIONS,
+    SIMULATOR,
+    make_task,
+    score_without,
+    write,
+)
+
 from grader.integrations.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
 
 # Every test here uses a zip built from a fresh install in two virtualenvs.
@@ -32,9 +41,14 @@ def autograder(tmp_path_factory):
     builder = fresh_venv(str(tmp / "builder"))
     pip_install(builder, build_sdist(str(tmp / "sdist")))
     zip_path = tmp / "out" / "autograder.zip"
-    done = subprocess.run([os.path.join(os.path.dirname(builder), "grader"), "gradescope", PE_TASK,
-                           "-o", str(zip_path)], cwd=str(tmp), env=clean_env(),
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [os.path.join(os.path.dirname(builder), "grader"), "gradescope", PE_TASK, "-o", str(zip_path)],
+        cwd=str(tmp),
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     template = tmp / "template"
     with zipfile.ZipFile(zip_path) as archive:
@@ -53,10 +67,20 @@ def run_autograder(autograder, tmp_path, submission=None, python=None, **env):
     (root / "submission").mkdir()
     if submission is not None:
         shutil.copy(submission, root / "submission" / "solution.py")
-    full_env = clean_env(AUTOGRADER_ROOT=str(root), GRADER_PYTHON=python or autograder["python"],
-                         GRADER_CACHE_DIR=os.environ["GRADER_CACHE_DIR"], **env)
-    done = subprocess.run([shutil.which("bash"), str(root / "source" / "run_autograder")], cwd=str(root),
-                          env=full_env, capture_output=True, text=True, timeout=600)
+    full_env = clean_env(
+        AUTOGRADER_ROOT=str(root),
+        GRADER_PYTHON=python or autograder["python"],
+        GRADER_CACHE_DIR=os.environ["GRADER_CACHE_DIR"],
+        **env,
+    )
+    done = subprocess.run(
+        [shutil.which("bash"), str(root / "source" / "run_autograder")],
+        cwd=str(root),
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     path = root / "results" / "results.json"
     return done, (json.loads(path.read_text()) if path.is_file() else None), root
 
@@ -87,17 +111,34 @@ def test_zip_holds_the_task_a_wheel_and_exact_pins(autograder):
         requirements = archive.read("requirements.txt").decode()
         setup = archive.read("setup.sh").decode()
         modes = {n: archive.getinfo(n).external_attr >> 16 for n in ("setup.sh", "run_autograder")}
-    assert {"setup.sh", "run_autograder", "finish_results.py", "requirements.txt",
-            "task/task.yaml", "task/reference.py", "task/mistakes.py", "task/frozen/manifest.json",
-            "task/frozen/cases.json"} <= names   # the frozen full task: the same grade next year
+    assert {
+        "setup.sh",
+        "run_autograder",
+        "finish_results.py",
+        "requirements.txt",
+        "task/task.yaml",
+        "task/reference.py",
+        "task/mistakes.py",
+        "task/frozen/manifest.json",
+        "task/frozen/cases.json",
+    } <= names  # the frozen full task: the same grade next year
     assert all(mode & stat.S_IXUSR for mode in modes.values())
     [wheel] = [n for n in names if n.startswith("wheels/")]
     assert wheel.startswith("wheels/numgrader-") and wheel.endswith("-py3-none-any.whl")
     assert not [n for n in names if n.startswith("grader-src/") or "__pycache__" in n]
     # Pins are the exact versions installed where the zip was built.
-    installed = subprocess.run([autograder["builder"], "-c", "import numpy, hypothesis, yaml; "
-                                "print(numpy.__version__, hypothesis.__version__, yaml.__version__)"],
-                               capture_output=True, text=True, env=clean_env(), check=True).stdout.split()
+    installed = subprocess.run(
+        [
+            autograder["builder"],
+            "-c",
+            "import numpy, hypothesis, yaml; "
+            "print(numpy.__version__, hypothesis.__version__, yaml.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        check=True,
+    ).stdout.split()
     for name, version in zip(("numpy", "hypothesis", "PyYAML"), installed):
         assert f"\n{name}=={version}\n" in requirements, (name, version, requirements)
     # setup.sh follows AUTOGRADER_ROOT and installs the pins, then the grader's wheel.
@@ -134,7 +175,7 @@ def test_a_bad_spec_gives_results_and_exit_0(autograder, tmp_path):
     done, results, root = run_autograder({**autograder, "template": broken}, tmp_path, GOOD)
     reason = assert_fallback(done, results)
     assert "could not run (exit 2" in reason and "task.yaml" in reason and "not valid YAML" in reason
-    assert "not valid YAML" in done.stdout   # run_autograder's output: instructors only
+    assert "not valid YAML" in done.stdout  # run_autograder's output: instructors only
     assert results["extra_data"]["grader_exit_code"] == 2
 
 
@@ -169,9 +210,9 @@ def test_a_submission_that_forges_results_and_kills_the_grader(autograder, tmp_p
     done, results, _ = run_autograder(autograder, tmp_path, attack)
     assert done.returncode == 0, done.stderr[-3000:]
     assert results is not None and results["score"] != 999
-    if results["output"] == STUDENT_MESSAGE:    # the grader was killed: the trusted failure results
+    if results["output"] == STUDENT_MESSAGE:  # the grader was killed: the trusted failure results
         assert "killed by SIGKILL" in assert_fallback(done, results)
-    else:   # the tier stopped the attack (where /proc cannot be listed, the file does not even load)
+    else:  # the tier stopped the attack (where /proc cannot be listed, the file does not even load)
         assert results["score"] <= score_without(*IGNORES_BASE_LOSES)
 
 
@@ -185,12 +226,25 @@ def test_the_attack_fails_in_a_simulated_gradescope_container(autograder, contai
     shutil.copytree(autograder["template"], root, symlinks=True)
     (root / "submission").mkdir()
     shutil.copy(attack, root / "submission" / "solution.py")
-    env = clean_env(AUTOGRADER_ROOT=str(root), GRADER_PYTHON=os.path.join(container["bin"], "python"),
-                    GRADER_CACHE_DIR=os.environ["GRADER_CACHE_DIR"])
-    done = subprocess.run([os.path.join(container["bin"], "python"), SIMULATOR, *SIMULATIONS[simulation],
-                           shutil.which("bash"),
-                           str(root / "source" / "run_autograder")], cwd=str(root), env=env,
-                          capture_output=True, text=True, timeout=600)
+    env = clean_env(
+        AUTOGRADER_ROOT=str(root),
+        GRADER_PYTHON=os.path.join(container["bin"], "python"),
+        GRADER_CACHE_DIR=os.environ["GRADER_CACHE_DIR"],
+    )
+    done = subprocess.run(
+        [
+            os.path.join(container["bin"], "python"),
+            SIMULATOR,
+            *SIMULATIONS[simulation],
+            shutil.which("bash"),
+            str(root / "source" / "run_autograder"),
+        ],
+        cwd=str(root),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((root / "results" / "results.json").read_text())
     assert_only_documented_keys(results)
@@ -214,26 +268,33 @@ def test_run_autograder_never_grades_in_the_rlimits_tier(autograder, tmp_path):
 def _fake_python(tmp_path, grading_body):
     """A GRADER_PYTHON whose `-m grader ...` runs ``grading_body`` (bash), any other call
     the real Python (so finish_results.py runs)."""
-    return write(tmp_path / "python", f"""
+    return write(
+        tmp_path / "python",
+        f"""
         #!/usr/bin/env bash
         if [ "$1" = "-m" ]; then
         {grading_body}
         fi
         exec {sys.executable} "$@"
-        """)
+        """,
+    )
 
 
-@pytest.mark.parametrize("body, expected", [
-    # forged, then killed (the attack above, without depending on the tier)
-    ('echo \'{"score": 999}\' > "$AUTOGRADER_ROOT/results/results.json"; kill -9 $$',
-     "killed by SIGKILL"),
-    # a crash: an uncaught error exits 1, the code that means "below full marks"
-    ('echo "Traceback (most recent call last): boom" >&2; exit 1', "without a usable report"),
-    # a report that is not results (or a truncated one)
-    ('for a in "$@"; do last="$p"; p="$a"; done; echo "{\\"score\\": " > "$p"; exit 0',
-     "does not parse"),
-    ('exit 3', "failed (exit 3"),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # forged, then killed (the attack above, without depending on the tier)
+        (
+            'echo \'{"score": 999}\' > "$AUTOGRADER_ROOT/results/results.json"; kill -9 $$',
+            "killed by SIGKILL",
+        ),
+        # a crash: an uncaught error exits 1, the code that means "below full marks"
+        ('echo "Traceback (most recent call last): boom" >&2; exit 1', "without a usable report"),
+        # a report that is not results (or a truncated one)
+        ('for a in "$@"; do last="$p"; p="$a"; done; echo "{\\"score\\": " > "$p"; exit 0', "does not parse"),
+        ("exit 3", "failed (exit 3"),
+    ],
+)
 def test_every_failure_of_the_grader_gives_trusted_results(autograder, tmp_path, body, expected):
     python = _fake_python(tmp_path, body)
     os.chmod(python, 0o755)
@@ -250,15 +311,18 @@ def test_no_python_at_all_still_gives_results(autograder, tmp_path):
         found = shutil.which(tool)
         if found:
             os.symlink(found, tools / tool)
-    done, results, _ = run_autograder(autograder, tmp_path, GOOD, python=str(tmp_path / "none"),
-                                      PATH=str(tools))
+    done, results, _ = run_autograder(
+        autograder, tmp_path, GOOD, python=str(tmp_path / "none"), PATH=str(tools)
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert results["score"] == 0 and results["output"] == STUDENT_MESSAGE
     assert_only_documented_keys({**results, "test_output_format": "text"})
 
 
 def test_gradescope_refuses_a_task_that_does_not_validate(autograder, tmp_path):
-    task = make_task(tmp_path / "tasks" / "square", """
+    task = make_task(
+        tmp_path / "tasks" / "square",
+        """
         id: square
         title: Square
         version: 1
@@ -271,7 +335,8 @@ def test_gradescope_refuses_a_task_that_does_not_validate(autograder, tmp_path):
             args:
               x: {array: {shape: [3]}}
             cases: 5
-        """)
+        """,
+    )
     samples = tmp_path / "submissions" / "square"
     samples.mkdir(parents=True)
     write(samples / "wrong.py", "# expect: full marks\ndef square(x):\n    return x + 1\n")
@@ -281,8 +346,13 @@ def test_gradescope_refuses_a_task_that_does_not_validate(autograder, tmp_path):
     grader = os.path.join(os.path.dirname(autograder["builder"]), "grader")
     # (frozen, so that what fails validation is the sample, not a missing freeze)
     subprocess.run([grader, "freeze", task], capture_output=True, env=clean_env(), check=True)
-    done = subprocess.run([grader, "gradescope", task, "-o", str(out / "autograder.zip")],
-                          capture_output=True, text=True, env=clean_env(), timeout=300)
+    done = subprocess.run(
+        [grader, "gradescope", task, "-o", str(out / "autograder.zip")],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=300,
+    )
     assert done.returncode == 2, done.stderr
     assert "does not validate" in done.stderr and "wrong.py" in done.stderr
     assert "Traceback" not in done.stderr
@@ -293,12 +363,24 @@ def test_gradescope_refuses_a_task_that_does_not_validate(autograder, tmp_path):
 def test_a_failed_build_leaves_no_partial_zip(autograder, tmp_path):
     task = tmp_path / "task"
     shutil.copytree(PE_TASK, task)
-    os.symlink(tmp_path / "missing", task / "dangling")   # the zip cannot read it
+    os.symlink(tmp_path / "missing", task / "dangling")  # the zip cannot read it
     out = tmp_path / "out"
     grader = os.path.join(os.path.dirname(autograder["builder"]), "grader")
-    done = subprocess.run([grader, "gradescope", str(task), "-o", str(out / "autograder.zip"),
-                           "--samples", os.path.dirname(BAD)],
-                          capture_output=True, text=True, env=clean_env(), timeout=300)
+    done = subprocess.run(
+        [
+            grader,
+            "gradescope",
+            str(task),
+            "-o",
+            str(out / "autograder.zip"),
+            "--samples",
+            os.path.dirname(BAD),
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=300,
+    )
     assert done.returncode == 2 and "cannot write" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert not os.listdir(out)

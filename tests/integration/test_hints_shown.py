@@ -1,5 +1,6 @@
 """Advice about one task's code lives in that task (`hint:` on a check), never in the
 engine: it follows a failing check's message, and a hidden check's hint is for staff only."""
+
 import json
 import os
 
@@ -59,7 +60,7 @@ def test_a_hidden_checks_hint_is_not_shown_to_students(tmp_path):
     task = make_task(tmp_path / "task", HINTED_TASK)
     path = write(tmp_path / "s.py", DOUBLES_IN_PLACE)
     staff = _checks(run_cli("check", task, path, "--format", "json", "--staff"))
-    assert "the secret hint" in staff["hidden-values"]["message"]   # it is there to hide
+    assert "the secret hint" in staff["hidden-values"]["message"]  # it is there to hide
     for fmt in ("text", "json", "gradescope", "junit"):
         shown = run_cli("check", task, path, "--format", fmt).stdout
         assert "the secret hint" not in shown and "square each entry" in shown, fmt

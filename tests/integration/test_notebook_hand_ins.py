@@ -1,6 +1,7 @@
 """Notebooks handed in, through the commands that grade them (check, batch, ci, Gradescope's
 folder), and source read as Python reads it (BOM, CRLF, an undeclared encoding). The
 pure parts (the module, the source map, discovery): tests/unit/test_notebook_source.py."""
+
 import csv
 import json
 import os
@@ -9,9 +10,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
 from conftest import PE_SAMPLES, PE_TASK, ROOT, as_cell, course_with_full_tasks, run_cli, score_without
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from workflow_commands import parse_command
 
 SHAPE_TASK = os.path.join(ROOT, "tasks", "pe-table-shape")
@@ -40,30 +40,42 @@ def by_name(report):
 
 
 def test_a_notebook_whose_cell_3_raises_points_at_cell_3_line_2(tmp_path):
-    path = write_notebook(tmp_path / "hw.ipynb",
-                          new_markdown_cell("# Homework"),
-                          new_code_cell("import numpy as np"),
-                          new_code_cell("ready = True\nraise RuntimeError('not finished')"))
+    path = write_notebook(
+        tmp_path / "hw.ipynb",
+        new_markdown_cell("# Homework"),
+        new_code_cell("import numpy as np"),
+        new_code_cell("ready = True\nraise RuntimeError('not finished')"),
+    )
     done = run_cli("check", PE_TASK, path)
     assert done.returncode == 1, done.stderr
-    assert ("importing your file raised RuntimeError: not finished (cell 3, line 2 in <module>: "
-            "raise RuntimeError('not finished'))") in done.stdout
+    assert (
+        "importing your file raised RuntimeError: not finished (cell 3, line 2 in <module>: "
+        "raise RuntimeError('not finished'))"
+    ) in done.stdout
     loads = graded(PE_TASK, path)["checks"][0]
     assert (loads["status"], loads["cell"], loads["line"]) == ("error", 3, 2)
 
 
 def test_a_function_that_raises_in_a_cell_is_located_there(tmp_path):
-    path = write_notebook(tmp_path / "hw.ipynb", *correct_cells(), new_code_cell(
-        "def add_positional_encoding(x, base=10000.0):\n    return x + undefined_name"))
+    path = write_notebook(
+        tmp_path / "hw.ipynb",
+        *correct_cells(),
+        new_code_cell("def add_positional_encoding(x, base=10000.0):\n    return x + undefined_name"),
+    )
     check = by_name(graded(PE_TASK, path))["example-add-ones"]
-    assert "NameError" in check["message"] and "(cell 2, line 2 in add_positional_encoding" \
-        in check["message"]
+    assert (
+        "NameError" in check["message"] and "(cell 2, line 2 in add_positional_encoding" in check["message"]
+    )
     assert (check["cell"], check["line"]) == (2, 2)
 
 
 def test_a_syntax_error_is_located_in_its_cell(tmp_path):
-    path = write_notebook(tmp_path / "hw.ipynb", new_code_cell("import numpy as np"),
-                          new_markdown_cell("next"), new_code_cell("x = 1\ndef f(:\n    pass"))
+    path = write_notebook(
+        tmp_path / "hw.ipynb",
+        new_code_cell("import numpy as np"),
+        new_markdown_cell("next"),
+        new_code_cell("x = 1\ndef f(:\n    pass"),
+    )
     loads = graded(PE_TASK, path)["checks"][0]
     assert "SyntaxError" in loads["message"] and "(cell 3, line 2)" in loads["message"]
 
@@ -71,28 +83,29 @@ def test_a_syntax_error_is_located_in_its_cell(tmp_path):
 def test_a_magic_is_left_out_with_a_note_and_the_notebook_gets_full_marks(tmp_path):
     cells = correct_cells()
     cells[0].source = "%matplotlib inline\n!pip install numpy\n" + cells[0].source
-    path = write_notebook(tmp_path / "hw.ipynb", *cells,
-                          new_code_cell("%%bash\nimport os\nos.system('echo hidden')"))
+    path = write_notebook(
+        tmp_path / "hw.ipynb", *cells, new_code_cell("%%bash\nimport os\nos.system('echo hidden')")
+    )
     report = graded(PE_TASK, path)
     assert report["score"] == score_without() and report["status"] == "passed"
     note = report["checks"][0]["message"]
     assert "note: left out of your notebook and never run" in note
     assert "cell 1, line 1: %matplotlib inline" in note and "cell 1, line 2: !pip install numpy" in note
     assert "cell 2, the whole cell (it opens with the cell magic %%bash)" in note
-    assert by_name(report)["numpy-only"]["status"] == "passed"   # os never imported: not in the module
+    assert by_name(report)["numpy-only"]["status"] == "passed"  # os never imported: not in the module
 
 
 def test_an_import_in_a_cell_is_found_by_cell_and_line(tmp_path):
-    path = write_notebook(tmp_path / "hw.ipynb", new_markdown_cell("m"),
-                          *correct_cells(), new_code_cell("x = 1\nimport os"))
+    path = write_notebook(
+        tmp_path / "hw.ipynb", new_markdown_cell("m"), *correct_cells(), new_code_cell("x = 1\nimport os")
+    )
     check = by_name(graded(PE_TASK, path))["numpy-only"]
     assert check["status"] == "failed" and "os (cell 3, line 2)" in check["message"]
 
 
 def test_a_script_notebook_is_graded_by_what_it_prints_when_it_runs(tmp_path):
     code = open(SHAPE_CORRECT).read()
-    path = write_notebook(tmp_path / "table.ipynb", new_code_cell("%matplotlib inline"),
-                          new_code_cell(code))
+    path = write_notebook(tmp_path / "table.ipynb", new_code_cell("%matplotlib inline"), new_code_cell(code))
     assert graded(SHAPE_TASK, path)["score"] == score_without(task=SHAPE_TASK)
 
 
@@ -107,8 +120,9 @@ table = pe(5, 8)
 
 def test_work_inside_a_time_cell_runs(tmp_path):
     """%%time around the work is common: IPython runs its body, and so does the grader."""
-    path = write_notebook(tmp_path / "timed.ipynb", new_code_cell("%%time\n" + PE_CODE),
-                          new_code_cell("print(table.shape)"))
+    path = write_notebook(
+        tmp_path / "timed.ipynb", new_code_cell("%%time\n" + PE_CODE), new_code_cell("print(table.shape)")
+    )
     report = graded(SHAPE_TASK, path)
     assert report["score"] == score_without(task=SHAPE_TASK), report["checks"]
     assert "cell 1, line 1: %%time (its code is kept and run, not timed)" in report["checks"][0]["message"]
@@ -127,12 +141,13 @@ def test_a_cells_displayed_value_is_what_it_prints(tmp_path):
 
 def test_a_malformed_notebook_scores_nothing_with_a_clear_message(tmp_path):
     path = tmp_path / "hw.ipynb"
-    path.write_bytes(open(PE_CORRECT, "rb").read())    # a Python file under a notebook's name
+    path.write_bytes(open(PE_CORRECT, "rb").read())  # a Python file under a notebook's name
     report = graded(PE_TASK, path)
     assert report["score"] == 0 and report["status"] == "error"
     assert report["checks"][0]["message"] == (
         "your file was not run: hw.ipynb is not a notebook: it is not JSON (line 1, column 1: "
-        "Expecting value); it looks like Python source: hand that in as a .py file.")
+        "Expecting value); it looks like Python source: hand that in as a .py file."
+    )
 
 
 def test_batch_grades_notebooks_and_any_case_of_py_and_names_what_it_skips(tmp_path):
@@ -164,21 +179,36 @@ def test_course_ci_grades_a_notebook_solution_and_annotates_the_notebook(tmp_pat
     repo = tmp_path / "repo"
     course = course_with_full_tasks(repo / "course")
     os.remove(course / "solutions" / "normalize-rows.py")
-    write_notebook(course / "solutions" / "normalize-rows.ipynb", new_code_cell("import numpy as np"),
-                   new_code_cell("def normalize_rows(m):\n    raise ValueError('todo')"))
-    env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_WORKSPACE=str(repo), PYTHONPATH=ROOT,
-               GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"))
-    done = subprocess.run([sys.executable, "-m", "grader", "ci", "course", "--junit", "junit.xml"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    write_notebook(
+        course / "solutions" / "normalize-rows.ipynb",
+        new_code_cell("import numpy as np"),
+        new_code_cell("def normalize_rows(m):\n    raise ValueError('todo')"),
+    )
+    env = dict(
+        os.environ,
+        GITHUB_ACTIONS="true",
+        GITHUB_WORKSPACE=str(repo),
+        PYTHONPATH=ROOT,
+        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "ci", "course", "--junit", "junit.xml"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     commands = [parse_command(line) for line in done.stdout.splitlines() if line.startswith("::error")]
     assert commands
-    for _, props, message in commands:
+    for _, props, _message in commands:
         assert props["file"] == "course/solutions/normalize-rows.ipynb" and "line" not in props
     assert any("(cell 2, line 2 in normalize_rows" in message for _, _, message in commands)
     cases = ET.parse(repo / "junit.xml").getroot().findall("testsuite/testcase")
-    assert cases and all(c.get("file") == "course/solutions/normalize-rows.ipynb"
-                         and c.get("line") is None for c in cases)
+    assert cases and all(
+        c.get("file") == "course/solutions/normalize-rows.ipynb" and c.get("line") is None for c in cases
+    )
 
 
 def test_gradescope_takes_a_notebook_from_the_submission_folder(tmp_path):
@@ -194,6 +224,7 @@ def test_gradescope_takes_a_notebook_from_the_submission_folder(tmp_path):
 
 # --------------------------------------------------------------------------- as Python reads it
 
+
 def test_a_script_saved_by_notepad_gets_full_marks_and_keeps_its_declaration(tmp_path):
     """UTF-8 with a BOM and CRLF line ends: Python reads both, and so does the grader (the
     import scan, the worker, the line numbers and the sample's "# expect:" line)."""
@@ -203,6 +234,7 @@ def test_a_script_saved_by_notepad_gets_full_marks_and_keeps_its_declaration(tmp
     assert report["score"] == score_without(task=SHAPE_TASK)
     assert by_name(report)["allowed-imports"]["status"] == "passed"
     from grader.task.samples import read_expectation
+
     assert read_expectation(str(windows)).verdict == "full marks"
     raising = tmp_path / "raising.py"
     raising.write_bytes(b"\xef\xbb\xbfimport numpy as np\r\n\r\nraise ValueError('third line')\r\n")
@@ -215,18 +247,25 @@ def test_an_undeclared_cp1251_file_is_refused_with_pythons_reason(tmp_path):
     path.write_bytes(open(SHAPE_CORRECT, "rb").read() + "# Привет\n".encode("cp1251"))
     report = graded(SHAPE_TASK, path)
     assert report["score"] == 0 and report["status"] == "error"
-    assert "Non-UTF-8 code starting with '\\xcf' on line 13, but no encoding declared" \
+    assert (
+        "Non-UTF-8 code starting with '\\xcf' on line 13, but no encoding declared"
         in report["checks"][0]["message"]
+    )
 
 
 def test_arrays_a_notebook_script_computed_are_named_by_cell_and_line(tmp_path):
-    table = ("def table(n, d):\n    p = np.arange(n)[:, None]\n    i = np.arange(d)[None, :]\n"
-             "    angle = p / 10000 ** ((i // 2 * 2) / d)\n"
-             "    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))")
-    path = write_notebook(tmp_path / "batch.ipynb", new_markdown_cell("# Batch"),
-                          new_code_cell("import numpy as np"), new_code_cell(table),
-                          new_code_cell("batch = np.zeros((1, 3, 6))\n"
-                                        "marked = batch + table(4, 6)[1:4]\nprint(marked.shape)"))
+    table = (
+        "def table(n, d):\n    p = np.arange(n)[:, None]\n    i = np.arange(d)[None, :]\n"
+        "    angle = p / 10000 ** ((i // 2 * 2) / d)\n"
+        "    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))"
+    )
+    path = write_notebook(
+        tmp_path / "batch.ipynb",
+        new_markdown_cell("# Batch"),
+        new_code_cell("import numpy as np"),
+        new_code_cell(table),
+        new_code_cell("batch = np.zeros((1, 3, 6))\nmarked = batch + table(4, 6)[1:4]\nprint(marked.shape)"),
+    )
     checks = by_name(graded(os.path.join(ROOT, "tasks", "pe-batch-sum"), path))
     assert checks["builds-the-table"]["status"] == "passed"
     assert "`table(4, 6)` (cell 4, line 2)" in checks["builds-the-table"]["message"]

@@ -1,8 +1,8 @@
 """The grader as a package: its PyPI name, licence, complete sdist, --version."""
+
 import tarfile
 
 import pytest
-
 from built import build_sdist
 from conftest import run_cli
 
@@ -20,19 +20,27 @@ def sdist(tmp_path_factory):
     return build_sdist(str(tmp_path_factory.mktemp("sdist")))
 
 
-@pytest.mark.slow   # builds the sdist
+@pytest.mark.slow  # builds the sdist
 def test_sdist_is_complete(sdist):
     with tarfile.open(sdist) as archive:
         names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
         pkg_info = archive.extractfile(f"{archive.getnames()[0].split('/')[0]}/PKG-INFO").read().decode()
-    for shipped in ("LICENSE", "README.md", "pyproject.toml", "grader/cli.py",
-                    "grader/schema/task.schema.json",
-                    "tests/conftest.py", "tests/integration/test_packaging.py", "tests/built.py",
-                    "tests/unit/test_spec.py", "tests/security/test_adversarial.py",
-                    "tasks/positional-encoding/task.yaml",
-                    "tasks/positional-encoding/reference.py",
-                    "submissions/positional-encoding/mistake_ignores_base.py",
-                    "examples/course/.github/workflows/grade.yml"):
+    for shipped in (
+        "LICENSE",
+        "README.md",
+        "pyproject.toml",
+        "grader/cli.py",
+        "grader/schema/task.schema.json",
+        "tests/conftest.py",
+        "tests/integration/test_packaging.py",
+        "tests/built.py",
+        "tests/unit/test_spec.py",
+        "tests/security/test_adversarial.py",
+        "tasks/positional-encoding/task.yaml",
+        "tasks/positional-encoding/reference.py",
+        "submissions/positional-encoding/mistake_ignores_base.py",
+        "examples/course/.github/workflows/grade.yml",
+    ):
         assert shipped in names, shipped
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert "Name: numgrader" in pkg_info and "License-Expression: MIT" in pkg_info

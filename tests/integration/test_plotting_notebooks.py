@@ -5,12 +5,23 @@ own import rule says (positional-encoding allows numpy only: numpy-only; a task 
 matplotlib: nothing), with matplotlib installed (the test extras) and without it (the grader
 as a course installs it, conftest.py's ``container``), in every tier, fresh and warm. The
 attacks through a display library: tests/security/test_hostile_display.py."""
-import pytest
 
+import pytest
 from conftest import PE_TASK, score_without
-from plotting import (DRAWING_NOTEBOOK, IMPORTS_CHECK, PLOTTING_NOTEBOOK, SHAPE_IMPORTS_CHECK,
-                      SHAPE_TASK, by_name, code_cells, grade, grader_without_matplotlib, task_allowing,
-                      without_plots, write_notebook)
+from plotting import (
+    DRAWING_NOTEBOOK,
+    IMPORTS_CHECK,
+    PLOTTING_NOTEBOOK,
+    SHAPE_IMPORTS_CHECK,
+    SHAPE_TASK,
+    by_name,
+    code_cells,
+    grade,
+    grader_without_matplotlib,
+    task_allowing,
+    without_plots,
+    write_notebook,
+)
 
 NOT_DRAWN = "matplotlib is not installed where this was graded, so what your file draws with it was not drawn"
 NOISE = ("Fontconfig", "non-interactive", "font cache", "Matplotlib created a temporary")
@@ -32,8 +43,9 @@ def _scores_as_without_plots(tmp_path, tier, plotting_task, program=None):
     assert plain["score"] == score_without()
     # positional-encoding allows numpy only: the import costs its check, and nothing else
     lost = {c["name"] for c in plotted["checks"] if c["status"] != "passed"}
-    assert lost == {IMPORTS_CHECK} and plotted["score"] == plain["score"] - score_without() \
-        + score_without(IMPORTS_CHECK)
+    assert lost == {IMPORTS_CHECK} and plotted["score"] == plain["score"] - score_without() + score_without(
+        IMPORTS_CHECK
+    )
     assert "matplotlib.pyplot (cell 2, line 3)" in by_name(plotted)[IMPORTS_CHECK]["message"]
     # a task that allows matplotlib: the plots cost nothing at all
     assert allowed["score"] == plain["score"] and allowed["status"] == "passed"
@@ -43,16 +55,17 @@ def _scores_as_without_plots(tmp_path, tier, plotting_task, program=None):
 def test_a_plotting_notebook_scores_as_without_its_plots(tmp_path, tier, plotting_task):
     plotted, allowed = _scores_as_without_plots(tmp_path, tier, plotting_task)
     for report in (plotted, allowed):
-        assert NOT_DRAWN not in report["checks"][0]["message"]   # drawn here, headless
+        assert NOT_DRAWN not in report["checks"][0]["message"]  # drawn here, headless
         assert not any(noise in report["output"] for noise in NOISE), report["output"]
 
 
-@pytest.mark.slow   # the plain install is a virtualenv of its own
-def test_without_matplotlib_a_plotting_notebook_scores_the_same_and_says_so(tmp_path, tier, plotting_task,
-                                                                             container):
+@pytest.mark.slow  # the plain install is a virtualenv of its own
+def test_without_matplotlib_a_plotting_notebook_scores_the_same_and_says_so(
+    tmp_path, tier, plotting_task, container
+):
     program = grader_without_matplotlib(container)
     plotted, allowed = _scores_as_without_plots(tmp_path, tier, plotting_task, program)
-    for report in (plotted, allowed):   # the report's first line says why nothing was drawn
+    for report in (plotted, allowed):  # the report's first line says why nothing was drawn
         assert report["checks"][0]["name"] == "loads"
         assert report["checks"][0]["message"].startswith(f"note: {NOT_DRAWN}")
 
@@ -77,17 +90,21 @@ def test_without_matplotlib_a_script_notebook_that_draws_keeps_its_answer(tmp_pa
     assert report["checks"][0]["message"].startswith(f"note: {NOT_DRAWN}")
 
 
-@pytest.mark.parametrize("opening", [
-    "import matplotlib\nmatplotlib.use('TkAgg')\nimport matplotlib.pyplot as plt",
-    "import matplotlib.pyplot as plt\nplt.switch_backend('qtagg')",
-    "import matplotlib.pyplot as plt\nplt.ion()",
-])
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "import matplotlib\nmatplotlib.use('TkAgg')\nimport matplotlib.pyplot as plt",
+        "import matplotlib.pyplot as plt\nplt.switch_backend('qtagg')",
+        "import matplotlib.pyplot as plt\nplt.ion()",
+    ],
+)
 def test_a_window_asked_for_is_no_window_and_no_fault(tmp_path, plain_tier, plotting_task, opening):
     """A notebook that asks for a GUI backend (TkAgg, Qt) or interactive mode is drawn by the
     headless one here: the same full marks, and nothing about windows in its output."""
     cells = code_cells(PLOTTING_NOTEBOOK)
-    notebook = write_notebook(tmp_path / "window.ipynb", opening, *cells,
-                              "fig.show()\nplt.pause(0.01)\nplt.show(block=True)")
+    notebook = write_notebook(
+        tmp_path / "window.ipynb", opening, *cells, "fig.show()\nplt.pause(0.01)\nplt.show(block=True)"
+    )
     report = grade(tmp_path, plain_tier, plotting_task, notebook)
     assert report["score"] == score_without() and report["status"] == "passed", report["checks"][0]
     assert not any(noise in report["output"] for noise in NOISE), report["output"]
@@ -104,7 +121,8 @@ def test_a_task_that_lists_no_display_library_keeps_todays_import(tmp_path, plot
 
 @pytest.mark.slow
 def test_without_matplotlib_a_task_that_lists_no_display_library_says_the_environment_lacks_it(
-        tmp_path, container):
+    tmp_path, container
+):
     task = task_allowing(tmp_path / "plain", "matplotlib", display=[])
     report = grade(tmp_path, "rlimits", task, PLOTTING_NOTEBOOK, grader_without_matplotlib(container))
     assert report["status"] == "error"
@@ -122,12 +140,13 @@ def test_arrays_a_display_library_makes_are_not_the_scripts_work(tmp_path, tier)
         "position = np.arange(depth)[:, np.newaxis]\n"
         "i = np.arange(length)[np.newaxis, :]\n"
         "angles = position / np.power(10000.0, (2 * (i // 2)) / length)\n"
-        "table = np.where(i % 2 == 0, np.sin(angles), np.cos(angles))\n"   # transposed: (8, 5)
+        "table = np.where(i % 2 == 0, np.sin(angles), np.cos(angles))\n"  # transposed: (8, 5)
         "counts, edges, _ = plt.hist(table.ravel(), bins=7)\n"
         "ticks = plt.gca().get_xticks()\n"
         "picture = cm.viridis(table)\n"
         "plt.imshow(table)\n"
-        "print(table.shape[::-1])\n")
+        "print(table.shape[::-1])\n"
+    )
     report = grade(tmp_path, tier, SHAPE_TASK, script)
     builds = by_name(report)["builds-the-table"]
     assert builds["status"] == "failed" and "variable 'table'" in builds["message"]

@@ -1,18 +1,18 @@
 """Every bundled sample gets the verdict it declares: correct ones full marks, each mistake
 loses points on the check that names it."""
+
 import os
 
 import pytest
-
 from conftest import PE_SAMPLES, ROOT
+
 from grader.grading.grade import LOAD_CHECK, RUN_CHECK, Options, grade
 from grader.records.result import ERROR, PASSED
 from grader.task.samples import mismatch, read_expectation, sample_files
 from grader.task.spec import load_task
 
 TASKS = sorted(os.listdir(os.path.join(ROOT, "tasks")))
-SAMPLES = [(task, path) for task in TASKS
-           for path in sample_files(os.path.join(ROOT, "submissions", task))]
+SAMPLES = [(task, path) for task in TASKS for path in sample_files(os.path.join(ROOT, "submissions", task))]
 _tasks = {}
 
 
@@ -47,15 +47,21 @@ def test_sample_gets_its_declared_verdict(task, path):
 
 
 def test_correct_sample_under_rlimits_tier_too():
-    result = grade(task_named("positional-encoding"), os.path.join(PE_SAMPLES, "correct_vectorized.py"),
-                   Options(isolation="rlimits"))
+    result = grade(
+        task_named("positional-encoding"),
+        os.path.join(PE_SAMPLES, "correct_vectorized.py"),
+        Options(isolation="rlimits"),
+    )
     assert result.status == PASSED
     assert result.isolation == "rlimits"
 
 
 def test_mistake_under_rlimits_tier_too():
-    result = grade(task_named("positional-encoding"), os.path.join(PE_SAMPLES, "mistake_adds_in_place.py"),
-                   Options(isolation="rlimits"))
+    result = grade(
+        task_named("positional-encoding"),
+        os.path.join(PE_SAMPLES, "mistake_adds_in_place.py"),
+        Options(isolation="rlimits"),
+    )
     by_name = {c.name: c for c in result.checks}
     assert by_name["add-leaves-input-unchanged"].status == "failed"
     assert result.status != ERROR

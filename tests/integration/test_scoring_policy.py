@@ -1,11 +1,11 @@
 """What a score pays for. A file that does nothing scores 0: the checks of how the work is
 done (imports, inputs left alone) count only when some of the work is done. One mistake,
 one deduction: a float32 table loses the precision check's point and nothing else."""
+
 import json
 import os
 
 import pytest
-
 from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli, score_without, write
 
 IDLE_WORDS = "counts only when your file does some of the work"
@@ -36,7 +36,9 @@ def test_a_file_that_does_nothing_scores_0_and_is_told_why(tmp_path, source):
 def test_functions_that_return_garbage_get_no_policy_point(tmp_path):
     """They import nothing forbidden and leave x alone, and do none of the work: only the
     return-type checks (which an empty array passes) pay."""
-    path = write(tmp_path / "garbage.py", """
+    path = write(
+        tmp_path / "garbage.py",
+        """
         import numpy as np
 
         def sinusoidal_pe(max_len, d_model, base=10000.0):
@@ -44,13 +46,16 @@ def test_functions_that_return_garbage_get_no_policy_point(tmp_path):
 
         def add_positional_encoding(x, base=10000.0):
             return x.copy()
-        """)
+        """,
+    )
     checks = _checks(_report(PE_TASK, path))
     for name in ("numpy-only", "add-leaves-input-unchanged"):
         assert (checks[name]["status"], checks[name]["reason"]) == ("skipped", "idle"), checks[name]
     assert "add_positional_encoding does some of the work" in checks["add-leaves-input-unchanged"]["message"]
-    assert {n for n, c in checks.items() if c["score"] > 0} == \
-        {"table-returns-float-array", "add-returns-float-array"}
+    assert {n for n, c in checks.items() if c["score"] > 0} == {
+        "table-returns-float-array",
+        "add-returns-float-array",
+    }
 
 
 def test_an_empty_script_scores_0(tmp_path):
@@ -101,8 +106,11 @@ def _lost(report):
 
 @pytest.mark.parametrize("source", ["sample", TORCH_STYLE_FLOAT32], ids=["sample", "exp-log form"])
 def test_float32_arithmetic_loses_the_precision_point_only(tmp_path, source):
-    path = (os.path.join(PE_SAMPLES, "mistake_float32_table.py") if source == "sample"
-            else write(tmp_path / "f32.py", source))
+    path = (
+        os.path.join(PE_SAMPLES, "mistake_float32_table.py")
+        if source == "sample"
+        else write(tmp_path / "f32.py", source)
+    )
     report = _report(PE_TASK, path)
     assert _lost(report) == {"float64-precision"}, _lost(report)
     assert report["score"] == score_without("float64-precision")
@@ -131,7 +139,9 @@ def test_the_statement_states_the_tolerances_the_checks_use(pe_task):
 def test_a_zero_table_gets_no_policy_point(tmp_path):
     """np.zeros passes 'an odd width's last column stays 0' (one value repeated): that is
     no work, so numpy-only does not count."""
-    path = write(tmp_path / "zeros.py", """
+    path = write(
+        tmp_path / "zeros.py",
+        """
         import numpy as np
 
         def sinusoidal_pe(max_len, d_model, base=10000.0):
@@ -139,7 +149,8 @@ def test_a_zero_table_gets_no_policy_point(tmp_path):
 
         def add_positional_encoding(x, base=10000.0):
             return np.zeros(x.shape)
-        """)
+        """,
+    )
     checks = _checks(_report(PE_TASK, path))
     assert checks["odd-width-last-column-zero"]["status"] == "passed"
     assert (checks["numpy-only"]["status"], checks["numpy-only"]["reason"]) == ("skipped", "idle")
@@ -178,8 +189,12 @@ def test_a_crash_at_one_edge_costs_the_checks_about_that_edge_only(tmp_path, pe_
     """The task names d_model = 1 an edge (task.yaml edges:): the checks that list a case
     there judge it, the others draw around it. On main this file scored 9/33."""
     report = _report(PE_TASK, write(tmp_path / "edge.py", CRASHES_AT_ONE_COLUMN))
-    at_the_edge = [c.name for c in pe_task.checks if c.call is not None and any(
-        e.holds(case) for e in pe_task.edges for case in _literal_cases(pe_task, c))]
+    at_the_edge = [
+        c.name
+        for c in pe_task.checks
+        if c.call is not None
+        and any(e.holds(case) for e in pe_task.edges for case in _literal_cases(pe_task, c))
+    ]
     assert sorted(at_the_edge) == ["add-at-bounds", "table-at-bounds"]
     lost = [c["name"] for c in report["checks"] if c["score"] < c["max_score"]]
     assert sorted(lost) == sorted(at_the_edge), lost
@@ -189,13 +204,14 @@ def test_a_crash_at_one_edge_costs_the_checks_about_that_edge_only(tmp_path, pe_
 
 def _literal_cases(task, check):
     from grader.grading.cases import case_set
+
     cases = case_set(task, None, check)
-    return cases.cases[:cases.literal_count]
+    return cases.cases[: cases.literal_count]
 
 
 ONE_SIGN_WRONG = CRASHES_AT_ONE_COLUMN.replace(
-    '    if d_model == 1:\n        raise ValueError("d_model must be at least 2")\n', "").replace(
-    "pe[:, 0:2 * (d_model // 2):2] = np.sin(angles)", "pe[:, 0:2 * (d_model // 2):2] = -np.sin(angles)")
+    '    if d_model == 1:\n        raise ValueError("d_model must be at least 2")\n', ""
+).replace("pe[:, 0:2 * (d_model // 2):2] = np.sin(angles)", "pe[:, 0:2 * (d_model // 2):2] = -np.sin(angles)")
 ZERO_STUB = """
 import numpy as np
 

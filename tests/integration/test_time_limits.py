@@ -2,6 +2,7 @@
 one short timeout, a sleeping one is stopped by the wall-clock backstop, a slow but correct
 one is told which sizes were too slow, an explicit --call-seconds is absolute, and a loaded
 machine never turns a correct call into a timeout (CPU time counts, not wall time)."""
+
 import json
 import os
 import subprocess
@@ -10,7 +11,6 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import PE_TASK, ROOT, run_cli, score_without
 
 LOOPS = """
@@ -64,8 +64,9 @@ def grade(tmp_path, mode, source, *flags):
         folder, out = tmp_path / "class", tmp_path / "out"
         folder.mkdir()
         (folder / "student.py").write_bytes(path.read_bytes())
-        done = run_cli("batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1",
-                       "--isolation", str(mode), *flags)
+        done = run_cli(
+            "batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--isolation", str(mode), *flags
+        )
         text = (out / "reports-positional-encoding.jsonl").read_text().splitlines()[0]
     else:
         done = run_cli("check", PE_TASK, str(path), "--format", "json", "--isolation", str(mode), *flags)
@@ -80,7 +81,7 @@ def checks(report):
 
 def test_an_endless_loop_costs_one_short_timeout(tmp_path, tier):
     report, seconds = grade(tmp_path, tier, LOOPS)
-    assert seconds < 15, f"grading took {seconds:.1f} s"   # bench/limits_speed.py: the real figure
+    assert seconds < 15, f"grading took {seconds:.1f} s"  # bench/limits_speed.py: the real figure
     by_name = checks(report)
     first = by_name["example-table-3x4"]
     assert first["status"] == "failed" and first["reason"] == "timeout"
@@ -92,7 +93,7 @@ def test_an_endless_loop_costs_one_short_timeout(tmp_path, tier):
     assert later["message"].startswith("not run: sinusoidal_pe timed out (limit 0.5 s")
     assert "has not finished any call" in later["message"]
     timed_out = [c for c in report["checks"] if c["reason"] == "timeout"]
-    assert len(timed_out) == 2   # one per function: sinusoidal_pe, add_positional_encoding
+    assert len(timed_out) == 2  # one per function: sinusoidal_pe, add_positional_encoding
 
 
 def test_a_sleeping_call_is_stopped_by_the_wall_clock_backstop(tmp_path, tier):
@@ -106,7 +107,9 @@ def test_a_sleeping_call_is_stopped_by_the_wall_clock_backstop(tmp_path, tier):
 # Right and fast on its first call of each function; every later call sleeps (then
 # answers right, so it is never "not run"), or computes in children it never reaps (a
 # cgroup v1 listing of live processes misses their time).
-STALLS_AFTER_FIRST = LOOPS.replace("    while True:\n        pass", """    import time
+STALLS_AFTER_FIRST = LOOPS.replace(
+    "    while True:\n        pass",
+    """    import time
     calls.append(1)
     if len(calls) > 1:
         time.sleep(1.9)
@@ -116,9 +119,12 @@ STALLS_AFTER_FIRST = LOOPS.replace("    while True:\n        pass", """    impor
     angle = pos / base ** (2 * np.arange(half) / d_model)
     pe[:, 0:2 * half:2] = np.sin(angle)
     pe[:, 1:2 * half:2] = np.cos(angle)
-    return pe""").replace("import numpy as np\n", "import numpy as np\ncalls = []\n", 1)
+    return pe""",
+).replace("import numpy as np\n", "import numpy as np\ncalls = []\n", 1)
 
-HIDES_ITS_COMPUTING = LOOPS.replace("    while True:\n        pass", """    import os
+HIDES_ITS_COMPUTING = LOOPS.replace(
+    "    while True:\n        pass",
+    """    import os
     for _ in range(50):
         pid = os.fork()
         if pid == 0:
@@ -127,7 +133,8 @@ HIDES_ITS_COMPUTING = LOOPS.replace("    while True:\n        pass", """    impo
                 x += k
             os._exit(0)
         os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)   # waits, never reaps
-    os.read(os.pipe()[0], 1)""")
+    os.read(os.pipe()[0], 1)""",
+)
 
 
 def test_a_submission_that_stalls_after_its_first_call_costs_seconds_not_a_minute(tmp_path, plain_tier):
@@ -148,7 +155,7 @@ def test_computing_in_unreaped_children_is_counted_as_computing(tmp_path, plain_
     report, seconds = grade(tmp_path, plain_tier, HIDES_ITS_COMPUTING)
     first = checks(report)["example-table-3x4"]
     assert first["reason"] == "timeout"
-    if plain_tier != "rlimits":   # (rlimits has no cgroup of its own to read)
+    if plain_tier != "rlimits":  # (rlimits has no cgroup of its own to read)
         assert "it was waiting" not in first["message"], first["message"]
         assert "× the reference's" in first["message"]
 
@@ -188,8 +195,9 @@ def test_correct_samples_keep_full_marks_on_a_saturated_machine(tmp_path):
         time.sleep(0.5)
         for sample in ("correct_loops.py", "correct_vectorized.py", "correct_exp_log.py"):
             path = os.path.join(ROOT, "submissions", "positional-encoding", sample)
-            done = run_cli("check", PE_TASK, path, "--format", "json", "--call-floor-seconds", "0.25",
-                           timeout=300)
+            done = run_cli(
+                "check", PE_TASK, path, "--format", "json", "--call-floor-seconds", "0.25", timeout=300
+            )
             report = json.loads(done.stdout)
             lost = [(c["name"], c["message"]) for c in report["checks"] if c["status"] != "passed"]
             assert done.returncode == 0 and not lost, (sample, lost)

@@ -6,6 +6,7 @@ A hostile file here computes the right answer only if its attack works; otherwis
 returns zeros. So "loses the points it tries to steal" means: it scores no more than an
 honest file that returns zeros.
 """
+
 import json
 import os
 import secrets
@@ -14,9 +15,10 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import BUBBLEWRAP, ISOLATING, PE_SAMPLES, PE_TASK, ROOT, modes, no_process_with, run_cli, tiers
+
 from grader.sandbox import cgroup
+
 CALL_SECONDS, BUDGET_SECONDS = 2, 8
 REPORT_BYTES_CAP = 256 * 1024
 
@@ -87,14 +89,21 @@ def grade_attack(tmp_path, tier, source, name="attack.py", env=None):
     folder.mkdir(exist_ok=True)
     path = folder / name
     path.write_text(textwrap.dedent(source))
-    limits = ["--isolation", tier, "--call-seconds", str(CALL_SECONDS),
-              "--submission-seconds", str(BUDGET_SECONDS)]
+    limits = [
+        "--isolation",
+        tier,
+        "--call-seconds",
+        str(CALL_SECONDS),
+        "--submission-seconds",
+        str(BUDGET_SECONDS),
+    ]
     start = time.monotonic()
     if getattr(tier, "warm", False):
         report_text, done = _grade_in_batch(tmp_path, path, limits, env)
     else:
-        done = run_cli("check", PE_TASK, str(path), "--format", "json", *limits,
-                       env=env, timeout=BUDGET_SECONDS * 4 + 30)
+        done = run_cli(
+            "check", PE_TASK, str(path), "--format", "json", *limits, env=env, timeout=BUDGET_SECONDS * 4 + 30
+        )
         report_text = done.stdout
     seconds = time.monotonic() - start
     assert done.returncode in (0, 1), f"the grader itself failed: {done.stderr[-2000:]}"
@@ -114,8 +123,19 @@ def _grade_in_batch(tmp_path, path, limits, env):
     folder.mkdir(exist_ok=True)
     (folder / path.name).write_bytes(path.read_bytes())
     out = tmp_path / "batch-out"
-    done = run_cli("batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--force",
-                   *limits, env=env, timeout=BUDGET_SECONDS * 4 + 30)
+    done = run_cli(
+        "batch",
+        PE_TASK,
+        str(folder),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--force",
+        *limits,
+        env=env,
+        timeout=BUDGET_SECONDS * 4 + 30,
+    )
     reports = (out / "reports-positional-encoding.jsonl").read_text().splitlines() if out.exists() else []
     assert len(reports) == 1, f"the batch graded {len(reports)} files: {done.stderr[-2000:]}"
     return reports[0], done
@@ -127,43 +147,55 @@ LOOPS = {
     "loop-at-import": "while True:\n    pass\n",
     "loop-in-call": ZEROS.replace("    return np.zeros((max_len, d_model))", "    while True:\n        pass"),
     "ignores-signals": "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                       "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                       + ZEROS.replace("    return np.zeros((max_len, d_model))", "    while True:\n        pass"),
-    "sleeps-forever": "import time\n" + ZEROS.replace("    return np.zeros((max_len, d_model))",
-                                                       "    time.sleep(10 ** 6)"),
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    + ZEROS.replace("    return np.zeros((max_len, d_model))", "    while True:\n        pass"),
+    "sleeps-forever": "import time\n"
+    + ZEROS.replace("    return np.zeros((max_len, d_model))", "    time.sleep(10 ** 6)"),
 }
 
 
-@pytest.mark.slow   # each runs to its time budget
+@pytest.mark.slow  # each runs to its time budget
 @pytest.mark.parametrize("attack", sorted(LOOPS))
 def test_endless_work_is_cut_off(tmp_path, tier, zero_scores, attack):
     report, seconds = grade_attack(tmp_path, tier, LOOPS[attack])
     assert report["score"] <= zero_scores[tier]
     assert report["status"] in ("failed", "error")
-    assert any("did not finish within" in c["message"] or "budget" in c["message"]
-               for c in report["checks"])
+    assert any("did not finish within" in c["message"] or "budget" in c["message"] for c in report["checks"])
 
 
 def test_many_gib_are_refused(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, ZEROS.replace(
-        "    return np.zeros((max_len, d_model))",
-        "    hog = np.ones((64, 1024, 1024, 1024), dtype=np.uint8)  # 64 GiB\n"
-        "    return np.zeros((max_len, d_model)) + hog[0, 0, 0, 0]"))
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        ZEROS.replace(
+            "    return np.zeros((max_len, d_model))",
+            "    hog = np.ones((64, 1024, 1024, 1024), dtype=np.uint8)  # 64 GiB\n"
+            "    return np.zeros((max_len, d_model)) + hog[0, 0, 0, 0]",
+        ),
+    )
     assert report["score"] <= zero_scores[tier]
     assert any("MemoryError" in c["message"] or "killed" in c["message"] for c in report["checks"])
 
 
 def test_zero_stride_view_of_tens_of_gb(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, ZEROS.replace(
-        "    return np.zeros((max_len, d_model))",
-        "    return np.broadcast_to(np.zeros(1), (200_000, 100_000))  # claims 160 GB"))
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        ZEROS.replace(
+            "    return np.zeros((max_len, d_model))",
+            "    return np.broadcast_to(np.zeros(1), (200_000, 100_000))  # claims 160 GB",
+        ),
+    )
     assert report["score"] <= zero_scores[tier]
     assert any("too large" in c["message"] for c in report["checks"])
 
 
 def test_fork_bomb_is_capped_and_cleaned_up(tmp_path, tier, zero_scores):
     marker = f"forkbomb-{secrets.token_hex(6)}"
-    report, _ = grade_attack(tmp_path, tier, f"""
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        f"""
         import os, sys, time
         import numpy as np
 
@@ -179,7 +211,8 @@ def test_fork_bomb_is_capped_and_cleaned_up(tmp_path, tier, zero_scores):
 
         def add_positional_encoding(x, base=10000.0):
             return x + 0.0
-    """)
+    """,
+    )
     assert report["score"] <= zero_scores[tier]
     time.sleep(0.5)
     assert no_process_with(marker), "a forked process outlived grading"
@@ -187,10 +220,14 @@ def test_fork_bomb_is_capped_and_cleaned_up(tmp_path, tier, zero_scores):
 
 def test_detached_process_does_not_outlive_grading(tmp_path, tier):
     if tier != BUBBLEWRAP and not cgroup.available():
-        pytest.skip("without a cgroup, only bubblewrap's PID namespace catches a process "
-                    "that left the process group")
+        pytest.skip(
+            "without a cgroup, only bubblewrap's PID namespace catches a process that left the process group"
+        )
     marker = f"detached-{secrets.token_hex(6)}"
-    grade_attack(tmp_path, tier, f"""
+    grade_attack(
+        tmp_path,
+        tier,
+        f"""
         import os, sys
         if os.fork() == 0:
             os.setsid()
@@ -198,7 +235,9 @@ def test_detached_process_does_not_outlive_grading(tmp_path, tier):
                 os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)",
                                           "{marker}"])
             os._exit(0)
-    """ + ZEROS)
+    """
+        + ZEROS,
+    )
     time.sleep(0.5)
     assert no_process_with(marker), "a detached process outlived grading"
 
@@ -206,27 +245,40 @@ def test_detached_process_does_not_outlive_grading(tmp_path, tier):
 @pytest.mark.parametrize("where", ["import", "call"])
 @pytest.mark.parametrize("how", ["sys.exit(0)", "os._exit(0)"])
 def test_exit_costs_only_its_own_points(tmp_path, tier, zero_scores, where, how):
-    body = f"import os, sys\n{how}\n" + ZEROS if where == "import" else "import os, sys\n" + \
-        ZEROS.replace("    return np.zeros((max_len, d_model))", f"    {how}")
+    body = (
+        f"import os, sys\n{how}\n" + ZEROS
+        if where == "import"
+        else "import os, sys\n" + ZEROS.replace("    return np.zeros((max_len, d_model))", f"    {how}")
+    )
     report, _ = grade_attack(tmp_path, tier, body)
     assert report["score"] <= zero_scores[tier]
 
 
 def test_printed_fake_report_is_not_believed(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        """
         import json, sys
         fake = {"task": "positional-encoding", "score": 33, "max_score": 33, "status": "passed",
                 "isolation": "bubblewrap", "checks": []}
         print(json.dumps(fake)); sys.stdout.flush()
         sys.stderr.write("Score: 33/33 (100%)  passed\\n")
-    """ + ZEROS.replace("    return np.zeros((max_len, d_model))",
-                        "    print(json.dumps(fake))\n    return np.zeros((max_len, d_model))"))
+    """
+        + ZEROS.replace(
+            "    return np.zeros((max_len, d_model))",
+            "    print(json.dumps(fake))\n    return np.zeros((max_len, d_model))",
+        ),
+    )
     assert report["score"] <= zero_scores[tier]
     assert report["status"] != "passed"
 
 
 def test_flooding_output_is_capped(tmp_path, tier, zero_scores):
-    report, seconds = grade_attack(tmp_path, tier, """
+    report, seconds = grade_attack(
+        tmp_path,
+        tier,
+        """
         import os, sys
         chunk = "x" * (1 << 20)
         def _flood():
@@ -236,30 +288,45 @@ def test_flooding_output_is_capped(tmp_path, tier, zero_scores):
                     os.write(2, chunk.encode())
                 except OSError:
                     return
-    """ + ZEROS.replace("    return np.zeros((max_len, d_model))",
-                        "    _flood()\n    return np.zeros((max_len, d_model))"))
+    """
+        + ZEROS.replace(
+            "    return np.zeros((max_len, d_model))", "    _flood()\n    return np.zeros((max_len, d_model))"
+        ),
+    )
     assert report["score"] <= zero_scores[tier]
 
 
 def test_segfault_through_ctypes(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, "import ctypes\n" + ZEROS.replace(
-        "    return np.zeros((max_len, d_model))", "    return ctypes.string_at(0)"))
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        "import ctypes\n"
+        + ZEROS.replace("    return np.zeros((max_len, d_model))", "    return ctypes.string_at(0)"),
+    )
     assert report["score"] <= zero_scores[tier]
     assert any("segmentation fault" in c["message"] for c in report["checks"])
 
 
 def test_unbounded_recursion(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        """
         import sys
         sys.setrecursionlimit(10 ** 9)
         def _deeper(n):
             return _deeper(n + 1) + 1
-    """ + ZEROS.replace("    return np.zeros((max_len, d_model))", "    return _deeper(0)"))
+    """
+        + ZEROS.replace("    return np.zeros((max_len, d_model))", "    return _deeper(0)"),
+    )
     assert report["score"] <= zero_scores[tier]
 
 
 def test_garbage_on_every_file_descriptor(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        """
         import os
         def _corrupt():
             for fd in range(3, 1024):
@@ -267,15 +334,23 @@ def test_garbage_on_every_file_descriptor(tmp_path, tier, zero_scores):
                     os.write(fd, b"GRDR\\xff\\xff\\xff\\xff" + os.urandom(64))
                 except OSError:
                     pass
-    """ + ZEROS.replace("    return np.zeros((max_len, d_model))",
-                        "    _corrupt()\n    return np.zeros((max_len, d_model))"))
+    """
+        + ZEROS.replace(
+            "    return np.zeros((max_len, d_model))",
+            "    _corrupt()\n    return np.zeros((max_len, d_model))",
+        ),
+    )
     assert report["score"] <= zero_scores[tier]
 
 
 # --------------------------------------------------------------------------- stealing answers
 
+
 def test_walking_stack_frames_and_gc_finds_no_answer(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, hostile("""
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        hostile("""
         import gc, sys, types
         import numpy as np
 
@@ -292,12 +367,16 @@ def test_walking_stack_frames_and_gc_finds_no_answer(tmp_path, tier, zero_scores
             answer = table[-1]
             return types.SimpleNamespace(sinusoidal_pe=lambda *a: answer,
                                          add_positional_encoding=lambda x, b: x + answer)
-    """))
+    """),
+    )
     assert report["score"] <= zero_scores[tier]
 
 
 def test_monkeypatching_comparisons_changes_nothing(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        """
         import builtins, unittest
         import numpy as np
         np.allclose = lambda *a, **k: True
@@ -306,12 +385,17 @@ def test_monkeypatching_comparisons_changes_nothing(tmp_path, tier, zero_scores)
         np.testing.assert_allclose = lambda *a, **k: None
         unittest.TestCase.assertEqual = lambda *a, **k: None
         builtins.isinstance = lambda *a: True
-    """ + ZEROS)
+    """
+        + ZEROS,
+    )
     assert report["score"] <= zero_scores[tier]
 
 
 def test_lying_objects_and_arrays(tmp_path, tier, zero_scores):
-    report, _ = grade_attack(tmp_path, tier, """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        """
         import numpy as np
 
         class Liar(np.ndarray):
@@ -337,7 +421,8 @@ def test_lying_objects_and_arrays(tmp_path, tier, zero_scores):
 
         def add_positional_encoding(x, base=10000.0):
             return np.asarray(x).view(Liar) + 0
-    """)
+    """,
+    )
     assert report["score"] <= zero_scores[tier]
 
 
@@ -348,15 +433,23 @@ def test_reading_answers_from_disk(tmp_path, tier, zero_scores, target):
     # A correct classmate beside the submission, as in a real class folder.
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "classmate.py").write_text(
-        open(os.path.join(PE_SAMPLES, "correct_vectorized.py")).read())
+        open(os.path.join(PE_SAMPLES, "correct_vectorized.py")).read()
+    )
     paths = {
-        "reference": [os.path.join(PE_TASK, "reference.py"),
-                      os.path.join(ROOT, "tasks", "positional-encoding", "reference.py")],
-        "other-students": [str(tmp_path / "class" / "classmate.py"),
-                           os.path.join(PE_SAMPLES, "correct_loops.py")],
+        "reference": [
+            os.path.join(PE_TASK, "reference.py"),
+            os.path.join(ROOT, "tasks", "positional-encoding", "reference.py"),
+        ],
+        "other-students": [
+            str(tmp_path / "class" / "classmate.py"),
+            os.path.join(PE_SAMPLES, "correct_loops.py"),
+        ],
         "search": [],
     }[target]
-    report, _ = grade_attack(tmp_path, tier, hostile(f"""
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        hostile(f"""
         import importlib.util, os
 
         def _load(path):
@@ -386,7 +479,8 @@ def test_reading_answers_from_disk(tmp_path, tier, zero_scores, target):
                 except Exception:
                     continue
             return None
-    """))
+    """),
+    )
     assert report["score"] <= zero_scores[tier]
 
 
@@ -396,7 +490,10 @@ def test_writes_outside_private_tmp_leave_no_trace(tmp_path, tier):
     marker = f"written-{secrets.token_hex(6)}"
     targets = [f"/tmp/{marker}", os.path.join(ROOT, marker), os.path.expanduser(f"~/{marker}")]
     beside = tmp_path / "class" / f"{marker}.py"
-    grade_attack(tmp_path, tier, f"""
+    grade_attack(
+        tmp_path,
+        tier,
+        f"""
         import os
         def _scribble():
             here = os.path.dirname(os.path.abspath(__file__))
@@ -407,7 +504,9 @@ def test_writes_outside_private_tmp_leave_no_trace(tmp_path, tier):
                 except OSError:
                     pass
         _scribble()
-    """ + ZEROS)
+    """
+        + ZEROS,
+    )
     for path in targets + [str(beside)]:
         assert not os.path.exists(path), f"{path} was written"
 
@@ -429,13 +528,17 @@ def test_no_network_not_even_loopback(tmp_path, tier, zero_scores):
     server.listen(8)
     server.setblocking(False)
     port = server.getsockname()[1]
-    report, _ = grade_attack(tmp_path, tier, hostile(f"""
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        hostile(f"""
         import socket
         def CHEAT():
             conn = socket.create_connection(("127.0.0.1", {port}), timeout=1)
             conn.sendall(b"give me the answers")
             return None
-    """))
+    """),
+    )
     try:
         connected = was_contacted(server)
     finally:
@@ -447,7 +550,10 @@ def test_no_network_not_even_loopback(tmp_path, tier, zero_scores):
 def test_environment_secrets_do_not_reach_feedback(tmp_path, tier):
     secret = f"s3cr3t-{secrets.token_hex(8)}"
     isolated = tier in ISOLATING
-    report, _ = grade_attack(tmp_path, tier, """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        """
         import os
         def _leak():
             text = repr(dict(os.environ))
@@ -458,8 +564,10 @@ def test_environment_secrets_do_not_reach_feedback(tmp_path, tier):
                     pass
             print(text)
             raise RuntimeError(text)
-    """ + ZEROS.replace("    return np.zeros((max_len, d_model))", "    _leak()"),
-        env={"GRADER_TEST_TOKEN": secret})
+    """
+        + ZEROS.replace("    return np.zeros((max_len, d_model))", "    _leak()"),
+        env={"GRADER_TEST_TOKEN": secret},
+    )
     text = json.dumps(report)
     if isolated:
         assert secret not in text
@@ -470,7 +578,10 @@ def test_environment_secrets_do_not_reach_feedback(tmp_path, tier):
 def test_cannot_kill_or_trace_the_grader(tmp_path, tier, zero_scores):
     if tier not in ISOLATING:
         pytest.skip("the rlimits tier runs as the grader's user; its reports say so")
-    report, _ = grade_attack(tmp_path, tier, """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        """
         import os, signal
         def _strike():
             for pid in (os.getppid(), os.getpgid(0)):
@@ -478,8 +589,12 @@ def test_cannot_kill_or_trace_the_grader(tmp_path, tier, zero_scores):
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-    """ + ZEROS.replace("    return np.zeros((max_len, d_model))",
-                        "    _strike()\n    return np.zeros((max_len, d_model))"))
+    """
+        + ZEROS.replace(
+            "    return np.zeros((max_len, d_model))",
+            "    _strike()\n    return np.zeros((max_len, d_model))",
+        ),
+    )
     assert report["score"] <= zero_scores[tier]
 
 
@@ -490,7 +605,10 @@ def test_root_capabilities_do_not_reach_the_submission(tmp_path, tier, zero_scor
         pytest.skip("the rlimits tier runs as the grader's user, root included; its reports say so")
     with open(os.path.join(PE_TASK, "reference.py")) as f:
         reference_source = f.read()
-    report, _ = grade_attack(tmp_path, tier, hostile(f"""
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        hostile(f"""
         import os, resource, types
 
         def _escalated():
@@ -511,7 +629,8 @@ def test_root_capabilities_do_not_reach_the_submission(tmp_path, tier, zero_scor
             answers = types.ModuleType("answers")
             exec({reference_source!r}, answers.__dict__)
             return answers
-    """))
+    """),
+    )
     assert report["score"] <= zero_scores[tier]
 
 
@@ -526,14 +645,18 @@ def test_no_named_unix_socket_of_the_machine_is_in_reach(tmp_path, tier, zero_sc
     server.listen(8)
     server.setblocking(False)
     try:
-        report, _ = grade_attack(tmp_path, tier, hostile(f"""
+        report, _ = grade_attack(
+            tmp_path,
+            tier,
+            hostile(f"""
             import socket
             def CHEAT():
                 conn = socket.socket(socket.AF_UNIX)
                 conn.connect({path!r})
                 conn.sendall(b"give me the answers")
                 return None
-        """))
+        """),
+        )
         connected = was_contacted(server)
     finally:
         server.close()

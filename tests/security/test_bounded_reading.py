@@ -2,6 +2,7 @@
 the bytes make the reader build or do, the grader's process is untouched and the cost is
 said as that file's problem. Forked children (the usual case) and a new Python (where this
 process has threads, as a Dask worker does) hold the same bound."""
+
 import resource
 import threading
 
@@ -33,14 +34,14 @@ def test_an_answer_comes_back_as_plain_data(how):
 def test_memory_past_the_bound_is_the_files_problem_not_the_graders(how):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(bounded.TooCostly) as caught:
-        bounded.call("builtins:bytearray", 2 << 30, SMALL)   # 2 GiB
+        bounded.call("builtins:bytearray", 2 << 30, SMALL)  # 2 GiB
     assert caught.value.why == "memory" and "256 MiB" in str(caught.value)
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 << 10   # KiB
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 << 10  # KiB
 
 
 def test_cpu_time_past_the_bound_is_stopped(how):
     with pytest.raises(bounded.TooCostly) as caught:
-        bounded.call("math:factorial", 10 ** 8, SMALL)
+        bounded.call("math:factorial", 10**8, SMALL)
     assert caught.value.why == "time"
 
 

@@ -1,12 +1,13 @@
 """Where a landlock-tier worker cannot have namespaces of its own, a grader run as root must
 still leave it no capability (with one it could raise its own limits or renice itself)."""
+
 import os
 
 import pytest
-
 from conftest import LANDLOCK, tier_works, write
-from grader.sandbox.tiers import landlock as landlock_tier
+
 from grader.sandbox.launcher import Limits, Sandbox
+from grader.sandbox.tiers import landlock as landlock_tier
 
 pytestmark = [
     pytest.mark.skipif(not tier_works(LANDLOCK), reason="needs the landlock tier"),

@@ -7,13 +7,14 @@ status; the machine's cpuinfo, meminfo, CPU list) stay readable, in every tier.
 
 The probe is a function, so that what it could open comes back as data; it names /proc only
 in strings built at run time (the static scan is not what is tested here)."""
+
 import json
 import os
 import shutil
 
 import pytest
-
 from conftest import ISOLATING, ROOT, in_container, make_task, write
+
 from grader.grading.grade import Options, grade
 from grader.task.spec import load_task
 
@@ -76,8 +77,11 @@ checks:
 
 @pytest.fixture(scope="module")
 def probe_task(tmp_path_factory):
-    folder = make_task(tmp_path_factory.mktemp("proc") / "proc-probe", TASK,
-                       reference=PROBE.replace('"forbidden": [', '"forbidden": [] and ['))
+    folder = make_task(
+        tmp_path_factory.mktemp("proc") / "proc-probe",
+        TASK,
+        reference=PROBE.replace('"forbidden": [', '"forbidden": [] and ['),
+    )
     return load_task(folder)
 
 
@@ -91,8 +95,10 @@ def test_a_worker_reads_what_frameworks_need_of_proc_and_nothing_else(tier, prob
 
 
 # One correct TensorFlow file and one wrong PyTorch file, with the checks the mistake breaks.
-CONTAINER_SAMPLES = [("tensorflow", "pe-table-shape", "correct_tensorflow_tutorial.py", set()),
-                     ("torch", "pe-batch-sum", "mistake_torch_wrong_rows.py", {"adds-the-first-three-rows"})]
+CONTAINER_SAMPLES = [
+    ("tensorflow", "pe-table-shape", "correct_tensorflow_tutorial.py", set()),
+    ("torch", "pe-batch-sum", "mistake_torch_wrong_rows.py", {"adds-the-first-three-rows"}),
+]
 
 
 def test_frameworks_grade_in_the_gradescope_container(container, simulation, tmp_path):
@@ -106,8 +112,16 @@ def test_frameworks_grade_in_the_gradescope_container(container, simulation, tmp
         private = container["private"] / f"{task_name}-{simulation}-{tmp_path.name}"
         shutil.copytree(os.path.join(ROOT, "tasks", task_name), private / "task")
         shutil.copy(os.path.join(ROOT, "submissions", task_name, file_name), private / file_name)
-        done = in_container(container, "check", str(private / "task"), str(private / file_name),
-                            "--others-work", "--format", "json", simulation=simulation)
+        done = in_container(
+            container,
+            "check",
+            str(private / "task"),
+            str(private / file_name),
+            "--others-work",
+            "--format",
+            "json",
+            simulation=simulation,
+        )
         assert done.returncode in (0, 1), done.stderr[-3000:]
         report = json.loads(done.stdout)
         lost = {c["name"] for c in report["checks"] if c["max_score"] and c["status"] != "passed"}

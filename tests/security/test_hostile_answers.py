@@ -6,6 +6,7 @@ request it answers, and ``grader batch`` stores a row for every submission.
 
 Run under every tier and mode, like test_adversarial.py.
 """
+
 import dataclasses
 import json
 import os
@@ -14,7 +15,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import PE_TASK, ROOT, run_cli
 from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZEROS
 
@@ -54,12 +54,18 @@ def _grade(tmp_path, tier, source, task=PE_TASK, name="attack.py", extra=()):
     folder.mkdir(exist_ok=True)
     path = folder / name
     path.write_text(textwrap.dedent(source))
-    limits = ["--isolation", tier, "--call-seconds", str(CALL_SECONDS),
-              "--submission-seconds", str(BUDGET_SECONDS), *extra]
+    limits = [
+        "--isolation",
+        tier,
+        "--call-seconds",
+        str(CALL_SECONDS),
+        "--submission-seconds",
+        str(BUDGET_SECONDS),
+        *extra,
+    ]
     if getattr(tier, "warm", False):
         out = tmp_path / "batch-out"
-        done = _probe("batch", task, str(folder), "--out", str(out), "--jobs", "1", "--force",
-                      *limits)
+        done = _probe("batch", task, str(folder), "--out", str(out), "--jobs", "1", "--force", *limits)
         reports = [line for f in out.glob("reports-*.jsonl") for line in f.read_text().splitlines()]
         assert len(reports) == 1, f"the batch stored {len(reports)} rows: {done.stderr[-3000:]}"
         report_text = reports[0]
@@ -68,8 +74,14 @@ def _grade(tmp_path, tier, source, task=PE_TASK, name="attack.py", extra=()):
         done = _probe("check", task, str(path), "--format", "json", *limits)
         report_text = done.stdout
         assert done.returncode in (0, 1), f"the grader itself failed: {done.stderr[-3000:]}"
-    rss = max([int(line.split("=")[1]) / 1024 for line in done.stderr.splitlines()
-               if line.startswith("GRADER_MAXRSS_KIB=")], default=None)
+    rss = max(
+        [
+            int(line.split("=")[1]) / 1024
+            for line in done.stderr.splitlines()
+            if line.startswith("GRADER_MAXRSS_KIB=")
+        ],
+        default=None,
+    )
     assert rss is not None, done.stderr[-3000:]
     assert len(report_text.encode()) < REPORT_BYTES_CAP, "report is not bounded"
     report = json.loads(report_text)
@@ -78,9 +90,14 @@ def _grade(tmp_path, tier, source, task=PE_TASK, name="attack.py", extra=()):
 
 
 def _probe(*args):
-    return subprocess.run([sys.executable, "-c", RSS_PROBE, *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=BUDGET_SECONDS * 4 + 60,
-                          env=dict(os.environ, PYTHONPATH=ROOT))
+    return subprocess.run(
+        [sys.executable, "-c", RSS_PROBE, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=BUDGET_SECONDS * 4 + 60,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
 
 
 def _checks(report):
@@ -147,28 +164,39 @@ def forging(at_import: str = "", in_call: str = "pass") -> str:
 
 def _lost_everything(report):
     """A forging file gains nothing from the function whose answers it forges."""
-    gained = [c["name"] for c in report["checks"]
-              if c["status"] == "passed" and c.get("function") == "sinusoidal_pe"]
+    gained = [
+        c["name"]
+        for c in report["checks"]
+        if c["status"] == "passed" and c.get("function") == "sinusoidal_pe"
+    ]
     assert not gained, f"points from forged answers: {gained}"
 
 
 # --------------------------------------------------------------------------- class 3
 
 FORGED_LOADS = {
-    "params-not-a-list": {"ok": True, "imports": [],
-                          "functions": {"sinusoidal_pe": {"defined": True, "callable": True, "params": 5},
-                                        "add_positional_encoding": {"defined": True, "callable": True,
-                                                                    "params": 5}}},
-    "entries-not-dicts": {"ok": True, "imports": [],
-                          "functions": {"sinusoidal_pe": True, "add_positional_encoding": [1, 2]}},
+    "params-not-a-list": {
+        "ok": True,
+        "imports": [],
+        "functions": {
+            "sinusoidal_pe": {"defined": True, "callable": True, "params": 5},
+            "add_positional_encoding": {"defined": True, "callable": True, "params": 5},
+        },
+    },
+    "entries-not-dicts": {
+        "ok": True,
+        "imports": [],
+        "functions": {"sinusoidal_pe": True, "add_positional_encoding": [1, 2]},
+    },
 }
 
 
 @pytest.mark.parametrize("forged", sorted(FORGED_LOADS))
 def test_forged_load_answer_is_the_submissions_error(tmp_path, tier, forged):
     """The file answers its own load request (before the worker does) with nonsense."""
-    report, _, _ = _grade(tmp_path, tier, forging(
-        f"_forge(json.loads({json.dumps(FORGED_LOADS[forged])!r}))\n"))
+    report, _, _ = _grade(
+        tmp_path, tier, forging(f"_forge(json.loads({json.dumps(FORGED_LOADS[forged])!r}))\n")
+    )
     loads = _checks(report)["loads"]
     assert loads["status"] == "error" and "unusable" in loads["message"], loads
     _lost_everything(report)
@@ -189,11 +217,17 @@ def test_forged_call_answer_is_that_calls_error(tmp_path, tier, attack):
 
 def test_forged_script_answer_is_the_submissions_error(tmp_path, tier):
     """A script answers its own run request: an array of dtype '<f99' left in 'table'."""
-    report, _, _ = _grade(tmp_path, tier, textwrap.dedent(FORGER) + textwrap.dedent("""
+    report, _, _ = _grade(
+        tmp_path,
+        tier,
+        textwrap.dedent(FORGER)
+        + textwrap.dedent("""
         _forge({'ok': True, 'globals': {'table': {'$nd': 0, 'type': 'ndarray'}}, 'imports': []},
                [_npy('<f99', (5, 8), bytes(5 * 8 * 8))])
         print((5, 8))
-    """), task=os.path.join(TASKS, "pe-table-shape"))
+    """),
+        task=os.path.join(TASKS, "pe-table-shape"),
+    )
     runs = _checks(report)["runs"]
     assert runs["status"] == "error" and "unusable" in runs["message"], runs
     assert _checks(report)["builds-the-table"]["status"] != "passed"
@@ -218,8 +252,7 @@ def test_script_leaving_bool_arrays(tmp_path, tier):
 
 @pytest.mark.parametrize("printed", ["1e999", "-1e999 1e999", "(1e999, 8)"])
 def test_script_printing_infinity(tmp_path, tier, printed):
-    report, _, _ = _grade(tmp_path, tier, f"print({printed!r})\n",
-                          task=os.path.join(TASKS, "pe-table-shape"))
+    report, _, _ = _grade(tmp_path, tier, f"print({printed!r})\n", task=os.path.join(TASKS, "pe-table-shape"))
     check = _checks(report)["prints-the-shape"]
     assert check["status"] == "failed" and "inf" in check["message"], check
 
@@ -232,16 +265,23 @@ GRADER_RSS_BOUND_MIB = 300
 
 
 HUGE_BLOBS = {  # two 512 MiB blobs declared (under the wire's global caps) ...
-    "declared-only": "import time; time.sleep(60)",                        # ... none sent
+    "declared-only": "import time; time.sleep(60)",  # ... none sent
     "declared-and-sent": "[_channel().sendall(bytes(1 << 20)) for _ in range(1024)]",  # ... sent
 }
 
 
 @pytest.mark.parametrize("sent", sorted(HUGE_BLOBS))
 def test_forged_declarations_of_huge_blobs(tmp_path, tier, sent):
-    report, _, rss = _grade(tmp_path, tier, forging(in_call=(
-        "_forge({'ok': True, 'result': {'$nd': 0}}, declared=[512 << 20, 512 << 20]); "
-        + HUGE_BLOBS[sent])))
+    report, _, rss = _grade(
+        tmp_path,
+        tier,
+        forging(
+            in_call=(
+                "_forge({'ok': True, 'result': {'$nd': 0}}, declared=[512 << 20, 512 << 20]); "
+                + HUGE_BLOBS[sent]
+            )
+        ),
+    )
     assert _checks(report)["example-table-3x4"]["status"] in ("error", "failed")
     _lost_everything(report)
     assert rss < GRADER_RSS_BOUND_MIB, f"the grader's peak RSS was {rss:.0f} MiB"
@@ -263,7 +303,7 @@ def add_positional_encoding(x, base=10000.0):
 """
 
 
-@pytest.mark.slow   # 256 MiB per tier
+@pytest.mark.slow  # 256 MiB per tier
 def test_256_mib_returned_array_does_not_reach_the_grader(tmp_path, tier):
     report, _, rss = _grade(tmp_path, tier, BIG_RETURN)
     table = _checks(report)["example-table-3x4"]
@@ -302,14 +342,19 @@ def test_an_extra_answer_does_not_shift_later_answers(tmp_path, tier):
     checks = _checks(report)
     # (Its frame walk to reach the worker's socket costs the import point, and the mutation
     # check's credit: test_hostile_mutation.py.)
-    out_of_turn = [n for n, c in checks.items() if c["status"] != "passed" and n != "numpy-only"
-                   and not c["message"].startswith("not verified")]
-    assert all("answers request" in checks[n]["message"] for n in out_of_turn), \
-        {n: checks[n]["message"][:200] for n in out_of_turn}
+    out_of_turn = [
+        n
+        for n, c in checks.items()
+        if c["status"] != "passed" and n != "numpy-only" and not c["message"].startswith("not verified")
+    ]
+    assert all("answers request" in checks[n]["message"] for n in out_of_turn), {
+        n: checks[n]["message"][:200] for n in out_of_turn
+    }
     assert len(out_of_turn) <= 2, out_of_turn
 
 
 # --------------------------------------------------------------------------- batch
+
 
 def test_batch_stores_a_row_for_a_forging_submission(tmp_path):
     folder = tmp_path / "class"
@@ -317,8 +362,18 @@ def test_batch_stores_a_row_for_a_forging_submission(tmp_path):
     (folder / "honest.py").write_text(textwrap.dedent(ZEROS))
     (folder / "forger.py").write_text(forging(in_call=NPY_ATTACKS["dtype-f99"]))
     out = tmp_path / "out"
-    done = run_cli("batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1",
-                   "--call-seconds", str(CALL_SECONDS), timeout=240)
+    done = run_cli(
+        "batch",
+        PE_TASK,
+        str(folder),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--call-seconds",
+        str(CALL_SECONDS),
+        timeout=240,
+    )
     rows = [json.loads(line) for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()]
     students = sorted(os.path.basename(r["submission"]) for r in rows)
     assert students == ["forger.py", "honest.py"], done.stderr[-3000:]
@@ -330,6 +385,7 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     the next run grades again), and the batch exits 3 naming them."""
     import grader.grading.grade
     from grader.cli import main
+
     real_grade = grader.grading.grade.grade
 
     def failing_grade(task, path, options):
@@ -342,14 +398,27 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     for student in ("alice", "bob"):
         (folder / f"{student}.py").write_text(textwrap.dedent(ZEROS))
     out = tmp_path / "out"
-    args = ["batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--no-warm",
-            "--isolation", "rlimits", "--trusted-submissions"]
+    args = [
+        "batch",
+        PE_TASK,
+        str(folder),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--no-warm",
+        "--isolation",
+        "rlimits",
+        "--trusted-submissions",
+    ]
     # the batch imports grade where it grades; pool processes fork from here
     monkeypatch.setattr(grader.grading.grade, "grade", failing_grade)
     assert main(args) == 3
     assert "bob" in capsys.readouterr().err
-    rows = {os.path.basename(r["submission"]): r
-            for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())}
+    rows = {
+        os.path.basename(r["submission"]): r
+        for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())
+    }
     assert sorted(rows) == ["alice.py", "bob.py"]
     assert rows["bob.py"]["status"] == "error"
     assert "grader failed" in rows["bob.py"]["checks"][0]["message"]
@@ -358,12 +427,15 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
 
     monkeypatch.setattr(grader.grading.grade, "grade", real_grade)
     assert main(args) == 0  # the next run grades bob again
-    rows = {os.path.basename(r["submission"]): r
-            for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())}
+    rows = {
+        os.path.basename(r["submission"]): r
+        for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())
+    }
     assert rows["bob.py"]["checks"][0]["name"] != "submission"
 
 
 # --------------------------------------------------------------------------- checks
+
 
 def test_a_check_that_raises_is_that_checks_error(monkeypatch):
     """Whatever a submission makes a check trip over costs that check, not the grading."""

@@ -8,6 +8,7 @@ like test_adversarial.py.
   (even in a folder it made unlistable) must not cost the next students points, and in the
   landlock tier it must not fill the machine's disk.
 """
+
 import ctypes
 import json
 import os
@@ -19,7 +20,6 @@ import threading
 import time
 
 import pytest
-
 from conftest import ISOLATING, PE_SAMPLES, PE_TASK, run_cli
 from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, ZEROS
 
@@ -27,7 +27,7 @@ SYS_ADD_KEY, SYS_KEYCTL = 248, 250  # x86_64
 KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING = -3, -4
 KEYCTL_UNLINK, KEYCTL_SEARCH = 9, 10
 MIB = 1 << 20
-SCRATCH_CAP = 256 * MIB   # Limits.scratch_mib's default
+SCRATCH_CAP = 256 * MIB  # Limits.scratch_mib's default
 
 pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64", reason="system call numbers are x86_64's")
 
@@ -39,20 +39,33 @@ def _libc():
 
 
 def add_key(description: str, payload: bytes, keyring: int) -> int:
-    key = _libc().syscall(ctypes.c_long(SYS_ADD_KEY), b"user", description.encode(), payload,
-                          ctypes.c_size_t(len(payload)), ctypes.c_int(keyring))
+    key = _libc().syscall(
+        ctypes.c_long(SYS_ADD_KEY),
+        b"user",
+        description.encode(),
+        payload,
+        ctypes.c_size_t(len(payload)),
+        ctypes.c_int(keyring),
+    )
     assert key > 0, f"add_key failed: {os.strerror(ctypes.get_errno())}"
     return key
 
 
 def find_key(description: str, keyring: int) -> int:
-    return _libc().syscall(ctypes.c_long(SYS_KEYCTL), ctypes.c_int(KEYCTL_SEARCH), ctypes.c_int(keyring),
-                           b"user", description.encode(), ctypes.c_int(0))
+    return _libc().syscall(
+        ctypes.c_long(SYS_KEYCTL),
+        ctypes.c_int(KEYCTL_SEARCH),
+        ctypes.c_int(keyring),
+        b"user",
+        description.encode(),
+        ctypes.c_int(0),
+    )
 
 
 def unlink_key(key: int, keyring: int) -> None:
-    _libc().syscall(ctypes.c_long(SYS_KEYCTL), ctypes.c_int(KEYCTL_UNLINK), ctypes.c_int(key),
-                    ctypes.c_int(keyring))
+    _libc().syscall(
+        ctypes.c_long(SYS_KEYCTL), ctypes.c_int(KEYCTL_UNLINK), ctypes.c_int(key), ctypes.c_int(keyring)
+    )
 
 
 def grade_class(tmp_path, tier, files: dict[str, str], extra=()):
@@ -64,13 +77,30 @@ def grade_class(tmp_path, tier, files: dict[str, str], extra=()):
         (folder / name).write_text(textwrap.dedent(source))
     out = tmp_path / "out"
     warmth = [] if tier.warm else ["--no-warm"]
-    done = run_cli("batch", PE_TASK, str(folder), "--out", str(out), "--jobs", "1", "--force",
-                   "--isolation", tier, "--call-seconds", str(CALL_SECONDS),
-                   "--submission-seconds", str(BUDGET_SECONDS), *warmth, *extra,
-                   *(["--trusted-submissions"] if tier == "rlimits" else []),  # (test_unsafe_tiers)
-                   timeout=BUDGET_SECONDS * 4 * len(files) + 60)
+    done = run_cli(
+        "batch",
+        PE_TASK,
+        str(folder),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--force",
+        "--isolation",
+        tier,
+        "--call-seconds",
+        str(CALL_SECONDS),
+        "--submission-seconds",
+        str(BUDGET_SECONDS),
+        *warmth,
+        *extra,
+        *(["--trusted-submissions"] if tier == "rlimits" else []),  # (test_unsafe_tiers)
+        timeout=BUDGET_SECONDS * 4 * len(files) + 60,
+    )
     assert done.returncode in (0, 1), f"the grader itself failed: {done.stderr[-2000:]}"
-    reports = [json.loads(line) for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()]
+    reports = [
+        json.loads(line) for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()
+    ]
     assert len(reports) == len(files), done.stderr[-2000:]
     by_student = {r["student"]: r for r in reports}
     assert all(r["isolation"] == tier for r in reports)
@@ -132,8 +162,9 @@ def test_the_graders_keys_are_out_of_reach(tmp_path, tier):
     note = f"grader-note-{secrets.token_hex(6)}"
     key = add_key(description, payload.encode(), KEY_SPEC_SESSION_KEYRING)
     try:
-        report = grade_one(tmp_path, tier, KEY_THIEF.replace("NOTE-DESCRIPTION", note)
-                           .replace("DESCRIPTION", description))
+        report = grade_one(
+            tmp_path, tier, KEY_THIEF.replace("NOTE-DESCRIPTION", note).replace("DESCRIPTION", description)
+        )
     finally:
         unlink_key(key, KEY_SPEC_SESSION_KEYRING)
         left = find_key(note, KEY_SPEC_USER_KEYRING)
@@ -148,7 +179,8 @@ def test_the_graders_keys_are_out_of_reach(tmp_path, tier):
         assert description not in text, "the worker saw the grader's key listed"
 
 
-NOTE_WRITER = """
+NOTE_WRITER = (
+    """
 import ctypes
 import numpy as np
 
@@ -157,7 +189,9 @@ libc.syscall.restype = ctypes.c_long
 for ring in (-3, -4, -5):   # session, user, user-session keyrings
     libc.syscall(ctypes.c_long(248), b"user", b"DESCRIPTION", b"PAYLOAD", ctypes.c_size_t(len(b"PAYLOAD")),
                  ctypes.c_int(ring))
-""" + ZEROS
+"""
+    + ZEROS
+)
 
 NOTE_READER = """
 import ctypes
@@ -189,9 +223,14 @@ def test_no_note_in_a_keyring_for_the_next_student(tmp_path, tier):
     every keyring it can reach, the second looks for it."""
     description, payload = f"grader-note-{secrets.token_hex(6)}", f"note-{secrets.token_hex(8)}"
     try:
-        reports = grade_class(tmp_path, tier, {
-            "a_writer.py": NOTE_WRITER.replace("DESCRIPTION", description).replace("PAYLOAD", payload),
-            "b_reader.py": NOTE_READER.replace("DESCRIPTION", description)})
+        reports = grade_class(
+            tmp_path,
+            tier,
+            {
+                "a_writer.py": NOTE_WRITER.replace("DESCRIPTION", description).replace("PAYLOAD", payload),
+                "b_reader.py": NOTE_READER.replace("DESCRIPTION", description),
+            },
+        )
     finally:
         left = find_key(description, KEY_SPEC_USER_KEYRING)
         if left > 0:
@@ -224,8 +263,9 @@ def _hoard():
     return written
 
 WRITTEN = _hoard()
-""" + ZEROS.replace("    return np.zeros((max_len, d_model))",
-                    "    raise RuntimeError(f'WROTE {WRITTEN} bytes')")
+""" + ZEROS.replace(
+    "    return np.zeros((max_len, d_model))", "    raise RuntimeError(f'WROTE {WRITTEN} bytes')"
+)
 
 
 def _correct() -> str:
@@ -240,10 +280,17 @@ def test_a_hoard_in_an_unlistable_folder_costs_the_next_students_nothing(tmp_pat
     if tier not in ISOLATING:
         pytest.skip("the rlimits tier does not confine writes; its reports say so")
     memory_mib = 512
-    reports = grade_class(tmp_path, tier, {
-        "a_hoarder.py": HOARDER.replace("MEBIBYTES", str(memory_mib - 32)),
-        "b_correct.py": _correct(), "c_correct.py": _correct(), "d_correct.py": _correct()},
-        extra=["--memory-mib", str(memory_mib)])
+    reports = grade_class(
+        tmp_path,
+        tier,
+        {
+            "a_hoarder.py": HOARDER.replace("MEBIBYTES", str(memory_mib - 32)),
+            "b_correct.py": _correct(),
+            "c_correct.py": _correct(),
+            "d_correct.py": _correct(),
+        },
+        extra=["--memory-mib", str(memory_mib)],
+    )
     for student in ("b_correct", "c_correct", "d_correct"):
         r = reports[student]
         assert r["score"] == r["max_score"], (student, [c["message"] for c in r["checks"] if c["message"]])
@@ -252,7 +299,7 @@ def test_a_hoard_in_an_unlistable_folder_costs_the_next_students_nothing(tmp_pat
 def _host_bytes(folders) -> int:
     total = 0
     for folder in folders:
-        for here, dirs, files in os.walk(folder):
+        for here, _dirs, files in os.walk(folder):
             for name in files:
                 try:
                     total += os.lstat(os.path.join(here, name)).st_blocks * 512
@@ -279,15 +326,22 @@ def test_scratch_writes_stay_under_the_cap(tmp_path, tier):
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        report = grade_one(tmp_path, tier, HOARDER.replace("MEBIBYTES", "1024").replace(
-            "WRITTEN = _hoard()", "WRITTEN = _hoard()\nimport time; time.sleep(0.5)  # for the watcher"))
+        report = grade_one(
+            tmp_path,
+            tier,
+            HOARDER.replace("MEBIBYTES", "1024").replace(
+                "WRITTEN = _hoard()", "WRITTEN = _hoard()\nimport time; time.sleep(0.5)  # for the watcher"
+            ),
+        )
     finally:
         done.set()
         watcher.join()
     text = json.dumps(report)
     wrote = [int(n) for n in re.findall(r"WROTE (\d+) bytes", text)[:1]]
     assert wrote, f"the attack did not report: {text[:2000]}"
-    print(f"{tier.label}: the worker wrote {wrote[0] / MIB:.0f} MiB; "
-          f"the host's temp folder held at most {peak[0] / MIB:.0f} MiB")
+    print(
+        f"{tier.label}: the worker wrote {wrote[0] / MIB:.0f} MiB; "
+        f"the host's temp folder held at most {peak[0] / MIB:.0f} MiB"
+    )
     assert wrote[0] <= SCRATCH_CAP, f"the worker wrote {wrote[0] / MIB:.0f} MiB"
     assert peak[0] < 16 * MIB, f"{peak[0] / MIB:.0f} MiB landed on the host's disk"

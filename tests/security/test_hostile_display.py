@@ -6,10 +6,10 @@ reads) is not; and where matplotlib is not installed its stand-in gives nothing:
 nothing it is handed, hands out no module, and serves only the task's display libraries.
 Each runs under every tier, fresh and warm (the attacks that need the stand-in, in the plain
 install without matplotlib: conftest.py's ``container``)."""
+
 import textwrap
 
 import pytest
-
 from conftest import score_without
 from plotting import IMPORTS_CHECK, MUTATION_CHECK, by_name, grade, grader_without_matplotlib, task_allowing
 
@@ -122,7 +122,8 @@ def graded(tmp_path, tier, task, source, name="attack.py", program=None):
 
 @pytest.mark.parametrize("named", ["attack.py", "matplotlib.py"])
 def test_a_process_matplotlib_starts_at_the_submissions_call_is_the_submissions(
-        tmp_path, tier, plotting_task, named):
+    tmp_path, tier, plotting_task, named
+):
     """Even in a file that names itself matplotlib (and says so in __name__): its frames
     are its file's, never the library's."""
     prefix = "__name__ = 'matplotlib.animation'\n" if named == "matplotlib.py" else ""
@@ -155,10 +156,16 @@ def test_matplotlibs_own_look_at_frames_and_code_is_not_the_submissions(tmp_path
 
 
 def test_the_submissions_own_introspection_through_matplotlib_objects_still_counts(
-        tmp_path, tier, plotting_task):
+    tmp_path, tier, plotting_task
+):
     """A callback matplotlib runs is the submission's code: what it does counts, here the
     process's own memory opened by a path the scan cannot read."""
-    report = graded(tmp_path, tier, plotting_task, CORRECT + """
+    report = graded(
+        tmp_path,
+        tier,
+        plotting_task,
+        CORRECT
+        + """
 import matplotlib.pyplot as plt
 figure = plt.figure()
 def peek(event):
@@ -168,7 +175,8 @@ def peek(event):
         pass
 figure.canvas.mpl_connect("draw_event", peek)
 figure.canvas.draw()
-""")
+""",
+    )
     checks = by_name(report)
     assert checks[IMPORTS_CHECK]["status"] == "failed"
     assert "open() of /proc/.../mem" in checks[IMPORTS_CHECK]["message"]
@@ -205,8 +213,13 @@ while plt.get_fignums():
 
 @pytest.mark.slow
 def test_the_stand_in_calls_nothing_and_hands_out_nothing(tmp_path, tier, plotting_task, container):
-    report = graded(tmp_path, tier, plotting_task, CORRECT + STAND_IN_CALLS_NOTHING,
-                    program=grader_without_matplotlib(container))
+    report = graded(
+        tmp_path,
+        tier,
+        plotting_task,
+        CORRECT + STAND_IN_CALLS_NOTHING,
+        program=grader_without_matplotlib(container),
+    )
     assert "THE-STAND-IN-CALLED-SOMETHING" not in report["output"]
     given = {line for line in report["output"].splitlines() if line.startswith("GIVEN")}
     assert given == {"GIVEN matplotlib NotInstalledModule", "GIVEN matplotlib NotInstalled"}, given
@@ -219,10 +232,16 @@ def test_the_stand_in_calls_nothing_and_hands_out_nothing(tmp_path, tier, plotti
 
 @pytest.mark.slow
 @pytest.mark.parametrize("module", ["matplotlib_extras", "matplotlibrc", "pyplot", "seaborn2"])
-def test_only_the_tasks_display_libraries_are_stood_in_for(tmp_path, plain_tier, plotting_task, container,
-                                                          module):
-    report = graded(tmp_path, plain_tier, plotting_task, CORRECT + f"import {module}\n",
-                    program=grader_without_matplotlib(container))
+def test_only_the_tasks_display_libraries_are_stood_in_for(
+    tmp_path, plain_tier, plotting_task, container, module
+):
+    report = graded(
+        tmp_path,
+        plain_tier,
+        plotting_task,
+        CORRECT + f"import {module}\n",
+        program=grader_without_matplotlib(container),
+    )
     assert report["status"] == "error"
     assert f"No module named '{module}'" in report["checks"][0]["message"]
 
@@ -232,9 +251,15 @@ def test_an_import_of_the_stand_in_costs_what_the_import_rule_says(tmp_path, pla
     """positional-encoding allows numpy only: the stand-in's import fails that check as the
     library's would, with its name and line, and costs nothing else."""
     from conftest import PE_TASK
-    report = graded(tmp_path, plain_tier, PE_TASK, CORRECT + "import matplotlib.pyplot as plt\n"
-                    "from matplotlib import cm\nplt.imshow(cm.viridis(sinusoidal_pe(4, 4)))\n",
-                    program=grader_without_matplotlib(container))
+
+    report = graded(
+        tmp_path,
+        plain_tier,
+        PE_TASK,
+        CORRECT + "import matplotlib.pyplot as plt\n"
+        "from matplotlib import cm\nplt.imshow(cm.viridis(sinusoidal_pe(4, 4)))\n",
+        program=grader_without_matplotlib(container),
+    )
     checks = by_name(report)
     line = CORRECT.count("\n") + 1
     assert f"matplotlib.pyplot (line {line})" in checks[IMPORTS_CHECK]["message"]

@@ -8,15 +8,16 @@ its result does not alias the input. Each must lose exactly the mutation check's
 like the honest in-place sample, while a correct sample keeps full marks. Run under every
 tier, with fresh and with warm (forked) workers, like test_adversarial.py.
 """
+
 import os
 
 import numpy as np
 import pytest
-
 from conftest import PE_SAMPLES, RLIMITS, write
+from test_adversarial import grade_attack
+
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
-from test_adversarial import grade_attack
 
 MUTATION_CHECK = "add-leaves-input-unchanged"  # tasks/positional-encoding/task.yaml
 IMPORTS_CHECK = "numpy-only"
@@ -130,14 +131,16 @@ def add_positional_encoding(x, base=10000.0):
     return x.copy()     # not the input itself: only the in-place change is hidden
 """
 COPIERS = {
-    "through-the-stack": FIND_WORKER + "if _worker is not None:\n    _shared = _worker['shared']\n"
-                         + COPY_THE_ARGUMENT,
+    "through-the-stack": FIND_WORKER
+    + "if _worker is not None:\n    _shared = _worker['shared']\n"
+    + COPY_THE_ARGUMENT,
     "through-sys-modules": "import sys\n_state = {}\nif True:\n    _shared = sys.modules['shared']\n"
-                           + COPY_THE_ARGUMENT,
+    + COPY_THE_ARGUMENT,
     # sys reached as an attribute of one of numpy's own modules: no import statement.
     "through-a-module-attribute": (
         "_state = {}\nif True:\n    _core = np._core if hasattr(np, '_core') else np.core\n"
-        "    _shared = _core.records.os.sys.modules['shared']\n" + COPY_THE_ARGUMENT),
+        "    _shared = _core.records.os.sys.modules['shared']\n" + COPY_THE_ARGUMENT
+    ),
     # numpy's own functions rebound: frombuffer (which maps the shared memory) copies.
     "through-numpy-itself": """
 _state = {}
@@ -190,8 +193,9 @@ def assert_loses_exactly(report: dict, lost: tuple[str, ...]) -> None:
     for name in lost:
         assert by_name[name]["status"] == "failed" and by_name[name]["score"] == 0, by_name[name]
     others = [c for name, c in by_name.items() if name not in lost]
-    assert all(c["status"] == "passed" and c["score"] == c["max_score"] for c in others), \
-        [c for c in others if c["status"] != "passed"]
+    assert all(c["status"] == "passed" and c["score"] == c["max_score"] for c in others), [
+        c for c in others if c["status"] != "passed"
+    ]
     assert report["score"] == report["max_score"] - sum(by_name[n]["max_score"] for n in lost)
 
 
@@ -208,7 +212,9 @@ def test_forged_inputs_after_lose_the_mutation_points(tmp_path, tier, samples, a
     message = checks(report)[MUTATION_CHECK]["message"]
     # Seen in the grader's memory, or (numpy.may_share_memory's rebinding does not reach the
     # harness) the input itself returned.
-    assert "changed its argument `x` in place" in message or "returned its argument `x` itself" in message, message
+    assert "changed its argument `x` in place" in message or "returned its argument `x` itself" in message, (
+        message
+    )
     # The controls, in the same mode: the honest in-place sample loses the same points,
     # a correct sample keeps full marks.
     honest = samples(tier)
@@ -236,13 +242,18 @@ def test_a_copied_argument_earns_no_mutation_points(tmp_path, tier, samples, att
 def test_the_argument_looks_like_any_callers_array(tmp_path, tier):
     """A function that copies only arrays it does not own (as the grader's shared memory
     would be) and changes a caller's own array in place must still lose the check."""
-    report, _ = grade_attack(tmp_path, tier, CORRECT + """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        CORRECT
+        + """
 def add_positional_encoding(x, base=10000.0):
     if not x.flags.owndata or x.base is not None:
         x = x.copy()
     x += sinusoidal_pe(x.shape[-2], x.shape[-1], base)
     return x.copy()
-""")
+""",
+    )
     assert_loses_exactly(report, (MUTATION_CHECK,))
     assert "changed its argument `x` in place" in checks(report)[MUTATION_CHECK]["message"]
 
@@ -250,16 +261,18 @@ def add_positional_encoding(x, base=10000.0):
 def test_silencing_the_evidence_hook_takes_back_nothing(tmp_path, tier):
     """What the worker saw is sent as it happens: clearing the hook's record afterwards
     leaves the grader's copy whole."""
-    report, _ = grade_attack(tmp_path, tier,
-                             CORRECT + COPIERS["through-gc-after-erasing-the-evidence"]
-                             + CHANGES_ITS_COPY)
+    report, _ = grade_attack(
+        tmp_path, tier, CORRECT + COPIERS["through-gc-after-erasing-the-evidence"] + CHANGES_ITS_COPY
+    )
     said = checks(report)[IMPORTS_CHECK]["message"]
     assert "gc.get_objects() (called while running)" in said, said
 
 
 # --------------------------------------------------------------------------- the sandbox itself
 
-BUMP = FIND_WORKER + """
+BUMP = (
+    FIND_WORKER
+    + """
 import os
 import numpy as np
 
@@ -297,10 +310,11 @@ def bump(x, y, scale=1.0):
     x += scale          # in place, then lies about it
     return y * 2        # y is left alone
 """
+)
 
 
 @pytest.fixture
-def box(request, tmp_path, tier):     # every tier, fresh and warm (conftest)
+def box(request, tmp_path, tier):  # every tier, fresh and warm (conftest)
     warm_workers = tier.warm
     path = write(tmp_path / "bump.py", BUMP)
     limits = Limits(call_seconds=5.0, submission_seconds=120)
@@ -326,11 +340,10 @@ def test_the_grader_reads_the_arguments_back_itself(box):
     assert box.load().status == "ok"
     worker_before = box.call("open_fds", []).value
     grader_before = grader_fds()
-    items = [([np.full((3, 2), float(n)), np.arange(4.0) + n], {"scale": 0.5})
-             for n in range(300)]
+    items = [([np.full((3, 2), float(n)), np.arange(4.0) + n], {"scale": 0.5}) for n in range(300)]
     outcomes = list(box.calls("bump", items, return_inputs=True))
     assert [o.status for o in outcomes] == ["ok"] * len(items)
-    for (args, kwargs), outcome in zip(items, outcomes):
+    for (args, _kwargs), outcome in zip(items, outcomes):
         x, y, scale = outcome.inputs_after
         assert np.array_equal(x, args[0] + 0.5), "the change in place was hidden"
         assert np.array_equal(y, args[1]) and scale == 0.5
@@ -408,13 +421,16 @@ def test_the_grader_takes_no_descriptor_from_the_worker(tmp_path):
 # new one binds it to. Neither may turn an in-place add into a pass.
 
 # What the smuggled code does, as one expression (it is evaluated, not executed).
-REBIND_COPY_BACK = ("__import__('sys').modules['__main__'].__dict__.__setitem__("
-                    "'_copy_back', lambda *args, **kwargs: None)")
-REPLACE_DEFAULTS = ("[setattr(f, '__defaults__', tuple((lambda *args, **kwargs: None) "
-                    "if n == '_copy_back' else d for n, d in zip(c.co_varnames[c.co_argcount - "
-                    "len(f.__defaults__):c.co_argcount], f.__defaults__))) for m in "
-                    "[__import__('sys').modules['__main__']] if hasattr(m, 'Worker') "
-                    "for f in [m.Worker.call] for c in [f.__code__]]")
+REBIND_COPY_BACK = (
+    "__import__('sys').modules['__main__'].__dict__.__setitem__('_copy_back', lambda *args, **kwargs: None)"
+)
+REPLACE_DEFAULTS = (
+    "[setattr(f, '__defaults__', tuple((lambda *args, **kwargs: None) "
+    "if n == '_copy_back' else d for n, d in zip(c.co_varnames[c.co_argcount - "
+    "len(f.__defaults__):c.co_argcount], f.__defaults__))) for m in "
+    "[__import__('sys').modules['__main__']] if hasattr(m, 'Worker') "
+    "for f in [m.Worker.call] for c in [f.__code__]]"
+)
 
 SMUGGLERS = {
     # typing.get_type_hints evaluates the annotation (a string of the file) as code. (The
@@ -476,8 +492,9 @@ def test_code_smuggled_through_allowed_apis_earns_no_mutation_points(tmp_path, t
     assert by_name[MUTATION_CHECK]["score"] == 0, by_name[MUTATION_CHECK]
     assert by_name[IMPORTS_CHECK]["score"] == 0, by_name[IMPORTS_CHECK]
     honest = samples(tier)["mistake_adds_in_place.py"]
-    assert report["score"] <= honest["score"] - by_name[IMPORTS_CHECK]["max_score"], \
-        [c for c in report["checks"] if c["status"] != "passed"]
+    assert report["score"] <= honest["score"] - by_name[IMPORTS_CHECK]["max_score"], [
+        c for c in report["checks"] if c["status"] != "passed"
+    ]
 
 
 def test_an_unrelated_import_costs_only_the_imports_point(tmp_path, tier):
@@ -501,12 +518,17 @@ UNFITTING = {
 
 @pytest.mark.parametrize("attack", sorted(UNFITTING))
 def test_an_argument_changed_then_reshaped_still_counts_as_changed(tmp_path, tier, attack):
-    source = CORRECT + """
+    source = (
+        CORRECT
+        + """
 
 def add_positional_encoding(x, base=10000.0):
     x += sinusoidal_pe(x.shape[-2], x.shape[-1], base)
     out = x.copy()
-""" + UNFITTING[attack] + "    return out\n"
+"""
+        + UNFITTING[attack]
+        + "    return out\n"
+    )
     report, _ = grade_attack(tmp_path, tier, source)
     assert_loses_exactly(report, (MUTATION_CHECK,))
     assert "changed its argument `x` in place" in checks(report)[MUTATION_CHECK]["message"]
@@ -515,7 +537,10 @@ def add_positional_encoding(x, base=10000.0):
 # Honest files the route rules must leave alone (red team, second pass: each lost 3 points).
 HONEST_ROUTES = {
     "singledispatch-with-future-annotations": "from __future__ import annotations\n"
-        "from functools import singledispatch\n" + CORRECT.replace("import numpy as np\n", """import numpy as np
+    "from functools import singledispatch\n"
+    + CORRECT.replace(
+        "import numpy as np\n",
+        """import numpy as np
 
 
 @singledispatch
@@ -526,13 +551,16 @@ def _width(value: object) -> int:
 @_width.register
 def _(value: np.ndarray) -> int:
     return int(value.shape[-1])
-""") + """
+""",
+    )
+    + """
 
 def add_positional_encoding(x: np.ndarray, base: float = 10000.0) -> np.ndarray:
     return x + sinusoidal_pe(x.shape[-2], _width(x), base)
 """,
     "docstring-naming-dict": '"""Positional encoding. (Not stored in a __dict__ or globals(): plain numpy.)"""\n'
-        + CORRECT + """
+    + CORRECT
+    + """
 
 def add_positional_encoding(x, base=10000.0):
     return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
@@ -547,19 +575,29 @@ def test_honest_typing_and_prose_keep_full_marks(tmp_path, tier, honest):
 
 
 def test_an_import_of_sys_for_a_constant_costs_the_imports_point_alone(tmp_path, tier):
-    report, _ = grade_attack(tmp_path, tier, "import sys\n" + CORRECT + """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        "import sys\n"
+        + CORRECT
+        + """
 
 def add_positional_encoding(x, base=10000.0):
     assert sys.float_info.epsilon < 1e-10
     return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
-""")
+""",
+    )
     assert_loses_exactly(report, (IMPORTS_CHECK,))
 
 
 def test_the_processs_own_memory_opened_is_a_route_to_the_harness(tmp_path, tier):
     """/proc/self/mem opened (its path built so no scan reads it) gives write access to every
     object of the process, the harness's included: the mutation check is not verified."""
-    report, _ = grade_attack(tmp_path, tier, CORRECT + """
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        CORRECT
+        + """
 _where = "/pr" + "oc/self/m" + "em"
 try:
     open(_where, "rb").close()
@@ -569,6 +607,9 @@ except OSError:
 
 def add_positional_encoding(x, base=10000.0):
     return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
-""")
+""",
+    )
     assert_loses_exactly(report, (MUTATION_CHECK, IMPORTS_CHECK))
-    assert checks(report)[MUTATION_CHECK]["message"].startswith("not verified"), checks(report)[MUTATION_CHECK]
+    assert checks(report)[MUTATION_CHECK]["message"].startswith("not verified"), checks(report)[
+        MUTATION_CHECK
+    ]

@@ -2,15 +2,15 @@
 verdict (the file named, no points, no traceback, never the grader's crash), and IPython
 syntax cannot hide code from the import scan nor run code the scan did not see. (What each
 refusal says: tests/unit/test_notebook_source.py.)"""
+
 import json
 import subprocess
 import sys
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook, new_output
-
 from conftest import PE_SAMPLES, PE_TASK, run_cli, score_without
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 CORRECT = open(f"{PE_SAMPLES}/correct_vectorized.py").read()
 
@@ -41,8 +41,14 @@ REFUSED = {
     "a source that is not text": with_source({"$ref": "#"}),
     "a null byte in a cell": with_source(CORRECT + "\x00"),
     "an R kernel": notebook(CORRECT, kernelspec={"name": "ir", "language": "R", "display_name": "R"}),
-    "format 5": json.dumps({"nbformat": 5, "nbformat_minor": 1, "metadata": {}, "cells": [
-        {"cell_type": "code", "source": CORRECT}]}).encode(),
+    "format 5": json.dumps(
+        {
+            "nbformat": 5,
+            "nbformat_minor": 1,
+            "metadata": {},
+            "cells": [{"cell_type": "code", "source": CORRECT}],
+        }
+    ).encode(),
     "Python under a notebook's name": CORRECT.encode(),
 }
 
@@ -63,8 +69,9 @@ def test_a_py_file_holding_a_notebook_is_not_run(tmp_path):
 def test_a_cell_magic_cannot_hide_code_that_runs(tmp_path):
     """%%bash's body is shell, not Python: the whole cell is left out, so neither its import
     nor its side effect happens (and the note says so)."""
-    report = check(tmp_path, "mallory.ipynb", notebook(
-        CORRECT, "%%bash\nimport os\nprint('BASH-CELL-RAN')\nos.getpid()"))
+    report = check(
+        tmp_path, "mallory.ipynb", notebook(CORRECT, "%%bash\nimport os\nprint('BASH-CELL-RAN')\nos.getpid()")
+    )
     assert report["score"] == score_without()
     assert "BASH-CELL-RAN" not in report["output"]
     assert "cell 2, the whole cell (it opens with the cell magic %%bash)" in report["checks"][0]["message"]
@@ -74,8 +81,11 @@ def test_a_cell_magic_cannot_hide_code_that_runs(tmp_path):
 def test_a_body_that_runs_is_the_body_the_scan_reads(tmp_path, magic):
     """%%capture, %%time and %%timeit run their body (and %%timeit its setup): kept in the
     module, so the import the body makes is found and its print is shown, not swallowed."""
-    report = check(tmp_path, "mallory.ipynb", notebook(
-        CORRECT, f"{magic}\nimport os\nprint('CAPTURED-CELL-RAN')\nos.getpid()"))
+    report = check(
+        tmp_path,
+        "mallory.ipynb",
+        notebook(CORRECT, f"{magic}\nimport os\nprint('CAPTURED-CELL-RAN')\nos.getpid()"),
+    )
     imports = next(c for c in report["checks"] if c["name"] == "numpy-only")
     assert imports["status"] == "failed" and "os (cell 2, line" in imports["message"]
     assert "CAPTURED-CELL-RAN" in report["output"]
@@ -84,21 +94,28 @@ def test_a_body_that_runs_is_the_body_the_scan_reads(tmp_path, magic):
 def test_the_display_helper_gives_nothing_new(tmp_path):
     """The helper that shows a cell's value is the module's own code: calling it, or
     replacing it, only prints; a forged display cannot hide an import from the scan."""
-    report = check(tmp_path, "mallory.ipynb", notebook(
-        CORRECT, "__grader_display__(__grader_display__.__defaults__)",
-        "__grader_display__ = lambda v: None\n__import__('os')"))
+    report = check(
+        tmp_path,
+        "mallory.ipynb",
+        notebook(
+            CORRECT,
+            "__grader_display__(__grader_display__.__defaults__)",
+            "__grader_display__ = lambda v: None\n__import__('os')",
+        ),
+    )
     imports = next(c for c in report["checks"] if c["name"] == "numpy-only")
     assert imports["status"] == "failed"
     # its defaults are builtins and the task's display libraries' names, nothing more
-    assert ("(<built-in function print>, <built-in function repr>, <class 'type'>, <class 'str'>, "
-            "<built-in function any>, <class 'list'>, <class 'tuple'>, ('matplotlib', 'seaborn'))"
-            in report["output"])
+    assert (
+        "(<built-in function print>, <built-in function repr>, <class 'type'>, <class 'str'>, "
+        "<built-in function any>, <class 'list'>, <class 'tuple'>, ('matplotlib', 'seaborn'))"
+        in report["output"]
+    )
 
 
 def test_code_that_only_looks_like_a_magic_is_python_and_is_scanned(tmp_path):
     """A '%' that continues an expression is Python: kept, run and seen by the scan."""
-    report = check(tmp_path, "mallory.ipynb", notebook(
-        CORRECT, "flag = (3\n% 2)\nimport os"))
+    report = check(tmp_path, "mallory.ipynb", notebook(CORRECT, "flag = (3\n% 2)\nimport os"))
     imports = next(c for c in report["checks"] if c["name"] == "numpy-only")
     assert imports["status"] == "failed" and "os (cell 2, line 3)" in imports["message"]
 
@@ -106,9 +123,10 @@ def test_code_that_only_looks_like_a_magic_is_python_and_is_scanned(tmp_path):
 def test_a_utf7_coding_line_in_a_cell_cannot_hide_an_import(tmp_path):
     """In a .py file this declaration is refused (tests/security/test_hostile_submissions.py);
     in a notebook a cell is text, and the line is a comment: what ran is what was scanned."""
-    report = check(tmp_path, "mallory.ipynb", notebook(
-        "# coding: utf-7\n" + CORRECT + "\nx = 1 # +AAo-import os\n"))
-    assert report["score"] == score_without()   # no import of os ran, none was hidden
+    report = check(
+        tmp_path, "mallory.ipynb", notebook("# coding: utf-7\n" + CORRECT + "\nx = 1 # +AAo-import os\n")
+    )
+    assert report["score"] == score_without()  # no import of os ran, none was hidden
 
 
 def test_stored_outputs_are_not_an_answer(tmp_path):
@@ -139,12 +157,19 @@ print(json.dumps({"report": result.to_dict(),
 
 
 def _v3_heading_bomb() -> bytes:
-    cells = [{"cell_type": "heading", "level": level, "source": "x", "metadata": {}}
-             for level in (200_000_000, 300_000_000)]
-    cells.append({"cell_type": "code", "input": CORRECT, "language": "python", "outputs": [],
-                  "metadata": {}})
-    return json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""},
-                       "worksheets": [{"cells": cells, "metadata": {}}]}).encode()
+    cells = [
+        {"cell_type": "heading", "level": level, "source": "x", "metadata": {}}
+        for level in (200_000_000, 300_000_000)
+    ]
+    cells.append({"cell_type": "code", "input": CORRECT, "language": "python", "outputs": [], "metadata": {}})
+    return json.dumps(
+        {
+            "nbformat": 3,
+            "nbformat_minor": 0,
+            "metadata": {"name": ""},
+            "worksheets": [{"cells": cells, "metadata": {}}],
+        }
+    ).encode()
 
 
 def _v4_deep_metadata_bomb() -> bytes:
@@ -168,8 +193,12 @@ def test_a_document_that_expands_costs_its_student_not_the_grader(tmp_path, atta
     path = tmp_path / name
     path.write_bytes(data)
     assert len(data) <= 1 << 20
-    done = subprocess.run([sys.executable, "-c", GRADE_AND_MEASURE, PE_TASK, str(path)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", GRADE_AND_MEASURE, PE_TASK, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     measured = json.loads(done.stdout.splitlines()[-1])
     report = measured["report"]

@@ -3,15 +3,16 @@ a script that prints the right answer without computing it, that pokes the recor
 its own functions like it, or installs its own profile and trace hooks gains nothing it did
 not compute (at worst it loses the checks that look at its work); a script that makes a
 great many arrays stays within the worker's memory and the answer's caps."""
+
 import os
 import textwrap
 
 import numpy as np
-
 from conftest import ROOT
+
 from grader.grading.grade import Options, answer_bytes, grade
-from grader.task.reference import load_reference
 from grader.sandbox import Sandbox, choose_tier
+from grader.task.reference import load_reference
 from grader.task.spec import load_task
 
 TASKS = os.path.join(ROOT, "tasks")
@@ -38,7 +39,9 @@ def _checks(tmp_path, source, task="pe-table-shape"):
 def test_poking_the_recorder_gains_nothing_not_computed(tmp_path):
     """Hands the recorder typed-in values and wrong sites, names its own functions like the
     recorder's, then replaces its arithmetic recorder and switches any hook off."""
-    checks = _checks(tmp_path, textwrap.dedent("""
+    checks = _checks(
+        tmp_path,
+        textwrap.dedent("""
         import sys
         import numpy as np
 
@@ -55,7 +58,8 @@ def test_poking_the_recorder_gains_nothing_not_computed(tmp_path):
         sys.settrace(None)
         typed_in = np.zeros((5, 8)) + 1
         print((5, 8))
-    """))
+    """),
+    )
     assert checks["runs"].status == "passed", checks["runs"].message
     assert checks["prints-the-shape"].status == "passed"
     assert checks["builds-the-table"].status == "failed"
@@ -67,13 +71,17 @@ def test_poking_the_recorder_gains_nothing_not_computed(tmp_path):
 def test_a_script_cannot_switch_the_recording_off(tmp_path):
     """Its own profile and trace hooks (and none) change nothing of what is recorded: the
     table it computed inline still counts; the hooks are evidence against its imports."""
-    checks = _checks(tmp_path, HELPER + textwrap.dedent("""
+    checks = _checks(
+        tmp_path,
+        HELPER
+        + textwrap.dedent("""
         import sys
         sys.setprofile(lambda frame, event, arg: None)
         sys.settrace(lambda frame, event, arg: None)
         sys.setprofile(None)
         print("Shape of table is", pe(5, 8).shape)
-    """))
+    """),
+    )
     assert checks["builds-the-table"].status == "passed", checks["builds-the-table"].message
     assert checks["prints-the-shape"].status == "passed"
     message = checks["allowed-imports"].message
@@ -84,7 +92,10 @@ def test_a_script_cannot_switch_the_recording_off(tmp_path):
 def test_the_recorder_does_not_hide_what_an_operator_reaches(tmp_path):
     """An operator whose method is a C function that reaches other code (gc) runs inside the
     recorder's frame now; the worker still sees the script doing it."""
-    checks = _checks(tmp_path, HELPER + textwrap.dedent("""
+    checks = _checks(
+        tmp_path,
+        HELPER
+        + textwrap.dedent("""
         import functools
         import gc
 
@@ -93,12 +104,14 @@ def test_the_recorder_does_not_hide_what_an_operator_reaches(tmp_path):
 
         Reaching() + 1
         print(pe(5, 8).shape)
-    """))
+    """),
+    )
     assert checks["builds-the-table"].status == "passed", checks["builds-the-table"].message
     assert "gc.get_referrers() (called while running)" in checks["allowed-imports"].message
 
 
-MANY_ARRAYS = """
+MANY_ARRAYS = (
+    """
 import numpy as np
 
 def kept_in_a_local():
@@ -108,10 +121,13 @@ def kept_in_a_local():
 for i in range(100000):
     a = np.full(16, i) * 2
 kept_in_a_local()
-""" + "".join(f"b{i} = np.full(1 << 15, {i}.0) - 1\n" for i in range(300)) + """
+"""
+    + "".join(f"b{i} = np.full(1 << 15, {i}.0) - 1\n" for i in range(300))
+    + """
 huge = np.ones(1 << 26) + 1
 print((1, 3, 6))
 """
+)
 
 
 def test_a_great_many_arrays_stay_within_the_caps(tmp_path):

@@ -2,6 +2,7 @@
 checks' inputs, and what hides imports from the scan. Each attack is run under every
 sandbox tier and mode that works here, through the commands that grade other people's
 work (check as Gradescope runs it, batch, ci)."""
+
 import csv
 import json
 import os
@@ -9,9 +10,17 @@ import shutil
 import textwrap
 
 import pytest
-
-from conftest import (PE_SAMPLES, PE_TASK, ROOT, as_cell, make_task, run_cli, runtime_mount_points_in_tmp,
-                      score_without, write)
+from conftest import (
+    PE_SAMPLES,
+    PE_TASK,
+    ROOT,
+    as_cell,
+    make_task,
+    run_cli,
+    runtime_mount_points_in_tmp,
+    score_without,
+    write,
+)
 from test_adversarial import ZEROS, grade_attack
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
@@ -24,18 +33,30 @@ def isolation(tier):
 
 def batch(tmp_path, tier, klass):
     out = tmp_path / "out"
-    args = ["batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1", "--force",
-            "--isolation", str(tier)]
+    args = [
+        "batch",
+        PE_TASK,
+        str(klass),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--force",
+        "--isolation",
+        str(tier),
+    ]
     if not getattr(tier, "warm", False):
         args.append("--no-warm")
-    if tier == "rlimits":   # refused for a class unless asked for (test_unsafe_tiers.py)
+    if tier == "rlimits":  # refused for a class unless asked for (test_unsafe_tiers.py)
         args.append("--trusted-submissions")
     done = run_cli(*args, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     with open(out / "grades-positional-encoding.csv", newline="") as f:
         grades = {r["student"]: r for r in csv.DictReader(f)}
-    reports = {json.loads(line)["student"]: json.loads(line)
-               for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()}
+    reports = {
+        json.loads(line)["student"]: json.loads(line)
+        for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()
+    }
     return grades, reports, done
 
 
@@ -44,6 +65,7 @@ def check(tier, *args):
 
 
 # --------------------------------------------------------------------------- the file itself
+
 
 def test_a_link_to_the_reference_is_refused_by_check(tmp_path, tier):
     link = tmp_path / "solution.py"
@@ -77,9 +99,15 @@ def test_a_link_to_a_secret_of_the_machine_shows_nothing_of_it(tmp_path, tier):
     assert grades["mallory"]["score"] == "0" and grades["mallory"]["status"] == "error"
     assert "symbolic link" in reports["mallory"]["checks"][0]["message"]
     assert grades["alice"]["score"] == as_cell(score_without())
-    everything = done.stdout + done.stderr + "".join(
-        p.read_text(errors="replace") for p in (tmp_path / "out").rglob("*")   # the pages too
-        if p.is_file() and p.suffix != ".sqlite")
+    everything = (
+        done.stdout
+        + done.stderr
+        + "".join(
+            p.read_text(errors="replace")
+            for p in (tmp_path / "out").rglob("*")  # the pages too
+            if p.is_file() and p.suffix != ".sqlite"
+        )
+    )
     assert "TOP_SECRET_VALUE_42" not in everything
 
 
@@ -88,11 +116,11 @@ def test_links_fifos_and_devices_in_a_class_folder_cost_only_their_own_grade(tmp
     klass.mkdir()
     shutil.copy(CORRECT, klass / "alice.py")
     (klass / "bob.py").symlink_to(REFERENCE)
-    os.mkfifo(klass / "carol.py")                     # would block whoever opens it
-    (klass / "dave.py").symlink_to("/dev/zero")        # would never end
+    os.mkfifo(klass / "carol.py")  # would block whoever opens it
+    (klass / "dave.py").symlink_to("/dev/zero")  # would never end
     (klass / "erin").mkdir()
     (klass / "erin" / "solution.py").symlink_to(REFERENCE)
-    (klass / "frank").symlink_to(os.path.dirname(REFERENCE))   # a folder that is a link
+    (klass / "frank").symlink_to(os.path.dirname(REFERENCE))  # a folder that is a link
     (klass / "gina.py").write_bytes(b"#" * (2 << 20))  # 2 MiB
     grades, reports, _ = batch(tmp_path, tier, klass)
     assert grades["alice"]["score"] == as_cell(score_without())
@@ -120,14 +148,19 @@ def test_the_worker_sees_a_private_copy_not_the_original_file(tmp_path, tier):
     classmates, the course) is never shown to the worker."""
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "classmate.py").write_text("ANSWER = 42\n")
-    runtime = sorted(runtime_mount_points_in_tmp())   # (the grader's runtime, bound read-only)
-    report, _ = grade_attack(tmp_path, tier, ZEROS + textwrap.dedent(f"""
+    runtime = sorted(runtime_mount_points_in_tmp())  # (the grader's runtime, bound read-only)
+    report, _ = grade_attack(
+        tmp_path,
+        tier,
+        ZEROS
+        + textwrap.dedent(f"""
         import os
         _mine = sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))
         _mine = [n for n in _mine if n not in {runtime!r}]
         if _mine != ["submission.py"]:
             raise SystemExit("saw " + ",".join(_mine))
-    """))
+    """),
+    )
     assert report["checks"][0]["status"] == "passed", report["checks"][0]
 
 
@@ -242,8 +275,9 @@ def test_a_hidden_check_tells_a_submission_nothing_but_passed_or_failed(tmp_path
     for value in (4321.5, 1234.5, 2222.0, 3333.0):
         task = make_task(tmp_path / f"task-{value}", HIDDEN_TASK.replace("4321.5", str(value)))
         for fmt in ("json", "gradescope", "text"):
-            done = run_cli("check", task, path, "--format", fmt, "--call-seconds", "1",
-                           *isolation(plain_tier)[:2])
+            done = run_cli(
+                "check", task, path, "--format", fmt, "--call-seconds", "1", *isolation(plain_tier)[:2]
+            )
             assert done.returncode == 1, done.stderr
             if fmt == "json":
                 shown = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "hidden-case")
@@ -254,8 +288,17 @@ def test_a_hidden_check_tells_a_submission_nothing_but_passed_or_failed(tmp_path
             seen.setdefault(fmt, []).append(shown)
     for fmt, views in seen.items():
         assert all(view == views[0] for view in views), (fmt, views)
-    staff = json.loads(run_cli("check", make_task(tmp_path / "staff", HIDDEN_TASK), path, "--format",
-                               "json", "--staff", *isolation(plain_tier)[:2]).stdout)
+    staff = json.loads(
+        run_cli(
+            "check",
+            make_task(tmp_path / "staff", HIDDEN_TASK),
+            path,
+            "--format",
+            "json",
+            "--staff",
+            *isolation(plain_tier)[:2],
+        ).stdout
+    )
     assert next(c for c in staff["checks"] if c["name"] == "hidden-case")["line"] is not None
 
 
@@ -268,24 +311,29 @@ def test_a_visible_check_may_not_need_a_hidden_one(tmp_path):
 
 # --------------------------------------------------------------------------- the import scan
 
+
 def imports_check(report):
     return next(c for c in report["checks"] if c["name"] == "numpy-only")
 
 
 HIDDEN_IMPORTS = {
-    "utf-7 cookie": (b"# coding: utf-7\n" + ZEROS.encode()
-                     + b"x = 1 +AAo-import os, socket\n"),
+    "utf-7 cookie": (b"# coding: utf-7\n" + ZEROS.encode() + b"x = 1 +AAo-import os, socket\n"),
     "exec of hex": (ZEROS + "exec(bytes.fromhex('696d706f7274206f73').decode())\n").encode(),
     "numpy.ctypeslib": (ZEROS + "_lib = np.ctypeslib\n").encode(),
     "numpy.f2py": (ZEROS + "from numpy import f2py\n").encode(),
-    "builtins lookup": (ZEROS + "_imp = __builtins__['__imp' + 'ort__'] if isinstance("
-                        "__builtins__, dict) else getattr(__builtins__, '__imp' + 'ort__')\n"
-                        "_imp('o' + 's')\n").encode(),
+    "builtins lookup": (
+        ZEROS + "_imp = __builtins__['__imp' + 'ort__'] if isinstance("
+        "__builtins__, dict) else getattr(__builtins__, '__imp' + 'ort__')\n"
+        "_imp('o' + 's')\n"
+    ).encode(),
     "builtins through globals()": (ZEROS + "globals()['__builtins__']['__import__']('os')\n").encode(),
-    "a module as an attribute": (ZEROS + "_core = np._core if hasattr(np, '_core') else np.core\n"
-                                 "_core.records.os.getpid()\n").encode(),
-    "a frame walk": (ZEROS + "try:\n    raise ValueError\nexcept ValueError as e:\n"
-                     "    _up = e.__traceback__.tb_frame.f_back\n").encode(),
+    "a module as an attribute": (
+        ZEROS + "_core = np._core if hasattr(np, '_core') else np.core\n_core.records.os.getpid()\n"
+    ).encode(),
+    "a frame walk": (
+        ZEROS + "try:\n    raise ValueError\nexcept ValueError as e:\n"
+        "    _up = e.__traceback__.tb_frame.f_back\n"
+    ).encode(),
     "an attribute with a computed name": (ZEROS + "_x = getattr(np, ''.join(['c', 'types']))\n").encode(),
     "the builtins dict by its string": (ZEROS + "_b = vars(np.ma.core)\n").encode(),
     "a module imported as a name": (ZEROS + "from typing import sys\n").encode(),
@@ -304,10 +352,14 @@ def test_what_hides_an_import_from_the_scan_loses_the_point(tmp_path, tier, atta
 
 def test_a_route_out_taken_at_run_time_is_seen(tmp_path, tier):
     """Spelled so that the scan cannot see it: the worker's record of what the call did."""
-    path = write(tmp_path / "runtime.py", ZEROS.replace(
-        "    return np.zeros((max_len, d_model))",
-        "    getattr(getattr(np, 'ctypes' + 'lib'), 'c' + 'types').CDLL(None)\n"
-        "    return np.zeros((max_len, d_model))"))
+    path = write(
+        tmp_path / "runtime.py",
+        ZEROS.replace(
+            "    return np.zeros((max_len, d_model))",
+            "    getattr(getattr(np, 'ctypes' + 'lib'), 'c' + 'types').CDLL(None)\n"
+            "    return np.zeros((max_len, d_model))",
+        ),
+    )
     report = json.loads(check(tier, path, "--format", "json").stdout)
     assert imports_check(report)["status"] == "failed"
     assert "ctypes.dlopen() (called while running)" in imports_check(report)["message"]
@@ -327,7 +379,7 @@ def test_source_is_read_as_python_reads_it(tmp_path, tier):
     with open(CORRECT, "rb") as f:
         correct = f.read()
     bom = tmp_path / "bom.py"
-    bom.write_bytes(b"\xef\xbb\xbf" + correct)              # Windows Notepad's UTF-8
+    bom.write_bytes(b"\xef\xbb\xbf" + correct)  # Windows Notepad's UTF-8
     declared = tmp_path / "declared.py"
     declared.write_bytes(b"# -*- coding: cp1251 -*-\n# \xef\xf0\xe8\xec\xe5\xf0\n" + correct)
     undeclared = tmp_path / "undeclared.py"

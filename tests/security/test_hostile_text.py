@@ -4,6 +4,7 @@ text: valid Unicode, no control character acting on the terminal, no Markdown or
 forges a section or hides one, no spreadsheet formula, no forged workflow command, and a
 report of bounded size. Run under every tier (and the warm workers of a batch) like
 test_adversarial.py, through every command and format a user reads."""
+
 import csv
 import io
 import json
@@ -15,11 +16,9 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from conftest import PE_TASK, ROOT, course_with_full_tasks, run_cli, tiers
+from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZEROS, grade_attack
 
-from test_adversarial import (BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZEROS,
-                              grade_attack)
-
-from conftest import PE_TASK, ROOT, run_cli, course_with_full_tasks, tiers
 from grader.records.result import CheckResult, Result
 
 COURSE = os.path.join(ROOT, "examples", "course")
@@ -29,12 +28,12 @@ COURSE = os.path.join(ROOT, "examples", "course")
 # return, a fake final score line, a forged summary.md section, live HTML and links, a
 # forged workflow command, and an HTML comment that would hide what follows it.
 # (The comment opens within the first 160 characters: what summary.md quotes of a message.)
-EVIL = r'''(
+EVIL = r"""(
     "\ud800\x1b[2J\x1b[H\x1b]0;owned\x07\x9b2J\u202e\r"
     "\nScore: 33/33 (100%)  passed"
     "\n## Errored (nothing could be graded)\n\nnone\n<!--"
     "\n- <img src=x onerror=alert(1)> [click](javascript:alert(1)) | cell | www.evil.example"
-    "\n::error file=forged.py::forged annotation")'''
+    "\n::error file=forged.py::forged annotation")"""
 SHOUT = r'''b"\x1b[2J\x1b[H\xff\xfe\xc2\x9b2J\nScore: 33/33 (100%)  passed\n::warning::forged\n"'''
 
 ATTACK = f"""
@@ -56,7 +55,7 @@ def add_positional_encoding(x, base=10000.0):
 
 # Huge text: 50 parameter names of 1,500 escape characters each (through a __signature__),
 # 4,000 control characters in every exception message, 100,000 in printed output.
-HUGE = r'''
+HUGE = r"""
 import inspect
 import numpy as np
 
@@ -76,19 +75,22 @@ def add_positional_encoding(x, base=10000.0):
 
 sinusoidal_pe.__signature__ = _Signature()
 add_positional_encoding.__signature__ = _Signature()
-'''
+"""
 
-SGR = re.compile(r"\x1b\[[0-9;]*m")   # the renderer's own colours
-SHOWN_NOT_SENT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
-                            "\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]")
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # the renderer's own colours
+SHOWN_NOT_SENT = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
+)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def assert_no_raw_controls(text: str, where: str) -> None:
     """Nothing in ``text`` acts on a terminal or breaks an encoder: only newline and tab."""
     found = SHOWN_NOT_SENT.search(text)
-    assert found is None, f"{where}: raw {found.group()!r} at {found.start()}: " \
-                          f"{text[max(found.start() - 60, 0):found.start() + 20]!r}"
+    assert found is None, (
+        f"{where}: raw {found.group()!r} at {found.start()}: "
+        f"{text[max(found.start() - 60, 0) : found.start() + 20]!r}"
+    )
 
 
 def strings_in(value):
@@ -106,13 +108,20 @@ def strings_in(value):
 def run_bytes(*args, env=None, cwd=ROOT, timeout=BUDGET_SECONDS * 4 + 60):
     """The grader's raw output bytes (a UTF-8 decoding error must fail the test, not hide)."""
     full_env = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True,
-                          cwd=cwd, env=full_env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], capture_output=True, cwd=cwd, env=full_env, timeout=timeout
+    )
 
 
 def limits(tier):
-    return ["--isolation", str(tier), "--call-seconds", str(CALL_SECONDS),
-            "--submission-seconds", str(BUDGET_SECONDS)]
+    return [
+        "--isolation",
+        str(tier),
+        "--call-seconds",
+        str(CALL_SECONDS),
+        "--submission-seconds",
+        str(BUDGET_SECONDS),
+    ]
 
 
 # --------------------------------------------------------------------------- the sanitiser
@@ -122,8 +131,15 @@ def test_terminal_report_of_old_raw_text_shows_it():
     """A Result that already holds raw text (an old gradebook, a message built on the trusted
     side) is still shown without a control character, each line indented."""
     from grader.report.text import render
-    check = CheckResult("values", "failed", 0.0, 2.0, message="bad\x1b[2J\nScore: 2/2 (100%)  passed",
-                        output="\x1b]0;t\x07\n\ud800")
+
+    check = CheckResult(
+        "values",
+        "failed",
+        0.0,
+        2.0,
+        message="bad\x1b[2J\nScore: 2/2 (100%)  passed",
+        output="\x1b]0;t\x07\n\ud800",
+    )
     result = Result("t", "sub\x1b.py", 0.0, 2.0, "failed", "rlimits", [check], output="\x9b2J")
     shown = render(result, colour=True)
     assert_no_raw_controls(SGR.sub("", shown), "text report")
@@ -132,6 +148,7 @@ def test_terminal_report_of_old_raw_text_shows_it():
 
 
 # --------------------------------------------------------------------------- grader check
+
 
 def _score_line_is_the_real_one(text: str, report: dict) -> None:
     lines = [line for line in SGR.sub("", text).splitlines() if line.strip()]
@@ -175,13 +192,15 @@ def test_huge_student_text_keeps_reports_small(tmp_path, tier):
     loads = [c for c in report["checks"] if c["name"] == "loads"][0]
     assert "takes (" in loads["message"] and "\\x1b" in loads["message"]
     if not tier.warm:
-        done = run_bytes("check", PE_TASK, str(tmp_path / "class" / "attack.py"), "--color",
-                         "always", *limits(tier))
+        done = run_bytes(
+            "check", PE_TASK, str(tmp_path / "class" / "attack.py"), "--color", "always", *limits(tier)
+        )
         assert len(done.stdout) < REPORT_BYTES_CAP
         assert_no_raw_controls(SGR.sub("", done.stdout.decode("utf-8")), "terminal report")
 
 
 # --------------------------------------------------------------------------- grader batch
+
 
 def _sections(markdown: str) -> dict[str, list[str]]:
     sections, current = {}, None
@@ -204,8 +223,9 @@ def _assert_summary_is_honest(markdown: str, timed_out: str) -> None:
     assert any(timed_out in line for line in sections["## Timed out somewhere"])
     failures = sections["## Most common failures"]
     # Sentences in the grader's words, from each failure's reason: no student text at all.
-    assert failures and all(re.fullmatch(r"- \*\*[a-z0-9\\-]+\*\* failed for \d+ students?( \(|: ).*", line)
-                            for line in failures), failures
+    assert failures and all(
+        re.fullmatch(r"- \*\*[a-z0-9\\-]+\*\* failed for \d+ students?( \(|: ).*", line) for line in failures
+    ), failures
     assert any("the code raised an exception" in line for line in failures), failures
     assert not any("Errored" in line for line in failures), "a student's message is quoted"
 
@@ -230,18 +250,20 @@ def _hostile_class(folder):
     # A name that is not UTF-8 (os.listdir gives it a lone surrogate).
     with open(os.path.join(os.fsencode(folder), b"bad\xff\xfename.py"), "w") as f:
         f.write(ZEROS)
-    (folder / "sleeper.py").write_text(ZEROS.replace(
-        "    return np.zeros((max_len, d_model))", "    while True:\n        pass"))
+    (folder / "sleeper.py").write_text(
+        ZEROS.replace("    return np.zeros((max_len, d_model))", "    while True:\n        pass")
+    )
 
 
-@pytest.mark.slow   # a class of hostile files, per tier
+@pytest.mark.slow  # a class of hostile files, per tier
 def test_batch_outputs_cannot_be_forged(tmp_path, tier):
     klass, out = tmp_path / "class", tmp_path / "out"
     _hostile_class(klass)
     warm = [] if tier.warm else ["--no-warm"]
-    trusted = ["--trusted-submissions"] if tier == "rlimits" else []   # see test_unsafe_tiers
-    done = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "2", *warm,
-                     *limits(tier), *trusted)
+    trusted = ["--trusted-submissions"] if tier == "rlimits" else []  # see test_unsafe_tiers
+    done = run_bytes(
+        "batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "2", *warm, *limits(tier), *trusted
+    )
     stderr = done.stderr.decode("utf-8")
     assert done.returncode == 0, stderr[-3000:]
     assert_no_raw_controls(stderr, "batch stderr")
@@ -252,7 +274,7 @@ def test_batch_outputs_cannot_be_forged(tmp_path, tier):
     rows = _assert_csv_is_inert(out / "grades-positional-encoding.csv")
     assert len(rows) == 1 + 6
     students = {row[0] for row in rows[1:]}
-    assert "'=HYPERLINK(\"http:\\\\evil.example\",\"click\")" in students  # \ doubled
+    assert '\'=HYPERLINK("http:\\\\evil.example","click")' in students  # \ doubled
     assert "\\x1b[2J\\x1b]0;owned\\x07term" in students
     lines = (out / "reports-positional-encoding.jsonl").read_bytes().decode("utf-8").splitlines()
     assert len(lines) == 6
@@ -281,8 +303,10 @@ def test_batch_never_merges_two_students(tmp_path):
     rows = list(csv.reader(io.StringIO((out / "grades-positional-encoding.csv").read_text(encoding="utf-8"))))
     students = [row[0] for row in rows[1:]]
     assert sorted(students) == sorted(["s\\xff", "s\\xfe", "t\\x1b", "t\\\\x1b", "alice"])
-    reports = {json.loads(line)["student"]: json.loads(line)
-               for line in (out / "reports-positional-encoding.jsonl").read_text(encoding="utf-8").splitlines()}
+    reports = {
+        json.loads(line)["student"]: json.loads(line)
+        for line in (out / "reports-positional-encoding.jsonl").read_text(encoding="utf-8").splitlines()
+    }
     said = json.dumps(reports["alice"])
     assert "two submissions for alice: alice and alice.py; keep one" in said, said
 
@@ -294,8 +318,7 @@ def test_export_survives_a_poisoned_gradebook(tmp_path):
     klass, out = tmp_path / "class", tmp_path / "out"
     klass.mkdir()
     (klass / "honest.py").write_text(ZEROS)
-    first = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1",
-                    "--isolation", tiers()[0])
+    first = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1", "--isolation", tiers()[0])
     assert first.returncode == 0, first.stderr[-2000:]
     db = sqlite3.connect(out / "gradebook.sqlite")
     task, student, *row = db.execute("SELECT * FROM results").fetchone()
@@ -303,9 +326,11 @@ def test_export_survives_a_poisoned_gradebook(tmp_path):
     bad = "\ud800\x1b[2J\n## Errored (nothing could be graded)\n\nnone\n<!--"
     report["checks"][1].update(status="failed", score=0.0, message=bad)
     report["submission"] = bad
-    poisoned = json.dumps(report)   # (ASCII JSON: how the old gradebook stored it)
-    db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-               (task, "=cmd|' /C calc'!A0\x1b[2J", "x.py", "-", *row[2:-2], poisoned, row[-1]))
+    poisoned = json.dumps(report)  # (ASCII JSON: how the old gradebook stored it)
+    db.execute(
+        "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (task, "=cmd|' /C calc'!A0\x1b[2J", "x.py", "-", *row[2:-2], poisoned, row[-1]),
+    )
     db.commit()
     db.close()
     export = run_bytes("export", str(out))
@@ -315,8 +340,9 @@ def test_export_survives_a_poisoned_gradebook(tmp_path):
     for line in (out / "reports-positional-encoding.jsonl").read_bytes().decode("utf-8").splitlines():
         for text in strings_in(json.loads(line)):
             assert_no_raw_controls(text, "reports.jsonl")
-    again = run_bytes("batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1",
-                      "--isolation", tiers()[0])
+    again = run_bytes(
+        "batch", PE_TASK, str(klass), "--out", str(out), "--jobs", "1", "--isolation", tiers()[0]
+    )
     assert again.returncode == 0, again.stderr.decode("utf-8", "replace")[-2000:]
     summary = (out / "summary-positional-encoding.md").read_text(encoding="utf-8")
     assert_no_raw_controls(summary, "summary.md")
@@ -340,25 +366,37 @@ def test_ci_summary_and_annotations_cannot_be_forged(tmp_path, plain_tier):
     course = course_with_full_tasks(tmp_path / "course")
     (course / "solutions" / "normalize-rows.py").write_text(CI_ATTACK)
     summary = tmp_path / "step-summary.md"
-    done = run_bytes("ci", str(course), "--min-score", "80", "--summary", str(summary),
-                     "--junit", str(tmp_path / "junit.xml"), *limits(plain_tier),
-                     env={"GITHUB_ACTIONS": "true"}, cwd=str(course))
+    done = run_bytes(
+        "ci",
+        str(course),
+        "--min-score",
+        "80",
+        "--summary",
+        str(summary),
+        "--junit",
+        str(tmp_path / "junit.xml"),
+        *limits(plain_tier),
+        env={"GITHUB_ACTIONS": "true"},
+        cwd=str(course),
+    )
     stdout = done.stdout.decode("utf-8")
-    if plain_tier == "rlimits":   # the course has hidden checks: never in this tier
+    if plain_tier == "rlimits":  # the course has hidden checks: never in this tier
         assert done.returncode == 2 and b"refused in the rlimits tier" in done.stderr
         return
     assert done.returncode == 1, done.stderr.decode("utf-8", "replace")[-3000:] + stdout
     assert_no_raw_controls(stdout, "ci log")
     commands = [line for line in stdout.splitlines() if line.startswith("::")]
-    assert commands and all(line.startswith("::error file=solutions/normalize-rows.py,line=")
-                            for line in commands), commands
+    assert commands and all(
+        line.startswith("::error file=solutions/normalize-rows.py,line=") for line in commands
+    ), commands
     assert all("forged.py" not in line.split("::")[1] for line in commands)
     # Why the task lost points is in the log, one line per failed check (and its input):
     # the message's own line breaks and controls are shown, so it starts no line of its own.
     reasons = [line for line in stdout.splitlines() if line.startswith("      ")]
     assert any("raised ValueError" in line for line in reasons), stdout
-    assert all(re.match(r"(FAIL|ok  |total |::error | {6,8}\S|grader: )", line)
-               for line in stdout.splitlines()), stdout
+    assert all(
+        re.match(r"(FAIL|ok  |total |::error | {6,8}\S|grader: )", line) for line in stdout.splitlines()
+    ), stdout
     text = summary.read_text(encoding="utf-8")
     assert_no_raw_controls(text, "step summary")
     headings = [line for line in text.splitlines() if re.match(r"\s{0,3}#", line)]

@@ -1,12 +1,13 @@
 """The worker boundary: limits from the trusted side, restarts, captured output, and a
 cleared environment. (The full adversarial suite is its own issue.)"""
+
 import os
 import time
 
 import numpy as np
 import pytest
-
 from conftest import BUBBLEWRAP, PE_TASK, RLIMITS, ROOT, runtime_mount_points_in_tmp, tier_works, write
+
 from grader.grading.grade import Options, grade
 from grader.sandbox import warm
 from grader.sandbox.launcher import Limits, Sandbox
@@ -136,7 +137,7 @@ def test_import_that_never_ends_is_an_error_not_a_hang(pe_task, tmp_path):
     path = write(tmp_path / "loop.py", "while True:\n    pass\n")
     start = time.monotonic()
     result = grade(pe_task, path, Options(limits={"call_seconds": 1.0}))
-    assert time.monotonic() - start < 60   # not a hang; generous for a busy machine
+    assert time.monotonic() - start < 60  # not a hang; generous for a busy machine
     assert result.status == "error"
     assert "endless loop" in result.checks[0].message
 
@@ -149,7 +150,9 @@ def test_exit_at_import_is_an_error(pe_task, tmp_path):
 
 def test_worker_never_sees_expected_values(pe_task, tmp_path):
     """A submission that searches its own process for the answer finds nothing to copy."""
-    path = write(tmp_path / "snoop.py", """
+    path = write(
+        tmp_path / "snoop.py",
+        """
         import gc
         import numpy as np
 
@@ -161,7 +164,8 @@ def test_worker_never_sees_expected_values(pe_task, tmp_path):
 
         def add_positional_encoding(x, base=10000.0):
             return x
-    """)
+    """,
+    )
     result = grade(pe_task, path)
     by_name = {c.name: c for c in result.checks}
     assert by_name["exponent-2i-over-d"].status == "failed"
@@ -169,11 +173,14 @@ def test_worker_never_sees_expected_values(pe_task, tmp_path):
 
 
 def test_printed_full_score_is_only_shown(pe_task, tmp_path):
-    path = write(tmp_path / "fake.py", """
+    path = write(
+        tmp_path / "fake.py",
+        """
         import json
         print(json.dumps({"score": 33, "max_score": 33, "status": "passed"}))
         print("Score: 33/33 (100%)  passed")
-    """)
+    """,
+    )
     result = grade(pe_task, path)
     assert result.score < 3 and result.status != "passed"
     assert "Score: 33/33" in result.output
@@ -183,13 +190,16 @@ def test_printed_full_score_is_only_shown(pe_task, tmp_path):
 def test_bubblewrap_worker_sees_only_the_submission(tmp_path):
     secret = tmp_path / "other_student.py"
     secret.write_text("SECRET = 1\n")
-    path = write(tmp_path / "look.py", """
+    path = write(
+        tmp_path / "look.py",
+        """
         import os
         def look(p):
             return os.path.exists(p)
         def listing():
             return sorted(os.listdir(os.path.dirname(__file__)))
-    """)
+    """,
+    )
     with Sandbox(path, [], Limits(), BUBBLEWRAP) as box:
         assert box.call("look", [str(secret)]).value is False
         assert box.call("look", [PE_TASK]).value is False

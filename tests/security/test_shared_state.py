@@ -15,6 +15,7 @@ cgroup, and where Landlock works there but user namespaces still do not:
 
 The same notes are tried under the tiers that isolate on this machine (fresh and warm).
 """
+
 import ctypes
 import json
 import os
@@ -25,7 +26,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ISOLATING, SIMULATED_TIER, in_container, make_task, run_cli, write
 
 WORKER_UID_BASE = 1_500_000_000
@@ -33,8 +33,10 @@ SHARED = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 IPC_CREAT, IPC_RMID = 0o1000, 0
 MIB = 1 << 20
 
-pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64" or os.geteuid() != 0,
-                                reason="the simulation needs root; the attacks are x86_64 Linux")
+pytestmark = pytest.mark.skipif(
+    os.uname().machine != "x86_64" or os.geteuid() != 0,
+    reason="the simulation needs root; the attacks are x86_64 Linux",
+)
 
 TASK = """
 id: square
@@ -62,7 +64,9 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.shmat.restype = ctypes.c_void_p
 """
 
-WRITER = NOTES + """
+WRITER = (
+    NOTES
+    + """
 def _leave():
     for place in PLACES:
         try:
@@ -94,9 +98,13 @@ def _leave():
 
 _leave()
 time.sleep({linger})   # alive while a classmate graded at the same time looks
-""" + CORRECT
+"""
+    + CORRECT
+)
 
-READER = NOTES + """
+READER = (
+    NOTES
+    + """
 def _seen():
     found = [p for p in [f"{{place}}/grader-note-{{TOKEN}}" for place in PLACES]
              + [f"/tmp/grader-dir-{{TOKEN}}/note", f"/dev/shm/grader-big-{{TOKEN}}-0"] if os.path.exists(p)]
@@ -118,7 +126,9 @@ while True:   # (a classmate graded at the same time may not have written yet)
     time.sleep(0.2)
 if _found:
     raise RuntimeError("SEEN " + ", ".join(_found))
-""" + CORRECT
+"""
+    + CORRECT
+)
 
 
 def _key(token: str) -> int:
@@ -206,8 +216,9 @@ def _task(container, name, text=TASK, reference=None):
 
 def _checked(container, simulation, task, source, folder, name):
     path = write(folder / f"{name}.py", source)
-    done = in_container(container, "check", task, path, "--others-work", "--format", "json",
-                        simulation=simulation)
+    done = in_container(
+        container, "check", task, path, "--others-work", "--format", "json", simulation=simulation
+    )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report["isolation"] == SIMULATED_TIER[simulation], report["isolation"]
@@ -250,14 +261,18 @@ def test_a_classmate_finds_no_note_one_at_a_time_or_at_once(container, simulatio
     write(klass / "c_reader.py", reader(token))
     out = container["private"] / f"out-{tmp_path.name}"
     free = shm_free()
-    done = in_container(container, "batch", task, str(klass), "--out", str(out), "--jobs", str(jobs),
-                        simulation=simulation)
+    done = in_container(
+        container, "batch", task, str(klass), "--out", str(out), "--jobs", str(jobs), simulation=simulation
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    reports = {r["student"]: r for r in map(json.loads, (out / "reports-square.jsonl").read_text().splitlines())}
+    reports = {
+        r["student"]: r for r in map(json.loads, (out / "reports-square.jsonl").read_text().splitlines())
+    }
     assert reports["a_writer"]["checks"][0]["status"] == "passed", _messages(reports["a_writer"])
     for student in ("b_reader", "c_reader"):
-        assert reports[student]["score"] == reports[student]["max_score"], \
+        assert reports[student]["score"] == reports[student]["max_score"], (
             f"{student} found notes: {_messages(reports[student])}"
+        )
     assert leftovers(token) == []
     assert free - shm_free() < 48 * MIB
 
@@ -273,15 +288,28 @@ def test_the_notes_are_kept_from_workers_under_the_isolating_tiers(tier, token, 
     write(klass / "a_writer.py", writer(token))
     write(klass / "b_reader.py", reader(token))
     out = tmp_path / "out"
-    done = run_cli("batch", task, str(klass), "--out", str(out), "--jobs", "1", "--isolation", tier,
-                   *([] if tier.warm else ["--no-warm"]))
+    done = run_cli(
+        "batch",
+        task,
+        str(klass),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--isolation",
+        tier,
+        *([] if tier.warm else ["--no-warm"]),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    reports = {r["student"]: r for r in map(json.loads, (out / "reports-square.jsonl").read_text().splitlines())}
+    reports = {
+        r["student"]: r for r in map(json.loads, (out / "reports-square.jsonl").read_text().splitlines())
+    }
     assert reports["b_reader"]["score"] == reports["b_reader"]["max_score"], _messages(reports["b_reader"])
     assert leftovers(token) == []
 
 
-QUEUE_NOTE = """
+QUEUE_NOTE = (
+    """
 import os
 import numpy as np
 NOTE = "{note}"
@@ -289,7 +317,9 @@ if "{role}" == "writer":   # a queue made by its name in the queues' filesystem:
     os.close(os.open(NOTE, os.O_CREAT | os.O_RDWR, 0o666))
 elif os.path.exists(NOTE):
     raise RuntimeError("SEEN " + NOTE)
-""" + CORRECT
+"""
+    + CORRECT
+)
 
 
 @pytest.mark.parametrize("simulation", ["cgroup", "no-cgroup"])
@@ -306,22 +336,33 @@ def test_a_place_without_acls_is_swept_between_workers(container, simulation, to
         reports = []
         for role in ("writer", "reader"):
             path = write(tmp_path / f"{role}.py", QUEUE_NOTE.format(note=note, role=role))
-            done = in_container(container, "check", task, path, "--others-work", "--format", "json",
-                                simulation=simulation, simulator_options=["--mqueue", queues])
+            done = in_container(
+                container,
+                "check",
+                task,
+                path,
+                "--others-work",
+                "--format",
+                "json",
+                simulation=simulation,
+                simulator_options=["--mqueue", queues],
+            )
             assert done.returncode in (0, 1), done.stderr[-3000:]
             reports.append(json.loads(done.stdout))
         writer_report, reader_report = reports
         assert writer_report["score"] == writer_report["max_score"], _messages(writer_report)
         assert f"{queues} could not be closed to workers" in writer_report["isolation_note"]
         assert reader_report["score"] == reader_report["max_score"], _messages(reader_report)
-        assert leftovers(token) == []   # (the queue is the machine's: /grader-note-TOKEN)
+        assert leftovers(token) == []  # (the queue is the machine's: /grader-note-TOKEN)
     finally:
         os.rmdir(queues)
 
 
 # --------------------------------------------------------------------------- diagnosis
 
-DIAGNOSED_TASK = TASK + """  - name: secret-case
+DIAGNOSED_TASK = (
+    TASK
+    + """  - name: secret-case
     kind: example
     hidden: true
     call: square
@@ -331,12 +372,15 @@ mistakes:
     explanation: "Your result matches x ** 3."
     replaces: {square: cube}
 """
+)
 CUBE = "import numpy as np\n\ndef cube(x):\n    return np.asarray(x, dtype=float) ** 3\n"
 
 # Answers like the mistake only once it has found the note it leaves when it sees the
 # hidden input: were the diagnosis worker to find it, the diagnosis would tell the student
 # what the hidden check sent.
-SIGNALS_HIDDEN = NOTES + """
+SIGNALS_HIDDEN = (
+    NOTES
+    + """
 def _note_seen():
     places = PLACES + (os.environ.get("TMPDIR", "/nowhere"), os.path.expanduser("~"))
     if any(os.path.exists(f"{{place}}/grader-note-{{TOKEN}}") for place in places):
@@ -360,6 +404,7 @@ def square(x):
         return x ** 3
     return x ** 3 if _note_seen() else x * 0
 """
+)
 
 
 @pytest.mark.parametrize("simulation", SIMULATIONS_HERE)
@@ -415,7 +460,8 @@ def test_computing_out_of_sight_is_stopped_or_counted(container, simulation, whe
         assert "did not finish within 0.5 s" in check["message"], check["message"]
 
 
-LINGERS = """
+LINGERS = (
+    """
 import ctypes, os, time
 import numpy as np
 
@@ -429,7 +475,9 @@ if os.fork() == 0:
         os._exit(0)
     os._exit(0)
 os.wait()
-""" + CORRECT
+"""
+    + CORRECT
+)
 
 
 def _marked(name: str) -> list[int]:
@@ -441,7 +489,7 @@ def _marked(name: str) -> list[int]:
                 stat = f.read()
         except OSError:
             continue
-        comm, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()[0]
+        comm, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()[0]
         if comm == name and state not in ("Z", "X"):
             found.append(int(pid))
     return found
@@ -453,7 +501,7 @@ def test_a_detached_grandchild_does_not_outlive_the_grader(container, simulation
     task = _task(container, "linger")
     try:
         _checked(container, simulation, task, LINGERS.replace("{token}", name), tmp_path, "lingers")
-        deadline = time.monotonic() + 5     # (a killed process may take a moment to be gone)
+        deadline = time.monotonic() + 5  # (a killed process may take a moment to be gone)
         while _marked(name) and time.monotonic() < deadline:
             time.sleep(0.1)
         alive = _marked(name)

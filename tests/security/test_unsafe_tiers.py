@@ -7,16 +7,24 @@ default seccomp profile (no namespaces, no Landlock), and the grader installed t
 way (not editable) into a virtualenv of the system's Python that every user may read, as
 Gradescope's setup does.
 """
+
 import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-
-from conftest import (BUBBLEWRAP, LANDLOCK, PE_SAMPLES, PE_TASK, in_container, run_cli, score_without,
-                      tier_works, write)
-
+from conftest import (
+    BUBBLEWRAP,
+    LANDLOCK,
+    PE_SAMPLES,
+    PE_TASK,
+    in_container,
+    run_cli,
+    score_without,
+    tier_works,
+    write,
+)
 
 # Tries what a hostile file did to Gradescope's run_autograder in the rlimits tier: read
 # the reference, forge the results, kill the grader. Reading the reference is reported as
@@ -49,26 +57,44 @@ except OSError:
 
 
 def test_the_container_offers_neither_bubblewrap_nor_landlock(container, simulation):
-    probe = in_container(container, "-c", "from grader.sandbox import choose_tier, tier; from grader.sandbox "
-                         "import cgroup; print(tier('bubblewrap').works(), tier('landlock').works(), "
-                         "choose_tier('auto', True), cgroup.available())",
-                         simulation=simulation, command="python")
-    assert probe.stdout.split() == ["False", "False", "unprivileged", str(simulation == "cgroup")], \
+    probe = in_container(
+        container,
+        "-c",
+        "from grader.sandbox import choose_tier, tier; from grader.sandbox "
+        "import cgroup; print(tier('bubblewrap').works(), tier('landlock').works(), "
+        "choose_tier('auto', True), cgroup.available())",
+        simulation=simulation,
+        command="python",
+    )
+    assert probe.stdout.split() == ["False", "False", "unprivileged", str(simulation == "cgroup")], (
         probe.stderr[-2000:]
+    )
 
 
-def test_a_hostile_file_in_the_container_reads_nothing_forges_nothing_kills_nothing(container, simulation,
-                                                                                   tmp_path):
-    results = Path(container["open"]) / f"results-{tmp_path.name}"   # like /autograder/results: open,
-    results.mkdir(mode=0o755)                                           # not writable
-    attack = write(container["private"] / "attack.py",
-                   ATTACK.format(task=container["task"], results=str(results)))
-    os.chmod(container["private"], 0o755)    # the submission's folder may be open; the task not
+def test_a_hostile_file_in_the_container_reads_nothing_forges_nothing_kills_nothing(
+    container, simulation, tmp_path
+):
+    results = Path(container["open"]) / f"results-{tmp_path.name}"  # like /autograder/results: open,
+    results.mkdir(mode=0o755)  # not writable
+    attack = write(
+        container["private"] / "attack.py", ATTACK.format(task=container["task"], results=str(results))
+    )
+    os.chmod(container["private"], 0o755)  # the submission's folder may be open; the task not
     os.chmod(container["task"], 0o700)
     out = results / "results.json"
-    done = in_container(container, "check", container["task"], attack, "--others-work",
-                        "--format", "gradescope", "-o", str(out), simulation=simulation)
-    assert done.returncode == 1, done.stderr[-3000:]   # graded, below full marks
+    done = in_container(
+        container,
+        "check",
+        container["task"],
+        attack,
+        "--others-work",
+        "--format",
+        "gradescope",
+        "-o",
+        str(out),
+        simulation=simulation,
+    )
+    assert done.returncode == 1, done.stderr[-3000:]  # graded, below full marks
     report = json.loads(out.read_text())
     # It loaded (so the reference was out of reach) and lost only what its imports cost:
     # the import policy, and the mutation check that os could fool.
@@ -85,8 +111,12 @@ def test_the_same_attack_succeeds_in_the_rlimits_tier(tmp_path):
     reference (so the test above can fail)."""
     results = tmp_path / "results"
     results.mkdir()
-    attack = write(tmp_path / "attack.py", ATTACK.replace("os.kill(os.getppid(), signal.SIGKILL)", "pass")
-                   .format(task=PE_TASK, results=str(results)))
+    attack = write(
+        tmp_path / "attack.py",
+        ATTACK.replace("os.kill(os.getppid(), signal.SIGKILL)", "pass").format(
+            task=PE_TASK, results=str(results)
+        ),
+    )
     done = run_cli("check", PE_TASK, attack, "--isolation", "rlimits", "--format", "json")
     report = json.loads(done.stdout)
     assert report["score"] == 0 and "read the reference" in json.dumps(report)
@@ -94,7 +124,7 @@ def test_the_same_attack_succeeds_in_the_rlimits_tier(tmp_path):
 
 
 def test_open_task_folders_are_refused_in_the_unprivileged_tier(container, simulation, tmp_path):
-    open_task = os.path.join(container["open"], f"open-task-{tmp_path.name}")   # every user may read it
+    open_task = os.path.join(container["open"], f"open-task-{tmp_path.name}")  # every user may read it
     shutil.copytree(container["task"], open_task)
     os.chmod(open_task, 0o755)
     sample = os.path.join(PE_SAMPLES, "correct_vectorized.py")
@@ -105,8 +135,10 @@ def test_open_task_folders_are_refused_in_the_unprivileged_tier(container, simul
 
 def test_others_work_is_never_graded_in_the_rlimits_tier(tmp_path):
     sample = os.path.join(PE_SAMPLES, "correct_vectorized.py")
-    for args in (["check", PE_TASK, sample, "--others-work", "--isolation", "rlimits"],
-                 ["batch", PE_TASK, PE_SAMPLES, "--out", str(tmp_path / "out"), "--isolation", "rlimits"]):
+    for args in (
+        ["check", PE_TASK, sample, "--others-work", "--isolation", "rlimits"],
+        ["batch", PE_TASK, PE_SAMPLES, "--out", str(tmp_path / "out"), "--isolation", "rlimits"],
+    ):
         done = run_cli(*args)
         assert done.returncode == 2, done.stderr[-2000:]
         assert "refused in the rlimits tier" in done.stderr
@@ -135,13 +167,25 @@ def test_a_class_is_graded_in_the_container(container, simulation, tmp_path):
     shutil.copy(os.path.join(PE_SAMPLES, "correct_vectorized.py"), klass / "alice.py")
     (klass / "mallory.py").write_text(
         f"with open({str(klass / 'alice.py')!r}) as f:   # the classmate's file, by its path\n"
-        f"    f.read()\n" + open(os.path.join(PE_SAMPLES, "correct_vectorized.py")).read())
+        f"    f.read()\n" + open(os.path.join(PE_SAMPLES, "correct_vectorized.py")).read()
+    )
     out = container["private"] / f"out-{tmp_path.name}"
-    done = in_container(container, "batch", container["task"], str(klass), "--out", str(out), "--jobs", "2",
-                        simulation=simulation)
+    done = in_container(
+        container,
+        "batch",
+        container["task"],
+        str(klass),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        simulation=simulation,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    reports = {json.loads(line)["student"]: json.loads(line)
-               for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()}
+    reports = {
+        json.loads(line)["student"]: json.loads(line)
+        for line in (out / "reports-positional-encoding.jsonl").read_text().splitlines()
+    }
     assert reports["alice"]["score"] == score_without() and reports["alice"]["isolation"] == "unprivileged"
-    assert reports["mallory"]["status"] == "error"    # it could not read alice's file
+    assert reports["mallory"]["status"] == "error"  # it could not read alice's file
     assert "PermissionError" in json.dumps(reports["mallory"])

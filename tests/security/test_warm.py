@@ -2,13 +2,14 @@
 code does must never reach the next one's grading: no process, file, memory or signal
 crosses from one worker to the next, and the server itself cannot be touched.
 Also the pipelined calls, which every sandbox uses."""
+
 import os
 import secrets
 import time
 
 import pytest
-
 from conftest import PE_SAMPLES, RLIMITS, no_process_with, warm_tiers, write
+
 from grader.sandbox import ForeignArray, warm
 from grader.sandbox.launcher import ABANDON_SECONDS, Limits, Sandbox
 
@@ -38,11 +39,14 @@ def run(slot, path, function, *args):
 
 
 def test_workers_of_one_server_come_from_the_same_warm_process(slot, tmp_path):
-    path = write(tmp_path / "who.py", """
+    path = write(
+        tmp_path / "who.py",
+        """
         import os
         def who():
             return [os.getpid(), os.getppid()]
-    """)
+    """,
+    )
     first, second = run(slot, path, "who").value, run(slot, path, "who").value
     assert first[1] == second[1], "both workers should be forked by the same server"
     assert first[0] != second[0], "each submission gets a new process"
@@ -50,19 +54,24 @@ def test_workers_of_one_server_come_from_the_same_warm_process(slot, tmp_path):
 
 
 def test_each_worker_has_its_own_random_state_like_a_new_process(slot, tmp_path):
-    path = write(tmp_path / "draw.py", """
+    path = write(
+        tmp_path / "draw.py",
+        """
         import random
         import numpy as np
         def draw():
             return [float(np.random.rand()), random.random()]
-    """)
+    """,
+    )
     draws = [tuple(run(slot, path, "draw").value) for _ in range(3)]
     assert len(set(draws)) == 3, "forked workers must not replay the server's random state"
 
 
 def test_a_process_left_behind_is_gone_before_the_next_submission(slot, tmp_path):
     marker = f"left-{secrets.token_hex(6)}"
-    leaver = write(tmp_path / "leaver.py", f"""
+    leaver = write(
+        tmp_path / "leaver.py",
+        f"""
         import os, sys
         def leave():
             if os.fork() == 0:
@@ -72,7 +81,8 @@ def test_a_process_left_behind_is_gone_before_the_next_submission(slot, tmp_path
                                               "{marker}"])
                 os._exit(0)
             return 1
-    """)
+    """,
+    )
     assert run(slot, leaver, "leave").value == 1
     assert slot.server.cgroup.pids() == slot.server.keep, "only the server's own processes remain"
     assert no_process_with(marker), "the detached process survived"
@@ -82,7 +92,9 @@ def test_a_worker_cannot_signal_trace_or_read_the_server(slot, tmp_path):
     honest = write(tmp_path / "honest.py", "def double(x):\n    return 2 * x\n")
     assert run(slot, honest, "double", 1).value == 2
     server = slot.server.proc.pid
-    attacker = write(tmp_path / "attacker.py", """
+    attacker = write(
+        tmp_path / "attacker.py",
+        """
         import ctypes, os, signal
         def strike():
             done = []
@@ -104,7 +116,8 @@ def test_a_worker_cannot_signal_trace_or_read_the_server(slot, tmp_path):
             if ctypes.CDLL(None).ptrace(PTRACE_ATTACH, server, 0, 0) == 0:
                 done.append("ptrace")
             return done
-    """)
+    """,
+    )
     assert run(slot, attacker, "strike").value == []
     assert slot.server.proc.pid == server and slot.server.usable(), "the same server goes on"
     assert run(slot, honest, "double", 21).value == 42
@@ -147,11 +160,15 @@ def search(reversed_secret):
 
 def test_nothing_of_one_submission_is_visible_to_the_next(slot, tmp_path):
     secret = f"classmate-secret-{secrets.token_hex(8)}"
-    classmate = write(tmp_path / "classmate.py", SEARCH + f"""
+    classmate = write(
+        tmp_path / "classmate.py",
+        SEARCH
+        + f"""
 SECRET = "{secret}"
 with open("notes.txt", "w") as f:   # in its own folder, its working directory
     f.write(SECRET)
-""")
+""",
+    )
     # The search finds the secret where it is (its own worker)...
     own = run(slot, classmate, "search", secret[::-1]).value
     assert "memory" in own and any(p.endswith("notes.txt") for p in own), own
@@ -161,7 +178,9 @@ with open("notes.txt", "w") as f:   # in its own folder, its working directory
 
 
 def test_a_worker_cannot_leave_files_for_the_next_one(slot, tmp_path):
-    planter = write(tmp_path / "planter.py", """
+    planter = write(
+        tmp_path / "planter.py",
+        """
         import os
         def plant():
             planted = []
@@ -181,35 +200,47 @@ def test_a_worker_cannot_leave_files_for_the_next_one(slot, tmp_path):
                 except OSError:
                     pass
             return planted
-    """)
+    """,
+    )
     assert run(slot, planter, "plant").value == []
-    looker = write(tmp_path / "looker.py", """
+    looker = write(
+        tmp_path / "looker.py",
+        """
         import os
         def look():
             return sorted(os.listdir("."))
-    """)
+    """,
+    )
     assert run(slot, looker, "look").value == ["submission.py"]  # its own private copy, alone
 
 
 def test_shared_memory_of_one_submission_is_gone_for_the_next(slot, tmp_path):
     key = 0x67726472
-    hoarder = write(tmp_path / "hoarder.py", f"""
+    hoarder = write(
+        tmp_path / "hoarder.py",
+        f"""
         import ctypes
         def hoard():
             libc = ctypes.CDLL(None, use_errno=True)
             return libc.shmget({key}, 64 << 20, 0o1000 | 0o600)   # IPC_CREAT
-    """)
+    """,
+    )
     assert run(slot, hoarder, "hoard").value >= 0, "SysV shared memory can be made"
-    finder = write(tmp_path / "finder.py", f"""
+    finder = write(
+        tmp_path / "finder.py",
+        f"""
         import ctypes
         def find():
             return ctypes.CDLL(None).shmget({key}, 0, 0)
-    """)
+    """,
+    )
     assert run(slot, finder, "find").value == -1, "the segment died with its worker"
 
 
 def test_a_worker_has_no_network_not_even_udp(slot, tmp_path):
-    sender = write(tmp_path / "sender.py", """
+    sender = write(
+        tmp_path / "sender.py",
+        """
         import socket
         def send():
             results = []
@@ -221,7 +252,8 @@ def test_a_worker_has_no_network_not_even_udp(slot, tmp_path):
                 except OSError:
                     results.append("refused")
             return results
-    """)
+    """,
+    )
     assert run(slot, sender, "send").value == ["refused", "refused"]
 
 
@@ -245,16 +277,21 @@ def test_a_server_is_renewed_after_many_submissions(slot, tmp_path, monkeypatch)
 
 def test_warm_workers_grade_exactly_like_fresh_ones(pe_task, monkeypatch):
     from grader.grading.grade import Options, grade
+
     forks = []
-    monkeypatch.setattr(warm.ForkServer, "spawn", lambda self, *a, real=warm.ForkServer.spawn:
-                        forks.append(1) or real(self, *a))
+    monkeypatch.setattr(
+        warm.ForkServer,
+        "spawn",
+        lambda self, *a, real=warm.ForkServer.spawn: forks.append(1) or real(self, *a),
+    )
     sample = os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")
     fresh = grade(pe_task, sample, Options())
     assert not forks
     warm_result = grade(pe_task, sample, Options(warm_workers=True))
     assert forks, "the warm grading forked its worker"
-    assert [(c.name, c.status, c.message, c.failing_input) for c in warm_result.checks] == \
-        [(c.name, c.status, c.message, c.failing_input) for c in fresh.checks]
+    assert [(c.name, c.status, c.message, c.failing_input) for c in warm_result.checks] == [
+        (c.name, c.status, c.message, c.failing_input) for c in fresh.checks
+    ]
 
 
 # --------------------------------------------------------------------------- pipelined calls

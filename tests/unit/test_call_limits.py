@@ -1,5 +1,6 @@
 """A call's limit follows the reference's time on its case (call_limits.py), and the CPU
 time a worker used is read from /proc on the grader's side (sandbox/cpu_time.py)."""
+
 import os
 
 from grader.grading.call_limits import derived_limit
@@ -32,8 +33,10 @@ def test_the_wall_clock_backstop_is_a_few_times_the_limit_within_call_seconds():
 
 
 def test_absolute_limits_and_unmeasured_ones_are_call_seconds():
-    for limit in (derived_limit(Limits(call_seconds=3, call_limit="absolute"), 0.001),
-                  derived_limit(Limits(call_seconds=3), None)):   # a kit: no reference to time
+    for limit in (
+        derived_limit(Limits(call_seconds=3, call_limit="absolute"), 0.001),
+        derived_limit(Limits(call_seconds=3), None),
+    ):  # a kit: no reference to time
         assert (limit.seconds, limit.backstop) == (3, 3)
         assert limit.why == "the fixed limit of 3 s per call"
 
@@ -42,12 +45,14 @@ def test_cpu_time_is_read_after_the_process_name(tmp_path):
     """A process names itself (comm), brackets and spaces included: the fields that count
     are read after its last ')'."""
     ticks = os.sysconf("SC_CLK_TCK")
-    forged = b"42 (x) 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16) S 1 1 1 0 -1 4194560 0 0 0 0 " \
-             + f"{ticks} {2 * ticks} {3 * ticks} {4 * ticks} 20 0 1 0".encode()
+    forged = (
+        b"42 (x) 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16) S 1 1 1 0 -1 4194560 0 0 0 0 "
+        + f"{ticks} {2 * ticks} {3 * ticks} {4 * ticks} 20 0 1 0".encode()
+    )
     assert cpu_time.stat_seconds(forged) == 10.0
     spent = cpu_time.process_seconds(os.getpid())
     assert spent > 0
-    assert cpu_time.process_seconds(2 ** 22 + 12345) == 0.0   # no such process
+    assert cpu_time.process_seconds(2**22 + 12345) == 0.0  # no such process
     assert os.getpid() in cpu_time.tree_pids(os.getpid())
 
 
@@ -60,6 +65,7 @@ def test_two_checks_sending_the_same_case_give_it_one_limit(monkeypatch):
     import numpy as np
 
     from grader.grading import call_limits
+
     monkeypatch.setattr(call_limits, "_by_case", {})
     monkeypatch.setattr(call_limits, "_memory", {})
     task = SimpleNamespace(id="t")
@@ -68,11 +74,13 @@ def test_two_checks_sending_the_same_case_give_it_one_limit(monkeypatch):
     big, small = {"n": 8192, "x": np.zeros((2, 3))}, {"n": 2, "x": np.zeros((2, 3))}
     measured = {("bounds", 8192): 0.0082, ("precision", 8192): 0.0063, ("precision", 2): 1e-5}
     monkeypatch.setattr(call_limits, "_key", lambda task, check, count: check.name)
-    monkeypatch.setattr(call_limits, "_time_one",
-                        lambda task, ref, check, args: measured[(check.name, args["n"])])
+    monkeypatch.setattr(
+        call_limits, "_time_one", lambda task, ref, check, args: measured[(check.name, args["n"])]
+    )
     for check, cases in ((bounds, [big]), (precision, [small, big])):
         call_limits.reference_seconds(task, object(), check, SimpleNamespace(cases=cases), use_disk=False)
-    seconds = call_limits.reference_seconds(task, object(), precision,
-                                            SimpleNamespace(cases=[small, big]), use_disk=False)
+    seconds = call_limits.reference_seconds(
+        task, object(), precision, SimpleNamespace(cases=[small, big]), use_disk=False
+    )
     assert seconds == [1e-5, 0.0063]
     assert call_limits.pooled(task, precision, SimpleNamespace(cases=[small, big]), seconds) == [1e-5, 0.0082]

@@ -1,5 +1,6 @@
 """The failing input shown is the smallest by one stated measure (case_size.py): array
 elements first, then the sum of the integers; equal sizes keep their order."""
+
 import numpy as np
 
 from grader.task.case_size import case_size, smallest_first
@@ -13,8 +14,10 @@ def test_arrays_count_their_elements_then_integers_their_magnitude():
 
 
 def test_smallest_first_orders_by_elements_then_integers_and_keeps_ties_in_order():
-    cases = [{"x": np.zeros((2, 3, 4))},            # the edge case listed first: 24 elements
-             {"x": np.zeros((1, 2, 2)), "k": 9},    # 4 elements
-             {"x": np.zeros((2, 2)), "k": 1},       # 4 elements, smaller integers
-             {"x": np.ones((4, 1)), "k": 1}]        # a tie with the one above
+    cases = [
+        {"x": np.zeros((2, 3, 4))},  # the edge case listed first: 24 elements
+        {"x": np.zeros((1, 2, 2)), "k": 9},  # 4 elements
+        {"x": np.zeros((2, 2)), "k": 1},  # 4 elements, smaller integers
+        {"x": np.ones((4, 1)), "k": 1},
+    ]  # a tie with the one above
     assert smallest_first(cases) == [2, 3, 1, 0]

@@ -1,25 +1,62 @@
 """A class at a glance (summary-<task>.md), from stored reports: distribution, pass rates,
 the most common failures (the same failure with other numbers counts once), who errored."""
+
 import json
 
 from grader.classroom.class_summary import render_markdown, summarize, write_jsonl
 
 
 def _report(score, checks, status=None):
-    return {"task": "t", "submission": "s.py", "isolation": "bubblewrap",
-            "score": score, "max_score": 4, "status": status or ("passed" if score == 4 else "failed"),
-            "checks": [{"name": n, "status": s, "score": p if s == "passed" else 0, "max_score": p,
-                        "message": m} for n, s, p, m in checks]}
+    return {
+        "task": "t",
+        "submission": "s.py",
+        "isolation": "bubblewrap",
+        "score": score,
+        "max_score": 4,
+        "status": status or ("passed" if score == 4 else "failed"),
+        "checks": [
+            {"name": n, "status": s, "score": p if s == "passed" else 0, "max_score": p, "message": m}
+            for n, s, p, m in checks
+        ],
+    }
 
 
 REPORTS = [
     ("ann", _report(4, [("loads", "passed", 0, ""), ("a", "passed", 1, ""), ("b", "passed", 3, "")])),
-    ("bob", _report(1, [("loads", "passed", 0, ""), ("a", "passed", 1, ""),
-                        ("b", "failed", 3, "first difference at [3]: 1.5 != 2.5")])),
-    ("cy", _report(1, [("loads", "passed", 0, ""), ("a", "passed", 1, ""),
-                       ("b", "failed", 3, "first difference at [7]: 0.25 != 9")])),
-    ("dee", _report(0, [("loads", "error", 0, "SyntaxError"), ("a", "skipped", 1, "skipped"),
-                        ("b", "skipped", 3, "skipped")], status="error")),
+    (
+        "bob",
+        _report(
+            1,
+            [
+                ("loads", "passed", 0, ""),
+                ("a", "passed", 1, ""),
+                ("b", "failed", 3, "first difference at [3]: 1.5 != 2.5"),
+            ],
+        ),
+    ),
+    (
+        "cy",
+        _report(
+            1,
+            [
+                ("loads", "passed", 0, ""),
+                ("a", "passed", 1, ""),
+                ("b", "failed", 3, "first difference at [7]: 0.25 != 9"),
+            ],
+        ),
+    ),
+    (
+        "dee",
+        _report(
+            0,
+            [
+                ("loads", "error", 0, "SyntaxError"),
+                ("a", "skipped", 1, "skipped"),
+                ("b", "skipped", 3, "skipped"),
+            ],
+            status="error",
+        ),
+    ),
 ]
 
 
@@ -28,7 +65,7 @@ def test_scores_pass_rates_and_who_errored():
     assert summary.students == 4
     assert summary.mean_percent == 37.5 and summary.median_percent == 25.0
     assert summary.distribution[0] == 1 and summary.distribution[2] == 2 and summary.distribution[9] == 1
-    assert summary.pass_rates == {"a": 0.75, "b": 0.25}           # 0-point 'loads' is left out
+    assert summary.pass_rates == {"a": 0.75, "b": 0.25}  # 0-point 'loads' is left out
     assert summary.errored == ["dee"]
 
 
@@ -38,11 +75,18 @@ def test_reports_stored_without_reasons_are_counted_by_status_in_words_never_man
     [failure] = summarize("t", REPORTS).common_failures
     assert (failure.check, failure.students) == ("b", 2)
     assert failure.reasons == [("it failed; the report, from an older grader, does not say why", 2)]
-    legacy = [("ed", _report(0, [("submission", "error", 4,
-                                   "/tmp/rt12/class1/ed: holds 2 .py files")], status="error"))]
+    legacy = [
+        (
+            "ed",
+            _report(
+                0, [("submission", "error", 4, "/tmp/rt12/class1/ed: holds 2 .py files")], status="error"
+            ),
+        )
+    ]
     summary = summarize("t", legacy)
     assert summary.common_failures[0].reasons == [
-        ("it could not be run; the report, from an older grader, does not say why", 1)]
+        ("it could not be run; the report, from an older grader, does not say why", 1)
+    ]
     text = render_markdown(summary)
     assert "rt#" not in text and "tmp" not in text
 
@@ -51,6 +95,7 @@ def test_the_ungradable_line_is_no_check_in_the_pass_rates():
     """A file that could not be graded has one 'submission' line; its student is listed as
     errored, and the pass-rate table holds the task's checks only."""
     from grader.records.result import ungradable
+
     reports = REPORTS + [("eve", ungradable("t", "1", 4, "eve", "eve: is a folder").to_dict())]
     summary = summarize("t", reports)
     assert "submission" not in summary.pass_rates and summary.pass_rates == {"a": 0.75, "b": 0.25}
@@ -59,33 +104,62 @@ def test_the_ungradable_line_is_no_check_in_the_pass_rates():
 
 
 def _failed(name, reason, message="at [1, 2] expected 0.5, got 0.25", max_score=3):
-    return {"name": name, "status": "failed", "score": 0, "max_score": max_score,
-            "message": message, "reason": reason}
+    return {
+        "name": name,
+        "status": "failed",
+        "score": 0,
+        "max_score": max_score,
+        "message": message,
+        "reason": reason,
+    }
 
 
 def test_common_failures_are_counted_per_check_and_read_as_sentences():
     """Grouped by check, in words made from each failure's reason (for a mismatch, what the
     check's kind says it means), not from the students' messages."""
     from conftest import PE_TASK
+
     from grader.classroom.class_summary import mismatch_words
     from grader.task.spec import load_task
+
     words = mismatch_words(load_task(PE_TASK))
     assert words["exponent-2i-over-d"] == "the values differ from the reference"
     assert words["table-shape"] == "the result has the wrong shape"
     assert words["table-returns-float-array"] == "the result is of the wrong type"
     assert words["add-leaves-input-unchanged"] == "the function changed an argument in place or returned it"
-    reports = [(f"s{i}", {**_report(1, []), "checks": [_failed("exponent-2i-over-d", "mismatch",
-                                                               f"at [{i}, 2] expected {i}.5, got 0")]})
-               for i in range(12)]
-    reports += [("r", {**_report(1, []), "checks": [_failed("table-shape", "raised", "raised ValueError"),
-                                                    _failed("exponent-2i-over-d", "raised", "boom")]}),
-                ("m", {**_report(1, []), "checks": [_failed("table-shape", "mismatch", "returned shape (2, 2)")]})]
+    reports = [
+        (
+            f"s{i}",
+            {
+                **_report(1, []),
+                "checks": [_failed("exponent-2i-over-d", "mismatch", f"at [{i}, 2] expected {i}.5, got 0")],
+            },
+        )
+        for i in range(12)
+    ]
+    reports += [
+        (
+            "r",
+            {
+                **_report(1, []),
+                "checks": [
+                    _failed("table-shape", "raised", "raised ValueError"),
+                    _failed("exponent-2i-over-d", "raised", "boom"),
+                ],
+            },
+        ),
+        ("m", {**_report(1, []), "checks": [_failed("table-shape", "mismatch", "returned shape (2, 2)")]}),
+    ]
     summary = summarize("positional-encoding", reports, words)
     text = render_markdown(summary)
-    assert ("- **exponent-2i-over-d** failed for 13 students: 12 (the values differ from the "
-            "reference), 1 (the code raised an exception)") in text
-    assert ("- **table-shape** failed for 2 students: 1 (the code raised an exception), "
-            "1 (the result has the wrong shape)") in text
+    assert (
+        "- **exponent-2i-over-d** failed for 13 students: 12 (the values differ from the "
+        "reference), 1 (the code raised an exception)"
+    ) in text
+    assert (
+        "- **table-shape** failed for 2 students: 1 (the code raised an exception), "
+        "1 (the result has the wrong shape)"
+    ) in text
     assert "#" not in text.split("## Most common failures")[1].split("##")[0]
     only = summarize("t", [("a", {**_report(1, []), "checks": [_failed("c", "timeout")]})])
     assert only.common_failures[0].sentence() == "**c** failed for 1 student (a call ran out of time)"
@@ -98,8 +172,9 @@ def test_an_empty_class_summarizes_to_zero_students():
 
 
 def test_markdown_escapes_what_students_wrote():
-    reports = REPORTS + [("<b>## x", _report(0, [("b", "failed", 3, "[x](javascript:1) | y")],
-                                             status="error"))]
+    reports = REPORTS + [
+        ("<b>## x", _report(0, [("b", "failed", 3, "[x](javascript:1) | y")], status="error"))
+    ]
     text = render_markdown(summarize("t", reports))
     assert text.startswith("# t: 5 submissions")
     assert "| b | 20% |" in text and "| a | 75% |" in text
@@ -116,18 +191,24 @@ def test_jsonl_holds_one_full_report_per_line(tmp_path):
 
 
 def _diagnosed(report, *mistakes):
-    return {**report, "diagnoses": [{"mistake": m, "explanation": f"the {m} mistake",
-                                     "checks": ["b"]} for m in mistakes]}
+    return {
+        **report,
+        "diagnoses": [{"mistake": m, "explanation": f"the {m} mistake", "checks": ["b"]} for m in mistakes],
+    }
 
 
 def test_students_are_counted_per_diagnosed_mistake_most_first():
-    reports = [("ann", REPORTS[0][1]),
-               ("bob", _diagnosed(REPORTS[1][1], "sin-cos-swapped")),
-               ("cy", _diagnosed(REPORTS[2][1], "sin-cos-swapped", "base-ignored")),
-               ("eve", _diagnosed(REPORTS[2][1], "sin-cos-swapped"))]
+    reports = [
+        ("ann", REPORTS[0][1]),
+        ("bob", _diagnosed(REPORTS[1][1], "sin-cos-swapped")),
+        ("cy", _diagnosed(REPORTS[2][1], "sin-cos-swapped", "base-ignored")),
+        ("eve", _diagnosed(REPORTS[2][1], "sin-cos-swapped")),
+    ]
     summary = summarize("t", reports)
-    assert [(m.mistake, m.students) for m in summary.mistakes] == [("sin-cos-swapped", 3),
-                                                                     ("base-ignored", 1)]
+    assert [(m.mistake, m.students) for m in summary.mistakes] == [
+        ("sin-cos-swapped", 3),
+        ("base-ignored", 1),
+    ]
     text = render_markdown(summary)
     section = text.split("## Diagnosed mistakes")[1]
     assert "- **3 students**: sin-cos-swapped (the sin-cos-swapped mistake)" in section
@@ -140,7 +221,9 @@ def test_a_class_without_diagnoses_says_none_were_found():
 
 
 def test_a_mistakes_words_are_escaped_in_the_summary():
-    hostile = {**REPORTS[1][1], "diagnoses": [{"mistake": "<b>x", "explanation": "[a](javascript:1)",
-                                                "checks": ["b"]}]}
+    hostile = {
+        **REPORTS[1][1],
+        "diagnoses": [{"mistake": "<b>x", "explanation": "[a](javascript:1)", "checks": ["b"]}],
+    }
     text = render_markdown(summarize("t", [("bob", hostile)]))
     assert "<b>" not in text and "](javascript" not in text

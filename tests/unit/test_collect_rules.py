@@ -1,16 +1,21 @@
 """The rules of `grader collect` that need no repository: which commit is graded, the URL
 template and its secrets, which roster ids can name a file, the collection record and its
 join with the grade rows."""
+
 import pytest
 
-from grader.classroom import collection
-
-from grader.classroom import grade_files
-from grader.classroom.collect import (CollectError, Template, check_roster, choose_commit, id_problem,
-                            parse_deadline)
+from grader.classroom import collection, grade_files
+from grader.classroom.collect import (
+    CollectError,
+    Template,
+    check_roster,
+    choose_commit,
+    id_problem,
+    parse_deadline,
+)
 from grader.classroom.git_repo import Secrets
-from grader.records.result import PASSED, CheckResult, Result
 from grader.classroom.roster import Enrolled, Roster
+from grader.records.result import PASSED, CheckResult, Result
 from grader.submission.file import SubmissionError, choose_in_folder, hand_ins_for
 
 D = parse_deadline("2026-12-01T00:00:00Z")
@@ -52,9 +57,10 @@ def test_no_commit_before_the_deadline_says_when_the_first_was():
 
 def test_a_date_no_calendar_holds_is_shown_not_raised():
     from grader.classroom.collect import when
-    graded = choose_commit([("far", 2 ** 62), ("c1", D - HOUR)], D)   # a student's git may claim it
+
+    graded = choose_commit([("far", 2**62), ("c1", D - HOUR)], D)  # a student's git may claim it
     assert graded.commit == "c1" and "no calendar date" in graded.note
-    assert "no calendar date" in when(2 ** 62)
+    assert "no calendar date" in when(2**62)
 
 
 def _student(sid, repo="org/x", line=2):
@@ -64,15 +70,20 @@ def _student(sid, repo="org/x", line=2):
 def test_the_template_fills_students_and_secrets_from_the_environment():
     template = Template.parse("https://x:{env:TOKEN}@github.com/{repo}.git")
     environ = {"TOKEN": "s3cr3t"}
-    assert template.url(_student("ann", "org/ann-hw"), environ) == "https://x:s3cr3t@github.com/org/ann-hw.git"
+    assert (
+        template.url(_student("ann", "org/ann-hw"), environ) == "https://x:s3cr3t@github.com/org/ann-hw.git"
+    )
     assert template.secrets(environ).values == ("s3cr3t",)
     with pytest.raises(CollectError, match="TOKEN is not set"):
         template.secrets({})
     with pytest.raises(CollectError, match="TOKEN is empty"):
         template.secrets({"TOKEN": ""})
     assert Template.parse("/srv/{submission_id}.git").url(_student("bob"), {}) == "/srv/bob.git"
-    for bad, why in (("https://h/{user}", "unknown placeholder"), ("https://h/{repo", "a brace"),
-                     ("https://github.com/org/one.git", "names no student")):
+    for bad, why in (
+        ("https://h/{user}", "unknown placeholder"),
+        ("https://h/{repo", "a brace"),
+        ("https://github.com/org/one.git", "names no student"),
+    ):
         with pytest.raises(CollectError, match=why):
             Template.parse(bad)
 
@@ -85,10 +96,19 @@ def test_secrets_and_url_passwords_are_redacted():
     assert "https://x:***@h/r.git" in shown and "https://u:***@h/r.git" in shown
 
 
-@pytest.mark.parametrize("sid, why", [("a/b", "holds a /"), ("..", "starts with a dot"),
-                                      (".hidden", "starts with a dot"), ("tab\there", "escaped"),
-                                      ("back\\slash", "escaped"), (" ann", "escaped"),
-                                      ("zero\u200bwidth", "escaped"), ("x" * 201, "longer than")])
+@pytest.mark.parametrize(
+    "sid, why",
+    [
+        ("a/b", "holds a /"),
+        ("..", "starts with a dot"),
+        (".hidden", "starts with a dot"),
+        ("tab\there", "escaped"),
+        ("back\\slash", "escaped"),
+        (" ann", "escaped"),
+        ("zero\u200bwidth", "escaped"),
+        ("x" * 201, "longer than"),
+    ],
+)
 def test_ids_that_cannot_name_a_file_are_refused(sid, why):
     assert why in (id_problem(sid) or "")
 
@@ -99,8 +119,14 @@ def test_ordinary_ids_name_files(sid):
 
 
 def test_the_roster_check_names_every_line():
-    roster = Roster([_student("ann", line=2), _student("Ann", line=3), _student("x/y", line=4),
-                     _student("nobody", repo=None, line=5)])
+    roster = Roster(
+        [
+            _student("ann", line=2),
+            _student("Ann", line=3),
+            _student("x/y", line=4),
+            _student("nobody", repo=None, line=5),
+        ]
+    )
     with pytest.raises(CollectError) as raised:
         check_roster(roster, "roster.csv", Template.parse("{repo}"))
     text = "\n".join(raised.value.problems)
@@ -111,10 +137,19 @@ def test_the_roster_check_names_every_line():
 
 
 def test_the_hand_in_rules_are_grader_ci_s():
-    names = ["normalize-rows.py", "normalize-rows.IPYNB", "normalize-rows", "Normalize-Rows.py",
-             "normalize-rows.py.bak", "other.py"]
-    assert hand_ins_for("normalize-rows", names) == ["normalize-rows", "normalize-rows.IPYNB",
-                                                     "normalize-rows.py"]
+    names = [
+        "normalize-rows.py",
+        "normalize-rows.IPYNB",
+        "normalize-rows",
+        "Normalize-Rows.py",
+        "normalize-rows.py.bak",
+        "other.py",
+    ]
+    assert hand_ins_for("normalize-rows", names) == [
+        "normalize-rows",
+        "normalize-rows.IPYNB",
+        "normalize-rows.py",
+    ]
     assert choose_in_folder("f/", ["mine.py"]) == "mine.py"
     assert choose_in_folder("f/", ["helper.py", "Solution.ipynb"]) == "Solution.ipynb"
     with pytest.raises(SubmissionError, match="holds 2 .py or .ipynb files"):
@@ -125,6 +160,7 @@ def test_the_hand_in_rules_are_grader_ci_s():
 
 # --------------------------------------------------------------------------- the record
 
+
 def _record(sid, status, **more):
     return collection.Record(sid, "t", status, max_score=5, **more)
 
@@ -134,9 +170,18 @@ COMMIT = "b" * 40
 
 
 def test_the_record_reads_back_what_it_wrote_formula_guards_and_all(tmp_path):
-    records = [_record("=cmd", collection.COLLECTED, commit=COMMIT, sha256=SHA, path="solutions/t.py",
-                       file="t/=cmd.py", committed="2026-11-30T12:00:00Z"),
-               _record("bob", collection.REFUSED, reason="=HYPERLINK(1) is a link", note="-1 later")]
+    records = [
+        _record(
+            "=cmd",
+            collection.COLLECTED,
+            commit=COMMIT,
+            sha256=SHA,
+            path="solutions/t.py",
+            file="t/=cmd.py",
+            committed="2026-11-30T12:00:00Z",
+        ),
+        _record("bob", collection.REFUSED, reason="=HYPERLINK(1) is a link", note="-1 later"),
+    ]
     path = str(tmp_path / "collection.csv")
     collection.write(path, records)
     text = open(path, encoding="utf-8").read()
@@ -159,57 +204,77 @@ def test_a_damaged_record_is_refused_line_by_line(tmp_path):
 
 
 def _report(student, score):
-    return Result("t", f"{student}.py", score, 5, PASSED, "bubblewrap",
-                  [CheckResult("a", PASSED, score, 5)]).to_dict()
+    return Result(
+        "t", f"{student}.py", score, 5, PASSED, "bubblewrap", [CheckResult("a", PASSED, score, 5)]
+    ).to_dict()
 
 
 def test_the_join_grades_only_the_very_file_collected():
-    roster = Roster([Enrolled(s, str(i), s.title(), {}, i + 2)
-                     for i, s in enumerate(["ann", "bob", "cy", "dee", "eve", "fay"])])
+    roster = Roster(
+        [
+            Enrolled(s, str(i), s.title(), {}, i + 2)
+            for i, s in enumerate(["ann", "bob", "cy", "dee", "eve", "fay"])
+        ]
+    )
     reports = [("ann", _report("ann", 5)), ("bob", _report("bob", 5)), ("dee", _report("dee", 4))]
     rows = grade_files.match(reports, roster)
-    records = collection.Collection([
-        _record("ann", collection.COLLECTED, commit=COMMIT, sha256=SHA, path="solutions/t.py"),
-        _record("bob", collection.COLLECTED, commit=COMMIT, sha256="c" * 64, path="solutions/t.py"),
-        _record("cy", collection.REFUSED, reason="solutions/t.py: is a symbolic link"),
-        _record("dee", collection.UNREACHABLE, reason="could not fetch org/dee: gone"),
-        _record("eve", collection.MISSING, reason="no hand-in for t"),
-    ])
+    records = collection.Collection(
+        [
+            _record("ann", collection.COLLECTED, commit=COMMIT, sha256=SHA, path="solutions/t.py"),
+            _record("bob", collection.COLLECTED, commit=COMMIT, sha256="c" * 64, path="solutions/t.py"),
+            _record("cy", collection.REFUSED, reason="solutions/t.py: is a symbolic link"),
+            _record("dee", collection.UNREACHABLE, reason="could not fetch org/dee: gone"),
+            _record("eve", collection.MISSING, reason="no hand-in for t"),
+        ]
+    )
     joined = collection.join(rows, "t", records, {"ann": SHA, "bob": "d" * 64, "dee": "e" * 64})
     by = {r.student: r for r in joined.rows}
     assert by["ann"].report["score"] == 5 and by["ann"].collection == "collected"
-    assert by["bob"].report is None and by["bob"].status == collection.NOT_GRADED   # another file
+    assert by["bob"].report is None and by["bob"].status == collection.NOT_GRADED  # another file
     assert by["cy"].report["score"] == 0 and by["cy"].graded and "symbolic link" in by["cy"].note
     assert by["dee"].report is None and "older grade in the gradebook is not used" in by["dee"].note
     assert by["eve"].report is None and by["eve"].status == grade_files.NO_SUBMISSION
-    assert by["fay"].collection is None                        # not in the collection: as before
+    assert by["fay"].collection is None  # not in the collection: as before
     assert joined.not_collected == ["dee"] and joined.ungraded_hand_ins == ["bob"]
     assert [e.submission_id for e in joined.missing] == ["eve", "fay"]
 
 
 def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, monkeypatch):
     """No git runs here: the collection of one repository is replaced by one that fails."""
+    import os
+
+    from conftest import INSTRUCTOR_TASKS
+
     from grader.classroom import collect
     from grader.task.spec import load_task
-    from conftest import INSTRUCTOR_TASKS
-    import os
+
     task = load_task(os.path.join(INSTRUCTOR_TASKS, "normalize-rows"))
 
     def fake(job, tasks, deadline, secrets, seconds, work, staging):
         sid = job.student.submission_id
         if sid == "bob":
             open(os.path.join(staging, "normalize-rows", "bob.py"), "w").close()
-            raise RuntimeError(f"boom near {job.url}")        # (the URL holds the token)
-        return [collection.Record(sid, t.id, collection.MISSING, "no hand-in", max_score=t.max_score)
-                for t in tasks]
+            raise RuntimeError(f"boom near {job.url}")  # (the URL holds the token)
+        return [
+            collection.Record(sid, t.id, collection.MISSING, "no hand-in", max_score=t.max_score)
+            for t in tasks
+        ]
 
     monkeypatch.setattr(collect, "_collect_repository", fake)
     roster = Roster([_student("ann", line=2), _student("bob", line=3)])
-    outcome = collect.run_collect([task], roster, "roster.csv", str(tmp_path / "out"),
-                                  Template.parse("https://x:{env:T}@h/{repo}"), None, 2, 10,
-                                  environ={"T": "tok-in-url"})
+    outcome = collect.run_collect(
+        [task],
+        roster,
+        "roster.csv",
+        str(tmp_path / "out"),
+        Template.parse("https://x:{env:T}@h/{repo}"),
+        None,
+        2,
+        10,
+        environ={"T": "tok-in-url"},
+    )
     by = {r.submission_id: r for r in outcome.records}
     assert by["ann"].status == collection.MISSING
     assert by["bob"].status == collection.UNREACHABLE and "the grader failed on it" in by["bob"].reason
     assert "tok-in-url" not in by["bob"].reason and outcome.unreachable == ["bob"]
-    assert os.listdir(tmp_path / "out" / "normalize-rows") == []      # (its half-written file: gone)
+    assert os.listdir(tmp_path / "out" / "normalize-rows") == []  # (its half-written file: gone)

@@ -1,8 +1,15 @@
 """Comparison messages a student understands, computed only from plain data."""
+
 import numpy as np
 
-from grader.grading.compare import (Tolerance, check_inputs_unchanged, check_shape, check_type,
-                            check_values, parse_select)
+from grader.grading.compare import (
+    Tolerance,
+    check_inputs_unchanged,
+    check_shape,
+    check_type,
+    check_values,
+    parse_select,
+)
 from grader.sandbox import ForeignArray, Opaque
 
 TOL = Tolerance(rtol=1e-6, atol=1e-6)
@@ -75,8 +82,9 @@ def test_mutation_names_the_parameter_position_and_values():
     before = {"base": 2.0, "x": np.zeros((2, 2))}
     after = [2.0, np.array([[0.0, 0.0], [0.0, 1.5]])]
     verdict = check_inputs_unchanged(before, after)
-    assert ("your function changed its argument `x` in place: at [1, 1] it was 0 before the "
-            "call and 1.5 after") in verdict.message
+    assert (
+        "your function changed its argument `x` in place: at [1, 1] it was 0 before the call and 1.5 after"
+    ) in verdict.message
     assert "Leave `x` as it is and return a new array." in verdict.message
     assert check_inputs_unchanged(before, [2.0, np.zeros((2, 2))]).ok
 

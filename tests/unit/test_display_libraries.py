@@ -4,18 +4,19 @@ place of one that is not installed, and the recorder leaving their arrays out of
 work. In process: the stand-in classes and the recorder run the tests' own code here; the
 worker's use of them (its import finder, matplotlib headless) is graded through the
 sandbox in tests/integration/test_plotting_notebooks.py and tests/security/test_hostile_display.py."""
+
 import io
 import textwrap
 from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
-
 from conftest import make_task
-from grader.submission.notebook import display_helper, notebook_code
-from grader.sandbox.inside import computed, display
-from grader.task.spec import SpecError, load_task
 from test_spec import GOOD_YAML
+
+from grader.sandbox.inside import computed, display
+from grader.submission.notebook import display_helper, notebook_code
+from grader.task.spec import SpecError, load_task
 
 
 def test_a_task_displays_matplotlib_and_seaborn_unless_it_says_otherwise(tmp_path):
@@ -33,7 +34,7 @@ def test_a_display_library_is_named_by_its_top_level_name(tmp_path):
     assert "imports.display" in "\n".join(caught.value.problems)
 
 
-class Picture:   # stands for an object of matplotlib's (its class's module says whose it is)
+class Picture:  # stands for an object of matplotlib's (its class's module says whose it is)
     __module__ = "matplotlib.image"
 
 
@@ -47,16 +48,18 @@ def shown(value, names=("matplotlib", "seaborn")) -> str:
 
 def test_a_cells_last_value_of_a_display_library_shows_nothing():
     assert shown(Picture()) == "" and shown([Picture(), Picture()]) == ""
-    assert shown((np.zeros(3), np.zeros(4), Picture())) == ""       # plt.hist's counts, edges, bars
+    assert shown((np.zeros(3), np.zeros(4), Picture())) == ""  # plt.hist's counts, edges, bars
     assert shown((5, 8)) == "(5, 8)\n" and shown([1, 2]) == "[1, 2]\n"
-    assert shown(Picture(), names=()) .startswith("<")               # a task that lists none
+    assert shown(Picture(), names=()).startswith("<")  # a task that lists none
     assert shown(None) == ""
 
 
 def test_the_helper_is_on_line_2_whatever_the_display_libraries():
-    data = ('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", '
-            '"id": "a", "metadata": {}, "outputs": [], "execution_count": null, '
-            '"source": "import matplotlib.pyplot as plt\\nplt.imshow([[1]])"}]}').encode()
+    data = (
+        b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", '
+        b'"id": "a", "metadata": {}, "outputs": [], "execution_count": null, '
+        b'"source": "import matplotlib.pyplot as plt\\nplt.imshow([[1]])"}]}'
+    )
     code = notebook_code(data, ("matplotlib",))
     lines = code.text.splitlines()
     assert lines[1] == display_helper(("matplotlib",)) and "getattr" not in lines[1]
@@ -71,7 +74,7 @@ def test_whatever_is_done_with_the_stand_in_gives_the_stand_in():
     plt = STAND_IN
     fig = plt.figure(figsize=(3, 4))
     assert fig is plt and plt.cm.viridis(np.zeros(3)) is plt and plt["x"] is plt
-    assert (plt + 1, 2 * plt, -plt, plt ** 2, plt @ plt) == (plt,) * 5
+    assert (plt + 1, 2 * plt, -plt, plt**2, plt @ plt) == (plt,) * 5
     plt.title = "no effect"
     plt.rcParams["figure.figsize"] = (8, 4)
     del plt.rcParams["x"]
@@ -79,8 +82,15 @@ def test_whatever_is_done_with_the_stand_in_gives_the_stand_in():
         assert styled is plt
     assert f"{plt.gca().get_xlim()[0]:.2f}" == "<examplelib is not installed here: nothing was drawn>"
     assert str(plt) == repr(plt) == "<examplelib is not installed here: nothing was drawn>"
-    assert (int(plt), float(plt), len(plt), bool(plt), 1 in plt, plt < 1, plt >= 1) == \
-        (0, 0.0, 0, False, False, False, False)
+    assert (int(plt), float(plt), len(plt), bool(plt), 1 in plt, plt < 1, plt >= 1) == (
+        0,
+        0.0,
+        0,
+        False,
+        False,
+        False,
+        False,
+    )
 
 
 def test_the_stand_in_unpacks_to_what_the_code_unpacks_and_loops_no_time():
@@ -120,7 +130,7 @@ def test_a_stand_in_module_gives_the_stand_in_and_no_protocol_it_lacks():
     assert module.imshow is STAND_IN and module.sys is STAND_IN and module.__all__ == []
     for name in ("__file__", "__array__", "__fspath__", "__wrapped__"):
         assert not hasattr(module, name) and not hasattr(STAND_IN, name)
-    assert np.asarray(STAND_IN).size == 0    # an empty array, never the stand-in's innards
+    assert np.asarray(STAND_IN).size == 0  # an empty array, never the stand-in's innards
 
 
 def test_values_are_known_as_a_display_librarys_by_their_type(monkeypatch):
@@ -146,14 +156,17 @@ def recorded(source, drawn_by):
 def test_a_display_librarys_call_is_not_the_scripts_work():
     Picture.counts = staticmethod(lambda: np.arange(5.0))
     Picture.same = staticmethod(lambda a: a)
-    texts, recorder, namespace = recorded("""
+    texts, recorder, namespace = recorded(
+        """
         table = np.arange(40.0).reshape(5, 8)
         picture = Picture()
         counts = picture.counts()
         ticks = Picture().counts()
         back = picture.same(table)
         mine = np.sqrt(table)
-    """, drawn_by=lambda owner: isinstance(owner, Picture) or owner is Picture)
+    """,
+        drawn_by=lambda owner: isinstance(owner, Picture) or owner is Picture,
+    )
     assert "picture.counts()" not in texts and "Picture().counts()" not in texts
     assert "np.arange(40.0).reshape(5, 8)" in texts and "np.sqrt(table)" in texts
     drawn = recorder.drawn_ids()

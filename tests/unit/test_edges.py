@@ -1,9 +1,10 @@
 """A task's edges (grader/task/edges.py): only the checks about an edge judge it; every other
 check draws its cases clear of it, so one fault at an edge costs the checks put there."""
+
 import numpy as np
 import pytest
-
 from conftest import make_task
+
 from grader.grading.cases import case_set
 from grader.task.reference import load_reference
 from grader.task.spec import SpecError, load_task

@@ -1,5 +1,6 @@
 """Which checks of a student kit wait for final grading (grader/grading/final_grading.py): decided
 by the check kinds (``expected_private``), not by a list of names."""
+
 import dataclasses
 
 from grader.grading.checks import KINDS
@@ -8,8 +9,8 @@ from grader.grading.checks.script_output import PrintsOptions
 from grader.grading.checks.script_work import LeavesOptions
 from grader.grading.final_grading import decided_later, in_a_kit, not_run
 from grader.records.result import PASSED, CheckResult
-from grader.task.spec import CheckSpec
 from grader.records.statuses import FINAL_GRADING
+from grader.task.spec import CheckSpec
 
 IMPORTS = CheckSpec("allowed-imports", "imports", Options(), points=1)
 PRINTS = CheckSpec("prints-the-shape", "prints", PrintsOptions(), points=2)
@@ -27,15 +28,20 @@ def test_a_work_check_what_needs_it_and_a_policy_check_hanging_on_it_wait():
     assert set(later) == {"builds-the-table", "prints-after-the-table", "after-that", "allowed-imports"}
     assert not later["builds-the-table"].runs and not later["after-that"].runs
     assert "needs 'builds-the-table'" in later["prints-after-the-table"].why
-    assert later["allowed-imports"].runs     # its verdict is shown, its point decided later
+    assert later["allowed-imports"].runs  # its verdict is shown, its point decided later
     assert in_a_kit([IMPORTS, PRINTS]) == {}
 
 
 def test_their_lines_are_outside_the_kit_score_with_their_points():
     later = in_a_kit([IMPORTS, PRINTS, TABLE])
     skipped = not_run(TABLE, later["builds-the-table"])
-    assert (skipped.status, skipped.reason, skipped.score, skipped.max_score, skipped.final_points) == \
-           ("skipped", FINAL_GRADING, 0.0, 0.0, 3)
+    assert (skipped.status, skipped.reason, skipped.score, skipped.max_score, skipped.final_points) == (
+        "skipped",
+        FINAL_GRADING,
+        0.0,
+        0.0,
+        3,
+    )
     assert skipped.message.startswith("checked at final grading (3 points, not in this kit's score)")
     shown = decided_later(CheckResult("allowed-imports", PASSED, 1.0, 1.0), later["allowed-imports"])
     assert (shown.status, shown.score, shown.max_score, shown.final_points) == (PASSED, 0.0, 0.0, 1)

@@ -1,6 +1,7 @@
 """What the grader decides about frameworks on its own side (grader/task/frameworks.py): which a
 worker preloads, which log lines are left out of a file's output, which extras a zip or a
 course installs."""
+
 import importlib.util
 
 import pytest
@@ -13,7 +14,7 @@ def test_only_frameworks_the_task_allows_and_the_file_imports_are_preloaded(monk
     allowed = ("numpy", "tensorflow", "torch")
     assert frameworks.preload(allowed, ["numpy"]) == ()
     assert frameworks.preload(allowed, ["torch.nn", "numpy"]) == ("torch",)
-    assert frameworks.preload(("numpy", "torch"), ["tensorflow"]) == ()   # not allowed: not preloaded
+    assert frameworks.preload(("numpy", "torch"), ["tensorflow"]) == ()  # not allowed: not preloaded
     assert frameworks.preload(allowed, ["tensorflow"])[0] == "tensorflow"
 
 
@@ -45,12 +46,16 @@ def test_lines_that_only_mention_a_framework_are_kept():
 
 
 def test_extras_of_a_task_are_its_allowed_frameworks():
-    assert [f.extra for f in frameworks.allowed(("numpy", "torch.nn", "tensorflow"))] == ["tensorflow", "torch"]
+    assert [f.extra for f in frameworks.allowed(("numpy", "torch.nn", "tensorflow"))] == [
+        "tensorflow",
+        "torch",
+    ]
     assert frameworks.allowed(("numpy", "math")) == ()
 
 
 def test_the_zips_requirements_pin_the_frameworks_installed_here():
     from grader.integrations import self_package
+
     for module in ("tensorflow", "torch"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed here")
@@ -63,6 +68,6 @@ def test_the_zips_requirements_pin_the_frameworks_installed_here():
     torch_pin = [p for p in pins if p.startswith("torch==")]
     assert torch_pin and "nvidia" not in with_frameworks.lower()
     numpy_pin = [p for p in pins if p.startswith("numpy==")]
-    assert numpy_pin and " ; " not in numpy_pin[0], numpy_pin   # the grader needs it everywhere
-    if "+cpu" in torch_pin[0]:   # PyPI has no CPU build: the zip names the index that has it
+    assert numpy_pin and " ; " not in numpy_pin[0], numpy_pin  # the grader needs it everywhere
+    if "+cpu" in torch_pin[0]:  # PyPI has no CPU build: the zip names the index that has it
         assert f"--extra-index-url {self_package.TORCH_CPU_INDEX}" in pins

@@ -1,13 +1,15 @@
 """GitHub annotations and the example workflow, in process: annotations built from Result
 records, and the workflow file read as YAML (the `grader ci` runs that print them are in
 tests/integration/test_github_actions.py)."""
+
 import os
 
 from conftest import ROOT
-from grader.grading.checks.imports import scan
-from grader.report import github
-from grader.records.result import FAILED, PASSED, CheckResult, Result
 from workflow_commands import parse_command
+
+from grader.grading.checks.imports import scan
+from grader.records.result import FAILED, PASSED, CheckResult, Result
+from grader.report import github
 
 COURSE = os.path.join(ROOT, "examples", "course")
 # The first major of each action that runs on Node 24 (older ones run on the deprecated Node 20).
@@ -17,8 +19,16 @@ NODE24_MAJOR = {"actions/checkout": 5, "actions/setup-python": 6, "actions/uploa
 def _result(path, checks, task="t"):
     """A result as grading makes it: the functions' definitions found by the scan of the file."""
     definitions = scan(path.read_text(), [], str).defined_at(["f"])
-    return Result(task=task, submission=str(path), score=0, max_score=1, status=FAILED,
-                  isolation="bubblewrap", checks=checks, definitions=definitions)
+    return Result(
+        task=task,
+        submission=str(path),
+        score=0,
+        max_score=1,
+        status=FAILED,
+        isolation="bubblewrap",
+        checks=checks,
+        definitions=definitions,
+    )
 
 
 def _failed(name, message="wrong", line=None, function=None):
@@ -42,19 +52,18 @@ def test_annotation_properties_survive_commas_colons_and_percents(tmp_path):
 def test_annotation_points_at_the_line_that_raised_else_the_definition(tmp_path):
     path = tmp_path / "s.py"
     path.write_text("import numpy\n\n\ndef f(x):\n    return x\n")
-    lines = github.annotations([_result(path, [_failed("a", line=5, function="f"),
-                                               _failed("b", function="f"),
-                                               _failed("c")])], str(tmp_path))
+    lines = github.annotations(
+        [_result(path, [_failed("a", line=5, function="f"), _failed("b", function="f"), _failed("c")])],
+        str(tmp_path),
+    )
     assert [parse_command(a)[1]["line"] for a in lines] == ["5", "4", "1"]
 
 
 def test_more_than_ten_failures_give_ten_annotations_and_a_notice(tmp_path):
     path = tmp_path / "s.py"
     path.write_text("x = 1\n")
-    checks = [_failed(f"check-{i}") for i in range(15)] + [
-        CheckResult("fine", PASSED, 1.0, 1.0)]
-    lines = github.annotations([_result(path, checks[:8]), _result(path, checks[8:])],
-                               str(tmp_path))
+    checks = [_failed(f"check-{i}") for i in range(15)] + [CheckResult("fine", PASSED, 1.0, 1.0)]
+    lines = github.annotations([_result(path, checks[:8]), _result(path, checks[8:])], str(tmp_path))
     parsed = [parse_command(a) for a in lines]
     assert [kind for kind, _, _ in parsed] == ["error"] * 10 + ["notice"]
     notice = parsed[-1][2]
@@ -86,6 +95,7 @@ def test_paths_are_relative_to_the_workspace_not_the_ci_root(tmp_path, monkeypat
 
 def _workflow():
     import yaml
+
     with open(os.path.join(COURSE, ".github", "workflows", "grade.yml"), encoding="utf-8") as f:
         return yaml.safe_load(f)
 
@@ -104,8 +114,9 @@ def test_workflow_makes_bubblewrap_work_then_validates_and_grades_in_it():
     workflow = _workflow()
     assert workflow["jobs"]["grade"]["runs-on"] in ("ubuntu-24.04", "ubuntu-latest")
     runs = [s.get("run", "") for s in workflow["jobs"]["grade"]["steps"]]
-    apparmor = next(i for i, r in enumerate(runs)
-                    if "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in r)
+    apparmor = next(
+        i for i, r in enumerate(runs) if "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in r
+    )
     install = next(i for i, r in enumerate(runs) if "apt-get install -y bubblewrap" in r)
     validate = next(i for i, r in enumerate(runs) if r.startswith("grader validate "))
     grade = next(i for i, r in enumerate(runs) if r.startswith("grader ci "))

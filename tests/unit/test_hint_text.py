@@ -1,14 +1,15 @@
 """A task's hint for a check follows the message of a failure the code caused, and is
 withheld from students with the rest of a hidden check's message."""
+
 import json
 
 from grader.grading.checks.kind import Options
 from grader.grading.grade import with_hint
 from grader.grading.redact import for_students
-from grader.report import gradescope, text
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
-from grader.task.spec import CheckSpec
 from grader.records.statuses import BUDGET, CRASHED, MISMATCH, RAISED, TASK, TIMEOUT
+from grader.report import gradescope, text
+from grader.task.spec import CheckSpec
 
 HINT = "build a new array: m / norms, not m /= norms."
 
@@ -18,13 +19,19 @@ def _check(hidden=False, hint=HINT):
 
 
 def _failed(hidden=False, reason=MISMATCH, status=FAILED):
-    return CheckResult("untouched", status, 0.0, 1.0, message="argument 1 was modified in place.",
-                       hidden=hidden, reason=reason)
+    return CheckResult(
+        "untouched",
+        status,
+        0.0,
+        1.0,
+        message="argument 1 was modified in place.",
+        hidden=hidden,
+        reason=reason,
+    )
 
 
 def test_a_failure_ends_with_the_tasks_hint():
-    assert with_hint(_check(), _failed()).message == \
-        f"argument 1 was modified in place. Hint: {HINT}"
+    assert with_hint(_check(), _failed()).message == f"argument 1 was modified in place. Hint: {HINT}"
 
 
 def test_no_hint_on_a_call_that_raised_crashed_or_ran_out_of_time():
@@ -36,9 +43,11 @@ def test_no_hint_on_a_call_that_raised_crashed_or_ran_out_of_time():
 
 
 def test_no_hint_where_it_would_not_be_about_the_code():
-    for result in (CheckResult("untouched", PASSED, 1.0, 1.0),
-                   CheckResult("untouched", SKIPPED, 0.0, 1.0, message="skipped: needs 'x'"),
-                   _failed(reason=TASK, status=ERROR)):
+    for result in (
+        CheckResult("untouched", PASSED, 1.0, 1.0),
+        CheckResult("untouched", SKIPPED, 0.0, 1.0, message="skipped: needs 'x'"),
+        _failed(reason=TASK, status=ERROR),
+    ):
         assert with_hint(_check(), result) == result
     assert with_hint(_check(hint=""), _failed()) == _failed()
 
@@ -46,6 +55,6 @@ def test_no_hint_where_it_would_not_be_about_the_code():
 def test_a_hidden_checks_hint_is_for_staff_only():
     hinted = with_hint(_check(hidden=True), _failed(hidden=True))
     report = Result("t", "s.py", 0.0, 1.0, FAILED, "bubblewrap", [hinted])
-    assert HINT in text.render(report)                               # the staff view
+    assert HINT in text.render(report)  # the staff view
     assert HINT not in text.render(for_students(report))
     assert HINT not in json.dumps(json.loads(gradescope.render(for_students(report))))

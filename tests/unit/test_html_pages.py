@@ -1,6 +1,7 @@
 """The HTML pages as data: every student string escaped wherever it lands, the likely cause
 first with the checks it explains, pictures drawn (and none for a hidden check), page file
 names that no student id can steer."""
+
 import re
 from html.parser import HTMLParser
 
@@ -9,19 +10,52 @@ import pytest
 from grader.classroom.class_summary import summarize
 from grader.classroom.page_files import page_name, student_page
 from grader.grading.redact import for_students
-from grader.report import RENDERERS
-from grader.report import class_page, html, svg
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Picture, Result
+from grader.report import RENDERERS, class_page, html, svg
 
-HOSTILE = ["<script>document.title='pwned'</script>", "</style><b>bold</b>",
-           "<img src=x onerror=\"document.title='pwned'\">", "]]>", "-->", "<!--", "\" onmouseover=\"x",
-           "<svg onload=alert(1)>", "</title><script>alert(2)</script>", "&amp; &lt;"]
+HOSTILE = [
+    "<script>document.title='pwned'</script>",
+    "</style><b>bold</b>",
+    "<img src=x onerror=\"document.title='pwned'\">",
+    "]]>",
+    "-->",
+    "<!--",
+    '" onmouseover="x',
+    "<svg onload=alert(1)>",
+    "</title><script>alert(2)</script>",
+    "&amp; &lt;",
+]
 EVIL = " ".join(HOSTILE)
 
 # The tags the pages are made of: anything else would come from student text.
-OUR_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "span", "div",
-            "section", "pre", "figure", "svg", "path", "g", "text", "rect", "ul", "li", "table",
-            "tr", "th", "td", "a"}
+OUR_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "h1",
+    "h2",
+    "p",
+    "span",
+    "div",
+    "section",
+    "pre",
+    "figure",
+    "svg",
+    "path",
+    "g",
+    "text",
+    "rect",
+    "ul",
+    "li",
+    "table",
+    "tr",
+    "th",
+    "td",
+    "a",
+}
 
 
 class Tags(HTMLParser):
@@ -52,34 +86,74 @@ def parsed(page: str) -> Tags:
 def picture(expected, got, where=""):
     def shape(rows):
         return [len(rows), len(rows[0])]
-    return Picture(expected=expected, got=got, expected_shape=shape(expected), got_shape=shape(got),
-                   where=where)
+
+    return Picture(
+        expected=expected, got=got, expected_shape=shape(expected), got_shape=shape(got), where=where
+    )
 
 
 SWAPPED = picture([[0.0, 1.0], [0.84, 0.54]], [[1.0, 0.0], [0.54, 0.84]])
 
 
 def result(**changes) -> Result:
-    checks = [CheckResult("loads", PASSED, 0.0, 0.0, description="the file loads"),
-              CheckResult("sin-even-cos-odd", FAILED, 0.0, 2.0, message="values differ",
-                          description="even columns hold sin", failing_input="sinusoidal_pe(2, 2)",
-                          output="debug line", reason="mismatch", picture=SWAPPED),
-              CheckResult("table-shape", FAILED, 0.0, 1.0, message="wrong shape", reason="mismatch")]
-    base = dict(task="positional-encoding", submission="dir/me.py", score=0.0, max_score=3.0,
-                status=FAILED, isolation="bubblewrap", checks=checks)
+    checks = [
+        CheckResult("loads", PASSED, 0.0, 0.0, description="the file loads"),
+        CheckResult(
+            "sin-even-cos-odd",
+            FAILED,
+            0.0,
+            2.0,
+            message="values differ",
+            description="even columns hold sin",
+            failing_input="sinusoidal_pe(2, 2)",
+            output="debug line",
+            reason="mismatch",
+            picture=SWAPPED,
+        ),
+        CheckResult("table-shape", FAILED, 0.0, 1.0, message="wrong shape", reason="mismatch"),
+    ]
+    base = dict(
+        task="positional-encoding",
+        submission="dir/me.py",
+        score=0.0,
+        max_score=3.0,
+        status=FAILED,
+        isolation="bubblewrap",
+        checks=checks,
+    )
     base.update(changes)
     return Result(**base)
 
 
 def hostile_result() -> Result:
-    check = CheckResult(EVIL, FAILED, 0.0, 1.0, message=EVIL, description=EVIL, failing_input=EVIL,
-                        output=EVIL + "\n" + EVIL, reason="mismatch",
-                        picture=picture([[1.0, None]], [[2.0, 3.0]], where=EVIL))
+    check = CheckResult(
+        EVIL,
+        FAILED,
+        0.0,
+        1.0,
+        message=EVIL,
+        description=EVIL,
+        failing_input=EVIL,
+        output=EVIL + "\n" + EVIL,
+        reason="mismatch",
+        picture=picture([[1.0, None]], [[2.0, 3.0]], where=EVIL),
+    )
     # (a status is a word the grader chose, but a stored report is data: it is escaped too,
     # here in an attribute value)
-    return Result(task=EVIL, submission=f"dir/{EVIL}.py", score=0.0, max_score=1.0, status=EVIL,
-                  isolation=EVIL, isolation_note=EVIL, output=EVIL, checks=[check],
-                  diagnoses=[Diagnosis(EVIL, EVIL, [EVIL])], grader_version=EVIL, cases_digest=EVIL)
+    return Result(
+        task=EVIL,
+        submission=f"dir/{EVIL}.py",
+        score=0.0,
+        max_score=1.0,
+        status=EVIL,
+        isolation=EVIL,
+        isolation_note=EVIL,
+        output=EVIL,
+        checks=[check],
+        diagnoses=[Diagnosis(EVIL, EVIL, [EVIL])],
+        grader_version=EVIL,
+        cases_digest=EVIL,
+    )
 
 
 def assert_inert(page: str) -> None:
@@ -90,7 +164,7 @@ def assert_inert(page: str) -> None:
     assert "-->" not in page and "]]>" not in page and "<!--" not in page
     shown = "".join(tags.text)
     for piece in HOSTILE:
-        assert piece in shown, piece   # shown as text, whole
+        assert piece in shown, piece  # shown as text, whole
 
 
 def test_every_student_string_is_text_on_the_page_never_markup():
@@ -99,9 +173,9 @@ def test_every_student_string_is_text_on_the_page_never_markup():
 
 def test_the_page_forbids_scripts_and_requests_before_anything_else():
     page = html.render(result())
-    head = page[:page.index("<title>")]
+    head = page[: page.index("<title>")]
     assert 'http-equiv="Content-Security-Policy"' in head
-    policy = re.search(r'content="([^"]*)"', head[head.index("Content-Security"):]).group(1)
+    policy = re.search(r'content="([^"]*)"', head[head.index("Content-Security") :]).group(1)
     assert "default-src 'none'" in policy and "script-src" not in policy
     assert "<script" not in page.lower()
 
@@ -133,12 +207,12 @@ def test_outputs_of_different_shapes_are_both_drawn_and_no_difference_is():
 def test_values_that_are_not_finite_are_drawn_apart_and_tiny_inputs_stay_readable():
     shot = picture([[0.5, 1.0]], [[None, 1.0]])
     page = html.render(result(checks=[CheckResult("c", FAILED, 0.0, 1.0, picture=shot)]))
-    assert svg.NOT_FINITE in page.split('class="legend"')[0]   # in a heatmap, not just the legend
+    assert svg.NOT_FINITE in page.split('class="legend"')[0]  # in a heatmap, not just the legend
     scale = svg.values_scale([[1.0]])
     assert all(scale.colour(v) != svg.NOT_FINITE for v in (-1.0, -0.5, 0.0, 0.5, 1.0))
     assert svg.cell_size(1, 2) >= 12
-    assert ">0.5</text>" in page and ">nan</text>" in page   # a 1x2 grid shows its values
-    assert svg.cell_size(64, 64) * 64 <= 480   # a 64x64 picture still fits beside the others
+    assert ">0.5</text>" in page and ">nan</text>" in page  # a 1x2 grid shows its values
+    assert svg.cell_size(64, 64) * 64 <= 480  # a 64x64 picture still fits beside the others
 
 
 def test_one_huge_value_of_yours_does_not_wash_out_the_expected_picture():
@@ -150,20 +224,31 @@ def test_one_huge_value_of_yours_does_not_wash_out_the_expected_picture():
 
 
 def test_a_diagnosis_comes_first_with_the_checks_it_explains_under_it():
-    diagnosed = result(diagnoses=[Diagnosis("sin-cos-swapped", "Your table matches sin and cos swapped",
-                                            ["sin-even-cos-odd"])])
+    diagnosed = result(
+        diagnoses=[
+            Diagnosis("sin-cos-swapped", "Your table matches sin and cos swapped", ["sin-even-cos-odd"])
+        ]
+    )
     page = html.render(diagnosed)
     cause = page.index("Likely cause")
     assert cause < page.index("Your table matches sin and cos swapped") < page.index("sin-even-cos-odd")
-    section = page[page.index('<section class="cause">'):page.index("Other checks")]
+    section = page[page.index('<section class="cause">') : page.index("Other checks")]
     assert "sin-even-cos-odd" in section and "table-shape" not in section
     assert page.index("Other checks") < page.index(">table-shape<")
     assert "Likely cause" not in html.render(result())
 
 
 def test_a_hidden_check_has_no_picture_on_the_student_page():
-    hidden = CheckResult("hidden-big", FAILED, 0.0, 1.0, message="m", hidden=True, reason="mismatch",
-                         picture=picture([[123.456]], [[654.321]]))
+    hidden = CheckResult(
+        "hidden-big",
+        FAILED,
+        0.0,
+        1.0,
+        message="m",
+        hidden=True,
+        reason="mismatch",
+        picture=picture([[123.456]], [[654.321]]),
+    )
     page = html.render(for_students(result(checks=[hidden])))
     assert 'class="heatmap"' not in page and "123.456" not in page and "654.321" not in page
     assert "hidden check" in page
@@ -172,22 +257,27 @@ def test_a_hidden_check_has_no_picture_on_the_student_page():
 def test_the_class_page_escapes_ids_and_counts_mistakes():
     report = hostile_result().to_dict()
     summary = summarize("positional-encoding", [(EVIL, report), ("bob", result().to_dict())])
-    lines = [class_page.StudentLine(EVIL, 0.0, 1.0, EVIL, f"pages-x/{page_name(EVIL)}"),
-             class_page.StudentLine("bob", 0.0, 3.0, "failed", None)]
+    lines = [
+        class_page.StudentLine(EVIL, 0.0, 1.0, EVIL, f"pages-x/{page_name(EVIL)}"),
+        class_page.StudentLine("bob", 0.0, 3.0, "failed", None),
+    ]
     page = class_page.render(summary, lines)
     assert_inert(page)
     assert summary.mistakes and f"{summary.mistakes[0].students} student" in page
-    assert page.count('class="bars"') == 3   # distribution, pass rates, mistakes
+    assert page.count('class="bars"') == 3  # distribution, pass rates, mistakes
     hrefs = re.findall(r'href="([^"]*)"', page)
     assert hrefs == [f"pages-x/{page_name(EVIL)}"]
 
 
-@pytest.mark.parametrize("ids", [
-    ["alice", "Alice", "ALICE"],                      # one file on a case-insensitive disk
-    ["a/b", "a_b", "a-b", "a b", "a\\\\b"],            # differ only in unsafe characters
-    ["..", "../x", "x/../../etc", "-", "", "con", "CON"],
-    ["alice." + "0" * 16, "Alice", "alice"],          # a plain-looking id cannot take a hashed name
-])
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["alice", "Alice", "ALICE"],  # one file on a case-insensitive disk
+        ["a/b", "a_b", "a-b", "a b", "a\\\\b"],  # differ only in unsafe characters
+        ["..", "../x", "x/../../etc", "-", "", "con", "CON"],
+        ["alice." + "0" * 16, "Alice", "alice"],  # a plain-looking id cannot take a hashed name
+    ],
+)
 def test_page_names_are_safe_and_never_shared(ids, tmp_path):
     names = [page_name(i) for i in ids]
     assert len({n.lower() for n in names}) == len(ids)
@@ -195,4 +285,4 @@ def test_page_names_are_safe_and_never_shared(ids, tmp_path):
         assert re.fullmatch(r"[a-z0-9_][a-z0-9_-]*(\.[0-9a-f]{16})?\.html", name), name
         path = student_page(str(tmp_path), "positional-encoding", student)
         assert path.startswith(str(tmp_path / "pages-positional-encoding") + "/")
-    assert page_name("alice") == "alice.html"   # a plain id keeps its name
+    assert page_name("alice") == "alice.html"  # a plain id keeps its name

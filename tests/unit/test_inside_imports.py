@@ -1,6 +1,7 @@
 """What runs inside the sandbox is imported there by path, in a ``python -I`` whose sys.path
 holds its own folder and the runtime only: it must import nothing of the rest of the grader
 and nothing beyond the standard library, numpy and pyseccomp (which syscalls.py loads)."""
+
 import importlib.util
 import json
 import os
@@ -39,20 +40,29 @@ def _allowed(path: str, folder: str) -> bool:
     """In the standard library (not a site-packages folder within it), numpy, pyseccomp or
     ``folder``."""
     path = os.path.realpath(path)
-    base = {"base": sys.base_prefix, "platbase": sys.base_prefix,
-            "installed_base": sys.base_prefix, "installed_platbase": sys.base_prefix}
+    base = {
+        "base": sys.base_prefix,
+        "platbase": sys.base_prefix,
+        "installed_base": sys.base_prefix,
+        "installed_platbase": sys.base_prefix,
+    }
     stdlib = {os.path.realpath(sysconfig.get_paths(vars=base)[key]) for key in ("stdlib", "platstdlib")}
     extra = [_package_dir("numpy"), os.path.realpath(folder)]
     seccomp = importlib.util.find_spec("pyseccomp")
     if seccomp is not None and seccomp.origin:
-        extra.append(_package_dir("pyseccomp") if seccomp.submodule_search_locations
-                     else os.path.realpath(seccomp.origin))
+        extra.append(
+            _package_dir("pyseccomp")
+            if seccomp.submodule_search_locations
+            else os.path.realpath(seccomp.origin)
+        )
 
     def under(root: str) -> bool:
         return path == root or path.startswith(root + os.sep)
 
     parts = path.split(os.sep)
-    in_stdlib = any(under(r) for r in stdlib) and "site-packages" not in parts and "dist-packages" not in parts
+    in_stdlib = (
+        any(under(r) for r in stdlib) and "site-packages" not in parts and "dist-packages" not in parts
+    )
     return in_stdlib or any(under(r) for r in extra)
 
 
@@ -60,9 +70,14 @@ def foreign_modules(folder: str) -> dict[str, str]:
     """The modules that importing every module of ``folder`` by path loads from anywhere
     but the standard library, numpy, pyseccomp and ``folder`` itself."""
     modules = sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".py") and n != "__init__.py")
-    done = subprocess.run([sys.executable, "-I", "-B", "-c", PROBE, folder, *modules],
-                          capture_output=True, text=True, cwd="/", timeout=120,
-                          env={"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, "-I", "-B", "-c", PROBE, folder, *modules],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     loaded = json.loads(done.stdout)
     return {name: path for name, path in loaded.items() if path is not None and not _allowed(path, folder)}

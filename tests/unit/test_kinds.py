@@ -1,4 +1,5 @@
 """Check kinds: one module each, one registry line, the schema assembled from them."""
+
 import dataclasses
 import json
 import os
@@ -18,13 +19,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_the_published_schema_is_the_one_assembled_from_the_kinds():
     with open(SCHEMA_PATH, encoding="utf-8") as f:
         published = f.read()
-    assert published == text(task_schema()), \
+    assert published == text(task_schema()), (
         "grader/schema/task.schema.json is out of date: run python -m grader.grading.checks.schema"
+    )
 
 
 def test_registry_order_and_families():
-    assert list(KINDS) == ["imports", "example", "property", "mutation", "prints",
-                           "leaves-array", "leaves-sum"]
+    assert list(KINDS) == [
+        "imports",
+        "example",
+        "property",
+        "mutation",
+        "prints",
+        "leaves-array",
+        "leaves-sum",
+    ]
     assert KINDS["imports"].families == ANY_TASK
     assert {n for n, k in KINDS.items() if k.families == FUNCTIONS} == {"example", "property", "mutation"}
     assert {n for n, k in KINDS.items() if k.families == SCRIPT} == {"prints", "leaves-array", "leaves-sum"}
@@ -36,7 +45,7 @@ def test_each_kind_declares_what_it_requires(name):
     assert kind.name == name
     assert set(kind.required) <= set(kind.fields)
     assert not set(kind.fields) & set(COMMON_FIELDS)
-    assert kind.schema()["then"]["propertyNames"]["enum"][:len(COMMON_FIELDS)] == list(COMMON_FIELDS)
+    assert kind.schema()["then"]["propertyNames"]["enum"][: len(COMMON_FIELDS)] == list(COMMON_FIELDS)
 
 
 def test_what_the_kinds_say_about_cases():
@@ -51,6 +60,7 @@ def test_what_the_kinds_say_about_cases():
 def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
     """What the README promises: a Kind added to the registry brings its fields into the
     schema, its reading into task loading and its run into grading."""
+
     @dataclasses.dataclass(frozen=True)
     class CountsOptions(Options):
         at_least: int = 0
@@ -60,23 +70,35 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
             r.problem(r.at + ("at_least",), "too many.")
         return CountsOptions(at_least=r.raw["at_least"])
 
-    counts = Kind("counts", SCRIPT, run=lambda ctx, check: None, read=read, required=("at_least",),
-                  fields={"at_least": {"type": "integer", "minimum": 0}})
+    counts = Kind(
+        "counts",
+        SCRIPT,
+        run=lambda ctx, check: None,
+        read=read,
+        required=("at_least",),
+        fields={"at_least": {"type": "integer", "minimum": 0}},
+    )
     registry = {**KINDS, "counts": counts}
     schema = json.loads(text(task_schema()))
     schema["$defs"]["check"] = check_schema(registry)
     validator = jsonschema.Draft202012Validator(schema)
-    good = {"id": "t", "title": "t", "version": 1, "kind": "script",
-            "checks": [{"name": "c", "kind": "counts", "at_least": 3}]}
+    good = {
+        "id": "t",
+        "title": "t",
+        "version": 1,
+        "kind": "script",
+        "checks": [{"name": "c", "kind": "counts", "at_least": 3}],
+    }
     assert not list(validator.iter_errors(good))
     bad = {**good, "checks": [{"name": "c", "kind": "counts", "at_least": 3, "call": "f"}]}
-    assert list(validator.iter_errors(bad))   # a field of another kind is refused
+    assert list(validator.iter_errors(bad))  # a field of another kind is refused
 
     folder = tmp_path / "task"
     folder.mkdir()
     (folder / "statement.md").write_text("s")
     (folder / "reference.py").write_text("")
-    (folder / "task.yaml").write_text(textwrap.dedent("""\
+    (folder / "task.yaml").write_text(
+        textwrap.dedent("""\
         id: t
         title: t
         version: 1
@@ -84,8 +106,10 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
         checks:
           - {name: c, kind: counts, at_least: 3}
           - {name: d, kind: counts, at_least: 300}
-        """))
+        """)
+    )
     import grader.task.spec
+
     monkeypatch.setitem(KINDS, "counts", counts)
     # (the schema in force and its validator are built once per process: built again here)
     monkeypatch.setattr(grader.task.spec, "_schema_in_force", None)
@@ -120,15 +144,18 @@ def test_a_kind_that_does_not_fit_the_task_names_those_that_do(tmp_path):
     folder.mkdir()
     (folder / "statement.md").write_text("s")
     (folder / "reference.py").write_text("")
-    (folder / "task.yaml").write_text(textwrap.dedent("""\
+    (folder / "task.yaml").write_text(
+        textwrap.dedent("""\
         id: t
         title: t
         version: 1
         kind: script
         checks:
           - {name: c, kind: example, call: f}
-        """))
+        """)
+    )
     with pytest.raises(SpecError) as caught:
         load_task(str(folder))
-    assert ("an example check does not fit a script task. Use imports, prints, leaves-array, "
-            "leaves-sum.") in str(caught.value)
+    assert (
+        "an example check does not fit a script task. Use imports, prints, leaves-array, leaves-sum."
+    ) in str(caught.value)

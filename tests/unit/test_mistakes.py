@@ -1,27 +1,28 @@
 """Known mistakes: declared in task.yaml (clear errors), their mistaken references and
 profiles, and the diagnosis of one submission's outputs (a stand-in sandbox answers the
 calls in process: the matching rules alone, no worker)."""
+
 import contextlib
 import copy
-import types
 import time
+import types
 
 import numpy as np
 import pytest
-
 from conftest import PE_TASK, make_task, write
+
 from grader.grading import mistakes
 from grader.grading.checks.calls import compare_output
 from grader.grading.checks.examples import check_cases
 from grader.grading.diagnosis import MORE_CASES, diagnose
 from grader.grading.grade import Context, prepare
-from grader.task.reference import load_reference
-from grader.report import text
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Result
-from grader.task.samples import diagnosis_mismatch, read_diagnosis
-from grader.sandbox import Limits
-from grader.task.spec import SpecError, load_task
 from grader.records.statuses import MISMATCH, OK, TIMEOUT
+from grader.report import text
+from grader.sandbox import Limits
+from grader.task.reference import load_reference
+from grader.task.samples import diagnosis_mismatch, read_diagnosis
+from grader.task.spec import SpecError, load_task
 
 SCALE_YAML = """
 id: scale
@@ -86,6 +87,7 @@ def _problems(folder) -> str:
 
 # --------------------------------------------------------------------------- declaring
 
+
 def test_a_replaced_function_is_seen_by_the_reference_functions_that_call_it(tmp_path):
     task = load_task(_scale_task(tmp_path / "a"))
     [variant] = mistakes.variants(task)
@@ -103,14 +105,25 @@ def test_a_replacement_calls_the_tasks_other_functions_by_name(tmp_path):
     assert np.array_equal(plus_one.module.twice(np.array([1.0, 2.0])), [3.0, 5.0])
 
 
-@pytest.mark.parametrize("change, expected", [
-    (lambda y: y.replace("{scale: scale_ignoring_k}", "{scal: scale_ignoring_k}"),
-     "task.yaml:22: mistakes[0].replaces.scal: 'scal' is not among functions: (scale, twice)"),
-    (lambda y: y + "  - name: k-ignored\n    explanation: again\n    replaces: {scale: scale_ignoring_k}\n",
-     "task.yaml:23: mistakes[1].name: mistake name 'k-ignored' is used twice"),
-    (lambda y: y.replace("    explanation: \"Your result matches x unscaled.\"\n", ""),
-     "mistakes[0]: 'explanation' is a required property"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (
+            lambda y: y.replace("{scale: scale_ignoring_k}", "{scal: scale_ignoring_k}"),
+            "task.yaml:22: mistakes[0].replaces.scal: 'scal' is not among functions: (scale, twice)",
+        ),
+        (
+            lambda y: (
+                y + "  - name: k-ignored\n    explanation: again\n    replaces: {scale: scale_ignoring_k}\n"
+            ),
+            "task.yaml:23: mistakes[1].name: mistake name 'k-ignored' is used twice",
+        ),
+        (
+            lambda y: y.replace('    explanation: "Your result matches x unscaled."\n', ""),
+            "mistakes[0]: 'explanation' is a required property",
+        ),
+    ],
+)
 def test_a_wrong_mistake_declaration_is_named_with_its_line(tmp_path, change, expected):
     folder = make_task(tmp_path / "t", change(SCALE_YAML), SCALE_REFERENCE)
     write(tmp_path / "t" / "mistakes.py", SCALE_MISTAKES)
@@ -157,10 +170,13 @@ mistakes:
     write(tmp_path / "s" / "mistakes.py", "def other():\n    pass\n")
     with pytest.raises(SpecError) as caught:
         load_task(folder)
-    assert "mistakes: known mistakes are declared for a functions task only" in "\n".join(caught.value.problems)
+    assert "mistakes: known mistakes are declared for a functions task only" in "\n".join(
+        caught.value.problems
+    )
 
 
 # --------------------------------------------------------------------------- profiles
+
 
 @pytest.fixture(scope="module")
 def pe():
@@ -180,6 +196,7 @@ def test_every_positional_encoding_mistake_fails_a_visible_check(pe):
 
 
 # --------------------------------------------------------------------------- diagnosing
+
 
 class StandInSandbox:
     """Answers calls with trusted Python functions (the matching rules alone are tested)."""
@@ -268,8 +285,12 @@ def test_a_submission_that_passes_a_check_the_mistake_fails_did_not_make_it(pe):
     def small_only(max_len, d_model, base=10000.0):
         table = swapped if max_len * d_model <= 64 else reference
         return table.sinusoidal_pe(max_len, d_model, base)
-    ctx, results = _graded(task, reference, {"sinusoidal_pe": small_only,
-                                             "add_positional_encoding": reference.add_positional_encoding})
+
+    ctx, results = _graded(
+        task,
+        reference,
+        {"sinusoidal_pe": small_only, "add_positional_encoding": reference.add_positional_encoding},
+    )
     assert {r.name: r.status for r in results}["table-at-bounds"] == PASSED
     assert any(r.status == FAILED for r in results)
     assert diagnose(ctx, results) == ([], {})
@@ -277,9 +298,10 @@ def test_a_submission_that_passes_a_check_the_mistake_fails_did_not_make_it(pe):
 
 def test_a_submission_whose_diagnosis_calls_time_out_gets_none(pe):
     task, reference = pe
-    ctx, results = _graded(task, reference, _functions(_variant(task, "exponent-uses-i").module),
-                           hang_after=0)
-    assert diagnose(ctx, results) == ([], {}) and ctx.sandbox.made == 1   # the first timeout ends it
+    ctx, results = _graded(
+        task, reference, _functions(_variant(task, "exponent-uses-i").module), hang_after=0
+    )
+    assert diagnose(ctx, results) == ([], {}) and ctx.sandbox.made == 1  # the first timeout ends it
 
 
 def test_a_submission_that_raises_on_diagnosis_calls_is_not_observed(pe):
@@ -302,23 +324,36 @@ def test_of_two_mistakes_the_one_that_explains_more_is_named_first(pe):
     task, reference = pe
     ctx, results = _graded(task, reference, _functions(_variant(task, "base-ignored").module))
     diagnoses, explained = diagnose(ctx, results)
-    assert [(d.mistake, d.checks) for d in diagnoses] == [("base-ignored", ["table-custom-base", "add-custom-base"])]
+    assert [(d.mistake, d.checks) for d in diagnoses] == [
+        ("base-ignored", ["table-custom-base", "add-custom-base"])
+    ]
 
 
 # --------------------------------------------------------------------------- shown and declared
 
+
 def test_the_text_report_names_the_likely_cause_once_with_its_checks_under_it():
-    checks = [CheckResult("loads", PASSED, 0, 0),
-              CheckResult("a-check", FAILED, 0, 1, message="values differ A", mistake="m"),
-              CheckResult("b-check", PASSED, 1, 1),
-              CheckResult("c-check", FAILED, 0, 1, message="values differ C", mistake="m"),
-              CheckResult("d-check", FAILED, 0, 1, message="values differ D")]
-    result = Result("t", "f.py", 1, 4, FAILED, "none", checks,
-                    diagnoses=[Diagnosis("m", "Your table matches \x1b[31mm.", ["a-check", "c-check"])])
+    checks = [
+        CheckResult("loads", PASSED, 0, 0),
+        CheckResult("a-check", FAILED, 0, 1, message="values differ A", mistake="m"),
+        CheckResult("b-check", PASSED, 1, 1),
+        CheckResult("c-check", FAILED, 0, 1, message="values differ C", mistake="m"),
+        CheckResult("d-check", FAILED, 0, 1, message="values differ D"),
+    ]
+    result = Result(
+        "t",
+        "f.py",
+        1,
+        4,
+        FAILED,
+        "none",
+        checks,
+        diagnoses=[Diagnosis("m", "Your table matches \x1b[31mm.", ["a-check", "c-check"])],
+    )
     shown = text.render(result)
     lines = shown.splitlines()
     start = lines.index("Likely cause (m): Your table matches \\x1b[31mm.")
-    assert [line.split()[1] for line in lines[start + 1:start + 5:2]] == ["a-check", "c-check"]
+    assert [line.split()[1] for line in lines[start + 1 : start + 5 : 2]] == ["a-check", "c-check"]
     assert shown.count("a-check") == 1 and shown.count("values differ C") == 1
     assert lines.index("The other checks:") > start and "d-check" in shown.split("The other checks:")[1]
 
@@ -330,7 +365,9 @@ def test_samples_declare_their_diagnosis_and_an_undeclared_one_is_a_problem(tmp_
     got = Result("t", "s.py", 0, 1, FAILED, "none", diagnoses=[Diagnosis("m-one", "e")])
     names = {"m-one", "m-two"}
     assert diagnosis_mismatch(("m-one",), got, names) is None
-    assert "declared diagnosis m-one, m-two but got m-one" in diagnosis_mismatch(("m-one", "m-two"), got, names)
+    assert "declared diagnosis m-one, m-two but got m-one" in diagnosis_mismatch(
+        ("m-one", "m-two"), got, names
+    )
     assert "declares no diagnosis" in diagnosis_mismatch((), got, names)
     assert "do not name" in diagnosis_mismatch(("m-three",), got, names)
 
@@ -340,12 +377,23 @@ def test_every_other_format_names_the_likely_cause():
     import xml.etree.ElementTree as ET
 
     from grader.report import github, gradescope, json_report, junit
+
     checks = [CheckResult("a-check", FAILED, 0, 1, message="values differ", mistake="m")]
-    result = Result("t", "f.py", 0, 1, FAILED, "none", checks,
-                    diagnoses=[Diagnosis("m", "Your table <b>matches</b> m.", ["a-check"])])
+    result = Result(
+        "t",
+        "f.py",
+        0,
+        1,
+        FAILED,
+        "none",
+        checks,
+        diagnoses=[Diagnosis("m", "Your table <b>matches</b> m.", ["a-check"])],
+    )
     assert json_module.loads(json_report.render(result))["diagnoses"][0]["mistake"] == "m"
-    assert "Likely cause: Your table <b>matches</b> m. (explains a-check)" in \
-        json_module.loads(gradescope.render(result))["output"]
+    assert (
+        "Likely cause: Your table <b>matches</b> m. (explains a-check)"
+        in json_module.loads(gradescope.render(result))["output"]
+    )
     failure = ET.fromstring(junit.render(result)).find(".//failure")
     assert failure is not None and failure.text.startswith("likely cause: Your table <b>matches</b> m.")
     [annotation] = github.annotations([result], "/nowhere")
@@ -357,9 +405,14 @@ def test_a_check_no_mistake_can_explain_gets_no_more_calls(pe):
     left in the running, so the other cases are not asked (and no answer is kept)."""
     task, reference = pe
 
-    ctx, results = _graded(task, reference, {
-        "sinusoidal_pe": lambda *a, **k: 2 * reference.sinusoidal_pe(*a, **k),
-        "add_positional_encoding": lambda *a, **k: 2 * reference.add_positional_encoding(*a, **k)})
+    ctx, results = _graded(
+        task,
+        reference,
+        {
+            "sinusoidal_pe": lambda *a, **k: 2 * reference.sinusoidal_pe(*a, **k),
+            "add_positional_encoding": lambda *a, **k: 2 * reference.add_positional_encoding(*a, **k),
+        },
+    )
     failed = [r for r in results if r.status == FAILED]
     assert failed and diagnose(ctx, results) == ([], {})
     assert ctx.sandbox.made == len(failed)
@@ -378,22 +431,27 @@ def test_like_a_mistake_on_tiny_tables_only_is_not_diagnosed_where_a_middle_case
         if max_len * d_model <= LIMIT:
             return swapped.sinusoidal_pe(max_len, d_model, base)
         return 2 * reference.sinusoidal_pe(max_len, d_model, base) + 1
+
     def add(x, base=10000.0):
         return x + tiny_swapped(x.shape[-2], x.shape[-1], base)
+
     ctx, results = _graded(task, reference, {"sinusoidal_pe": tiny_swapped, "add_positional_encoding": add})
     diagnoses, explained = diagnose(ctx, results)
-    assert "example-table-3x4" in explained   # 12 values: there it is the mistake
+    assert "example-table-3x4" in explained  # 12 values: there it is the mistake
     tables = {c.name for c in task.checks if c.kind == "property" and c.call == "sinusoidal_pe"}
     assert not tables & set(explained), explained
 
 
 # --------------------------------------------------------------------------- instructor code that hangs
 
-LOOPING_MISTAKES = SCALE_MISTAKES + """
+LOOPING_MISTAKES = (
+    SCALE_MISTAKES
+    + """
 def scale_ignoring_k(x, k=1.0):
     while True:
         pass
 """
+)
 
 
 def test_a_mistake_that_loops_costs_its_deadline_once_and_is_then_not_used(tmp_path, monkeypatch):
@@ -402,8 +460,8 @@ def test_a_mistake_that_loops_costs_its_deadline_once_and_is_then_not_used(tmp_p
     reference = load_reference(task)
     [variant] = mistakes.variants(task)
     start = time.monotonic()
-    profile = mistakes.profile(task, reference)            # every case of every check
-    assert time.monotonic() - start < 30   # (looping: forever; a busy machine: well under)
+    profile = mistakes.profile(task, reference)  # every case of every check
+    assert time.monotonic() - start < 30  # (looping: forever; a busy machine: well under)
     assert "did not finish within 0.3 s" in mistakes.too_slow(variant)
     assert profile == {"k-ignored": ["scale-values", "twice-values"]}
 
@@ -414,7 +472,9 @@ def test_a_mistakes_py_that_loops_at_import_is_named(tmp_path, monkeypatch):
     assert "mistakes.py does not import: it did not finish within 0.3 s" in _problems(folder)
 
 
-RETRYING_MISTAKES = SCALE_MISTAKES + """
+RETRYING_MISTAKES = (
+    SCALE_MISTAKES
+    + """
 import time
 
 def scale_ignoring_k(x, k=1.0):
@@ -426,6 +486,7 @@ def scale_ignoring_k(x, k=1.0):
             continue
     return np.asarray(x, dtype=float)
 """
+)
 
 
 def test_a_mistakes_own_except_exception_does_not_swallow_its_deadline(tmp_path, monkeypatch):
@@ -434,4 +495,4 @@ def test_a_mistakes_own_except_exception_does_not_swallow_its_deadline(tmp_path,
     [variant] = mistakes.variants(task)
     start = time.monotonic()
     mistakes.profile(task, load_reference(task))
-    assert time.monotonic() - start < 30 and mistakes.too_slow(variant)   # (forever without the deadline)
+    assert time.monotonic() - start < 30 and mistakes.too_slow(variant)  # (forever without the deadline)

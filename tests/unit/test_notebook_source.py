@@ -3,24 +3,30 @@ cells as one module with a source map, IPython syntax left out with a note, host
 notebooks refused with a clear verdict, locations shown as "cell N, line M", discovery of
 .py/.ipynb in any case naming what it skips, and source read as Python reads it. (The
 commands that grade notebooks: tests/integration/test_notebook_hand_ins.py.)"""
+
 import json
 import os
 import xml.etree.ElementTree as ET
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
-
 from conftest import PE_SAMPLES, ROOT
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
+from workflow_commands import parse_command
+
 from grader.grading.checks.calls import describe_error, error_cell, error_line
 from grader.grading.checks.imports import hidden_routes, static_imports
-from grader.submission.notebook import python_lines
-from grader.report import github, junit
 from grader.records.result import FAILED, CheckResult, Result
+from grader.report import github, junit
+from grader.submission.file import (
+    SubmissionError,
+    SubmissionFile,
+    python_source,
+    read_submission,
+    submission_source,
+)
+from grader.submission.notebook import python_lines
 from grader.submission.source_map import SourceMap
-from grader.submission.file import (SubmissionError, SubmissionFile, python_source,
-                                    read_submission, submission_source)
-from workflow_commands import parse_command
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 
@@ -37,11 +43,14 @@ def source_of(name: str, data: bytes):
 
 # --------------------------------------------------------------------------- the module
 
+
 def test_code_cells_run_in_order_as_one_module_and_lines_map_to_cells():
-    data = notebook_bytes(new_markdown_cell("# title\nimport os"),       # cell 1: text
-                          new_code_cell("import numpy as np\nx = 1"),     # cell 2
-                          new_raw_cell("import socket"),                  # cell 3: text
-                          new_code_cell("def f():\n    return x\n"))      # cell 4
+    data = notebook_bytes(
+        new_markdown_cell("# title\nimport os"),  # cell 1: text
+        new_code_cell("import numpy as np\nx = 1"),  # cell 2
+        new_raw_cell("import socket"),  # cell 3: text
+        new_code_cell("def f():\n    return x\n"),
+    )  # cell 4
     source = source_of("alice.ipynb", data)
     assert source.problem == "" and source.notes == ()
     assert "import os" not in source.text and "import socket" not in source.text
@@ -62,13 +71,23 @@ def test_stored_outputs_and_execution_counts_are_never_read():
     assert "(5, 8)" not in source.text and "import os" not in source.text and "99" not in source.text
 
 
-@pytest.mark.parametrize("line", ["%matplotlib inline", "!pip install scipy", "?np.zeros",
-                                  "np.zeros?", "np.zeros??", "files = !ls", "t = %timeit -o f()",
-                                  "  %time f()"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "%matplotlib inline",
+        "!pip install scipy",
+        "?np.zeros",
+        "np.zeros?",
+        "np.zeros??",
+        "files = !ls",
+        "t = %timeit -o f()",
+        "  %time f()",
+    ],
+)
 def test_ipython_lines_are_left_out_with_a_note(line):
     kept, notes = python_lines(f"import numpy as np\n{line}\nx = 1", 3)
     assert kept[0] == "import numpy as np" and kept[2] == "x = 1"
-    assert kept[1].strip() == "pass"   # one for one: every other line keeps its number
+    assert kept[1].strip() == "pass"  # one for one: every other line keeps its number
     assert notes == [f"cell 3, line 2: {line.strip()}"]
 
 
@@ -78,25 +97,30 @@ def test_a_magic_as_the_only_statement_of_a_block_keeps_the_block_valid():
     assert notes == ["cell 1, line 2: !echo hi"]
 
 
-@pytest.mark.parametrize("text", [
-    "x = (1,\n%2)",                       # a continuation line inside brackets
-    "s = '''\n%not a magic\n'''",         # inside a triple-quoted string
-    "y = 5 \\\n  % 3",                    # after a backslash continuation
-    "z = 'what?'",                        # a question mark in a string
-    "w = 1  # why?",                      # ... in a comment
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = (1,\n%2)",  # a continuation line inside brackets
+        "s = '''\n%not a magic\n'''",  # inside a triple-quoted string
+        "y = 5 \\\n  % 3",  # after a backslash continuation
+        "z = 'what?'",  # a question mark in a string
+        "w = 1  # why?",  # ... in a comment
+    ],
+)
 def test_the_same_characters_inside_python_are_python(text):
     kept, notes = python_lines(text, 1)
     assert kept == text.split("\n") and notes == []
 
 
-@pytest.mark.parametrize("magic", ["  %%bash", "%%writefile helper.py", "%%html", "%%script sh",
-                                   "%%javascript", "%%unknownmagic"])
+@pytest.mark.parametrize(
+    "magic", ["  %%bash", "%%writefile helper.py", "%%html", "%%script sh", "%%javascript", "%%unknownmagic"]
+)
 def test_a_cell_magic_leaves_out_the_whole_cell_and_says_so(magic):
     """A cell magic such as %%bash decides what its body means (shell, a file's text), so
     none of the cell runs (nor is scanned: it is not in the module)."""
-    data = notebook_bytes(new_code_cell("import numpy as np"),
-                          new_code_cell(f"\n{magic}\nimport os\nos.system('id')"))
+    data = notebook_bytes(
+        new_code_cell("import numpy as np"), new_code_cell(f"\n{magic}\nimport os\nos.system('id')")
+    )
     source = source_of("a.ipynb", data)
     assert "import os" not in source.text and "os.system" not in source.text
     assert "cell 2, the whole cell" in source.notes[0] and magic.split()[0] in source.notes[0]
@@ -111,7 +135,7 @@ def test_a_coding_line_in_a_cell_is_a_comment():
     assert source.problem == ""
     assert static_imports(source.text) == []
     namespace: dict = {}
-    exec(compile(source.code, "m.py", "exec"), namespace)   # what Python makes of the bytes
+    exec(compile(source.code, "m.py", "exec"), namespace)  # what Python makes of the bytes
     assert "os" not in namespace and namespace["x"] == 1
 
 
@@ -122,17 +146,34 @@ def test_crlf_in_a_cell_reads_as_python_reads_a_file():
 
 
 def test_format_3_is_converted_and_graded():
-    v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""},
-          "worksheets": [{"metadata": {}, "cells": [
-              {"cell_type": "markdown", "source": "hi", "metadata": {}},
-              {"cell_type": "code", "input": ["x = 1\n", "y = x"], "language": "python",
-               "outputs": [], "collapsed": False, "metadata": {}}]}]}
+    v3 = {
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {"name": ""},
+        "worksheets": [
+            {
+                "metadata": {},
+                "cells": [
+                    {"cell_type": "markdown", "source": "hi", "metadata": {}},
+                    {
+                        "cell_type": "code",
+                        "input": ["x = 1\n", "y = x"],
+                        "language": "python",
+                        "outputs": [],
+                        "collapsed": False,
+                        "metadata": {},
+                    },
+                ],
+            }
+        ],
+    }
     source = source_of("old.ipynb", json.dumps(v3).encode())
     assert source.problem == ""
     assert source.where(source.text.splitlines().index("y = x") + 1) == "cell 2, line 2"
 
 
 # --------------------------------------------------------------------------- hostile notebooks
+
 
 def _cell_source(value) -> bytes:
     notebook = json.loads(notebook_bytes(new_code_cell("x = 1")))
@@ -141,26 +182,38 @@ def _cell_source(value) -> bytes:
 
 
 HOSTILE = {
-    "deeply nested JSON": (b'{"nbformat": 4, "cells": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
-                           "nested too deeply"),
+    "deeply nested JSON": (
+        b'{"nbformat": 4, "cells": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        "nested too deeply",
+    ),
     "a source that is a number": (_cell_source(5), "cell 1"),
     "a source that is an object": (_cell_source({"import os": 1}), "cell 1"),
     "a source list holding a number": (_cell_source(["x = 1\n", 3]), "cell 1"),
     "a null byte in a code cell": (_cell_source("x = 1\x00import os"), "null character"),
     "a lone surrogate": (_cell_source("x = '\ud800'"), "not valid Unicode"),
-    "an R kernel": (notebook_bytes(new_code_cell("x <- 1"), kernelspec={
-        "name": "ir", "language": "R", "display_name": "R"}), "R language"),
-    "format 5": (json.dumps({"nbformat": 5, "nbformat_minor": 0, "metadata": {},
-                             "cells": []}).encode(), "format version 5"),
+    "an R kernel": (
+        notebook_bytes(
+            new_code_cell("x <- 1"), kernelspec={"name": "ir", "language": "R", "display_name": "R"}
+        ),
+        "R language",
+    ),
+    "format 5": (
+        json.dumps({"nbformat": 5, "nbformat_minor": 0, "metadata": {}, "cells": []}).encode(),
+        "format version 5",
+    ),
     "Python source named .ipynb": (open(CORRECT, "rb").read(), "hand that in as a .py file"),
     "a JSON list": (b"[1, 2, 3]", "not a notebook"),
     "not UTF-8": (b'{"nbformat": 4, "cells": ["\xff"]}', "not UTF-8"),
     "empty": (b"", "empty"),
-    "cells that are not a list": (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, '
-                                  b'"cells": {"a": 1}}', "no list of cells"),
-    "invalid for the schema": (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": '
-                               b'[{"cell_type": "code", "source": "x", "metadata": {}}]}',
-                               "not a valid notebook"),
+    "cells that are not a list": (
+        b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": {"a": 1}}',
+        "no list of cells",
+    ),
+    "invalid for the schema": (
+        b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": '
+        b'[{"cell_type": "code", "source": "x", "metadata": {}}]}',
+        "not a valid notebook",
+    ),
 }
 
 
@@ -170,7 +223,7 @@ def test_a_hostile_notebook_is_refused_naming_the_file(attack):
     source = source_of("mallory\x1b[31m.ipynb", data)
     assert source.text is None and source.code == b""
     assert said in source.problem, source.problem
-    assert source.problem.startswith("mallory\\x1b[31m.ipynb ")   # named, and shown, not sent
+    assert source.problem.startswith("mallory\\x1b[31m.ipynb ")  # named, and shown, not sent
 
 
 def test_a_py_file_holding_a_notebook_is_not_run():
@@ -178,7 +231,7 @@ def test_a_py_file_holding_a_notebook_is_not_run():
     source = source_of("alice.py", data)
     assert source.text is None and "holds a Jupyter notebook" in source.problem
     assert ".ipynb" in source.problem
-    assert source_of("alice.py", b'x = {"nbformat": 4}\n').text is not None   # Python is Python
+    assert source_of("alice.py", b'x = {"nbformat": 4}\n').text is not None  # Python is Python
 
 
 def test_an_oversized_notebook_is_refused_with_a_hint(tmp_path):
@@ -190,55 +243,75 @@ def test_an_oversized_notebook_is_refused_with_a_hint(tmp_path):
 
 # --------------------------------------------------------------------------- locations
 
+
 def test_errors_from_the_worker_are_located_in_cells():
     origins = ((0, 0), (2, 1), (2, 2), (4, 1), (4, 2))
-    located = SourceMap(origins).located({
-        "type": "ValueError", "message": "nope", "line": None,
-        "frames": [{"line": 3, "function": "<module>", "code": "f()"},
-                   {"line": 5, "function": "f", "code": "raise ValueError('nope')"}]})
+    located = SourceMap(origins).located(
+        {
+            "type": "ValueError",
+            "message": "nope",
+            "line": None,
+            "frames": [
+                {"line": 3, "function": "<module>", "code": "f()"},
+                {"line": 5, "function": "f", "code": "raise ValueError('nope')"},
+            ],
+        }
+    )
     assert (error_cell(located), error_line(located)) == (4, 2)
-    assert describe_error(located) == \
-        "raised ValueError: nope (cell 4, line 2 in f: raise ValueError('nope'))"
-    syntax = SourceMap(origins).located({"type": "SyntaxError", "message": "invalid syntax",
-                                         "line": 4, "frames": []})
+    assert (
+        describe_error(located) == "raised ValueError: nope (cell 4, line 2 in f: raise ValueError('nope'))"
+    )
+    syntax = SourceMap(origins).located(
+        {"type": "SyntaxError", "message": "invalid syntax", "line": 4, "frames": []}
+    )
     assert describe_error(syntax) == "raised SyntaxError: invalid syntax (cell 4, line 1)"
     # A plain file keeps its lines; a number outside the map (made up with compile) too.
-    assert describe_error({"type": "E", "message": "m", "line": 7, "frames": []}) == \
-        "raised E: m (line 7)"
+    assert describe_error({"type": "E", "message": "m", "line": 7, "frames": []}) == "raised E: m (line 7)"
     assert SourceMap(origins).where(99) == "line 99"
 
 
 def test_import_scan_findings_say_cell_and_line():
-    data = notebook_bytes(new_markdown_cell("intro"), new_code_cell("import numpy as np"),
-                          new_code_cell("x = 1\n_f = eval"))
+    data = notebook_bytes(
+        new_markdown_cell("intro"), new_code_cell("import numpy as np"), new_code_cell("x = 1\n_f = eval")
+    )
     source = source_of("a.ipynb", data)
     assert hidden_routes(source.text, None, source.where) == ["eval (cell 3, line 2: dynamic code)"]
 
 
 def _notebook_result(path, check):
-    return Result(task="t", submission=str(path), score=0, max_score=1, status=FAILED,
-                  isolation="bubblewrap", checks=[check])
+    return Result(
+        task="t",
+        submission=str(path),
+        score=0,
+        max_score=1,
+        status=FAILED,
+        isolation="bubblewrap",
+        checks=[check],
+    )
 
 
 def test_reports_point_at_the_notebook_without_a_line_of_its_json(tmp_path):
     path = tmp_path / "solutions" / "t.ipynb"
     path.parent.mkdir()
     path.write_bytes(notebook_bytes(new_code_cell("def f():\n    return 1")))
-    raised = CheckResult("a", FAILED, 0.0, 1.0, message="raised E (cell 1, line 2 in f: ...)",
-                         line=2, cell=1, function="f")
+    raised = CheckResult(
+        "a", FAILED, 0.0, 1.0, message="raised E (cell 1, line 2 in f: ...)", line=2, cell=1, function="f"
+    )
     mismatch = CheckResult("b", FAILED, 0.0, 1.0, message="values differ", function="f")
     for check in (raised, mismatch):
         [annotation] = github.annotations([_notebook_result(path, check)], str(tmp_path))
         _, props, data = parse_command(annotation)
         assert props["file"] == "solutions/t.ipynb" and "line" not in props
         assert data.startswith(check.message)
-        case = ET.fromstring(junit.render_many([_notebook_result(path, check)], str(tmp_path)))\
-            .find("testsuite/testcase")
+        case = ET.fromstring(junit.render_many([_notebook_result(path, check)], str(tmp_path))).find(
+            "testsuite/testcase"
+        )
         assert case.get("file") == "solutions/t.ipynb" and case.get("line") is None
         assert case.get("classname") == "t.t"
 
 
 # --------------------------------------------------------------------------- finding submissions
+
 
 def _class_folder(tmp_path):
     klass = tmp_path / "class"
@@ -258,28 +331,37 @@ def _class_folder(tmp_path):
 
 def test_discovery_takes_py_and_ipynb_in_any_case_and_names_everything_it_skips(tmp_path):
     from grader.classroom.batch import discover
+
     found = discover(str(_class_folder(tmp_path)))
     assert sorted(s.student for s in found.submissions) == ["alice", "dave"]
     assert all(s.problem is None for s in found.submissions)
     assert {s.name: s.reason for s in found.skipped} == {
-        ".DS_Store": "a hidden file", ".ipynb_checkpoints": "a hidden folder",
-        "README.md": "not a .py or .ipynb file", "data.csv": "not a .py or .ipynb file",
-        "notes.txt": "not a .py or .ipynb file", "shortcut.txt": "not a .py or .ipynb file",
+        ".DS_Store": "a hidden file",
+        ".ipynb_checkpoints": "a hidden folder",
+        "README.md": "not a .py or .ipynb file",
+        "data.csv": "not a .py or .ipynb file",
+        "notes.txt": "not a .py or .ipynb file",
+        "shortcut.txt": "not a .py or .ipynb file",
         "old.pyc": "compiled Python, not source: hand in the .py file",
-        "__pycache__": "Python's bytecode cache, not a submission"}
+        "__pycache__": "Python's bytecode cache, not a submission",
+    }
 
 
 def test_a_skipped_name_is_shown_never_sent(tmp_path):
     from grader.classroom.batch import discover, skipped_markdown
+
     (tmp_path / "evil\x1b[2J|*x*.txt").write_text("")
     [skipped] = discover(str(tmp_path)).skipped
     assert skipped.name == "evil\\x1b[2J|*x*.txt"
-    assert skipped_markdown([skipped]).splitlines()[-1] == \
-        r"- skipped: evil\\x1b\[2J\|\*x\*\.txt (not a \.py or \.ipynb file)"
+    assert (
+        skipped_markdown([skipped]).splitlines()[-1]
+        == r"- skipped: evil\\x1b\[2J\|\*x\*\.txt (not a \.py or \.ipynb file)"
+    )
 
 
 def test_a_student_with_a_py_and_an_ipynb_is_one_error_naming_both(tmp_path):
     from grader.classroom.batch import discover
+
     klass = tmp_path / "class"
     klass.mkdir()
     (klass / "alice.py").write_text("x = 1\n")
@@ -288,16 +370,21 @@ def test_a_student_with_a_py_and_an_ipynb_is_one_error_naming_both(tmp_path):
     (klass / "bob.PY").write_text("x = 2\n")
     found = {s.student: s for s in discover(str(klass)).submissions}
     assert sorted(found) == ["alice", "bob"]
-    assert found["alice"].problem == ("two submissions for alice: alice.ipynb and alice.py; "
-                                      "keep one of them and run the batch again.")
+    assert found["alice"].problem == (
+        "two submissions for alice: alice.ipynb and alice.py; keep one of them and run the batch again."
+    )
     assert "bob.PY and bob.py" in found["bob"].problem
 
 
-@pytest.mark.parametrize("names,chosen", [
-    (["hw.IPYNB"], "hw.IPYNB"), (["A.PY"], "A.PY"),
-    (["helper.py", "Solution.ipynb"], "Solution.ipynb"),
-    (["helper.py", "main.ipynb", "notes.txt"], "main.ipynb"),
-])
+@pytest.mark.parametrize(
+    "names,chosen",
+    [
+        (["hw.IPYNB"], "hw.IPYNB"),
+        (["A.PY"], "A.PY"),
+        (["helper.py", "Solution.ipynb"], "Solution.ipynb"),
+        (["helper.py", "main.ipynb", "notes.txt"], "main.ipynb"),
+    ],
+)
 def test_a_folder_submission_holds_a_py_or_an_ipynb(tmp_path, names, chosen):
     for name in names:
         (tmp_path / name).write_text("x = 1\n")
@@ -314,6 +401,7 @@ def test_a_folder_with_solution_py_and_solution_ipynb_is_ambiguous(tmp_path):
 def test_course_ci_finds_a_notebook_solution_in_any_case(tmp_path):
     from grader.integrations.course_ci import solution_for
     from grader.task.spec import load_task
+
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))
     solutions = tmp_path / "solutions"
     solutions.mkdir()
@@ -328,12 +416,18 @@ def test_course_ci_finds_a_notebook_solution_in_any_case(tmp_path):
 
 def test_a_notebook_sample_declares_its_verdict_in_its_first_cell(tmp_path):
     from grader.task.samples import read_expectation, sample_files
+
     markdown = tmp_path / "a.ipynb"
-    markdown.write_bytes(notebook_bytes(new_markdown_cell("# expect: full marks\n\nNotes."),
-                                        new_code_cell("# expect: error")))
+    markdown.write_bytes(
+        notebook_bytes(new_markdown_cell("# expect: full marks\n\nNotes."), new_code_cell("# expect: error"))
+    )
     code = tmp_path / "b.ipynb"
-    code.write_bytes(notebook_bytes(new_raw_cell("raw"), new_code_cell(
-        "import numpy as np\n# expect: fails table-shape, odd-width-exponent")))
+    code.write_bytes(
+        notebook_bytes(
+            new_raw_cell("raw"),
+            new_code_cell("import numpy as np\n# expect: fails table-shape, odd-width-exponent"),
+        )
+    )
     bom = tmp_path / "c.py"
     bom.write_bytes(b"\xef\xbb\xbf# expect: error\nx = 1\n")
     assert read_expectation(str(markdown)).verdict == "full marks"
@@ -348,14 +442,16 @@ def test_a_notebook_sample_declares_its_verdict_in_its_first_cell(tmp_path):
 
 # --------------------------------------------------------------------------- read as Python reads
 
+
 def test_a_file_not_in_utf8_is_refused_with_pythons_reason():
     cp1251 = "# Привет\n".encode("cp1251")
     early = python_source(cp1251 + b"x = 1\n")
     late = python_source(b"x = 1\n" * 5 + cp1251)
     for refused, line in ((early, 1), (late, 6)):
         assert refused.text is None
-        assert (f"SyntaxError: Non-UTF-8 code starting with '\\xcf' on line {line}, but no "
-                "encoding declared") in refused.problem, refused.problem
+        assert (
+            f"SyntaxError: Non-UTF-8 code starting with '\\xcf' on line {line}, but no encoding declared"
+        ) in refused.problem, refused.problem
     declared = python_source(b"# -*- coding: cp1251 -*-\n" + cp1251)
     assert declared.text is not None and "Привет" in declared.text
 
@@ -365,17 +461,17 @@ def test_bom_and_crlf_read_as_python_reads_them():
         correct = f.read()
     for data in (b"\xef\xbb\xbf" + correct, correct.replace(b"\n", b"\r\n")):
         source = python_source(data)
-        assert source.code == data   # the worker compiles these very bytes
+        assert source.code == data  # the worker compiles these very bytes
         assert [m for m, _ in static_imports(source.text)] == ["numpy"]
 
 
-@pytest.mark.parametrize("magic", ["%%time", "%%timeit", "%%timeit -n 10 -r 3", "%%capture",
-                                   "%%capture out"])
+@pytest.mark.parametrize("magic", ["%%time", "%%timeit", "%%timeit -n 10 -r 3", "%%capture", "%%capture out"])
 def test_a_timing_or_capture_magic_keeps_its_body_which_runs_and_is_scanned(magic):
     """IPython runs these cells' bodies as Python: only the magic line is left out (noted),
     every line keeps its number, and the body is in the module the import scan reads."""
-    data = notebook_bytes(new_code_cell("import numpy as np"),
-                          new_code_cell(f"\n{magic}\nimport os\ntable = np.zeros(3)"))
+    data = notebook_bytes(
+        new_code_cell("import numpy as np"), new_code_cell(f"\n{magic}\nimport os\ntable = np.zeros(3)")
+    )
     source = source_of("a.ipynb", data)
     assert "import os" in source.text and "table = np.zeros(3)" in source.text
     assert magic not in source.text
@@ -396,35 +492,46 @@ def test_timeit_setup_code_on_the_magic_line_runs_once_before_the_body():
 def _run(text: str) -> str:
     import contextlib
     import io
+
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(text, "nb", "exec"), {"__name__": "__main__"})
     return out.getvalue()
 
 
-@pytest.mark.parametrize("cell, shown", [
-    ("t = (5, 8)\nt", "(5, 8)\n"),
-    ("t = (5, 8)\nt;", ""),                            # a ';' silences it, as in Jupyter
-    ("t = (5, 8)\nt  ;  # quiet", ""),
-    ("x = 3; x", "3\n"),
-    ("print('hi')", "hi\n"),                           # None is not shown
-    ("a, b = 1, 'é'\na, \\\n  b  # two lines", "(1, 'é')\n"),
-    ("'é'; len([1,\n 2])", "2\n"),
-    ("(y := 4)", "4\n"),
-    ("if True:\n    5", ""),                           # not a top-level expression
-    ("5\nx = 1", ""),                                  # not the last statement
-])
+@pytest.mark.parametrize(
+    "cell, shown",
+    [
+        ("t = (5, 8)\nt", "(5, 8)\n"),
+        ("t = (5, 8)\nt;", ""),  # a ';' silences it, as in Jupyter
+        ("t = (5, 8)\nt  ;  # quiet", ""),
+        ("x = 3; x", "3\n"),
+        ("print('hi')", "hi\n"),  # None is not shown
+        ("a, b = 1, 'é'\na, \\\n  b  # two lines", "(1, 'é')\n"),
+        ("'é'; len([1,\n 2])", "2\n"),
+        ("(y := 4)", "4\n"),
+        ("if True:\n    5", ""),  # not a top-level expression
+        ("5\nx = 1", ""),  # not the last statement
+    ],
+)
 def test_a_cells_last_expression_is_shown_as_jupyter_shows_it(cell, shown):
     source = source_of("a.ipynb", notebook_bytes(new_code_cell(cell)))
     assert _run(source.text) == shown
     assert len(source.text.split("\n")) - 2 == len(cell.split("\n")) + (1 if shown else 0)
-    assert ("__grader_display__" in source.text) == bool(shown)   # a helper only where used
+    assert ("__grader_display__" in source.text) == bool(shown)  # a helper only where used
 
 
 def test_each_cell_shows_its_own_last_value_and_lines_keep_their_cells():
-    source = source_of("a.ipynb", notebook_bytes(
-        new_markdown_cell("# text"), new_code_cell("import numpy as np\nt = np.zeros((5, 8))\nt.shape"),
-        new_code_cell("len(t)"), new_code_cell("%%timeit\nlen(t)"), new_code_cell("%%time\nt.ndim")))
+    source = source_of(
+        "a.ipynb",
+        notebook_bytes(
+            new_markdown_cell("# text"),
+            new_code_cell("import numpy as np\nt = np.zeros((5, 8))\nt.shape"),
+            new_code_cell("len(t)"),
+            new_code_cell("%%timeit\nlen(t)"),
+            new_code_cell("%%time\nt.ndim"),
+        ),
+    )
     assert _run(source.text) == "(5, 8)\n5\n2\n"
     lines = source.text.split("\n")
     where = SourceMap(source.source_map.origins).where
@@ -454,6 +561,7 @@ def test_a_folder_named_like_a_py_file_is_no_candidate(tmp_path):
 def test_batch_names_a_submission_from_the_class_folder_never_by_an_absolute_path(tmp_path):
     """What the student handed in (bob/, carol.py), not where the grading machine keeps it."""
     from grader.classroom.batch import discover
+
     klass = tmp_path / "class"
     (klass / "bob").mkdir(parents=True)
     (klass / "bob" / "a.py").write_text("x = 1\n")
@@ -465,6 +573,9 @@ def test_batch_names_a_submission_from_the_class_folder_never_by_an_absolute_pat
         found = {s.student: s for s in discover(folder).submissions}
         assert found["bob"].problem.startswith("bob: holds 2 .py or .ipynb files (a.py, b.py)")
         assert found["dan"].problem.startswith("dan.py: is a symbolic link")
-        assert (found["bob"].path, found["carol"].path, found["dan"].path) == \
-            ("bob", os.path.join("carol", "solution.py"), "dan.py")
+        assert (found["bob"].path, found["carol"].path, found["dan"].path) == (
+            "bob",
+            os.path.join("carol", "solution.py"),
+            "dan.py",
+        )
         assert not any(str(tmp_path) in (s.problem or "") + s.path for s in found.values())

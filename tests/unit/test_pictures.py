@@ -1,4 +1,5 @@
 """The picture of a failed values check: both outputs as plain data, cut to a corner."""
+
 import numpy as np
 
 from grader.grading.pictures import picture

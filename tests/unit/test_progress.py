@@ -1,5 +1,6 @@
 """Batch progress: plain lines in a CI log (every tenth of the class), a live line on a
 terminal, and a last line with the totals."""
+
 import io
 
 from grader.classroom.progress import Progress
@@ -17,7 +18,7 @@ def test_a_log_gets_a_line_per_tenth_and_the_totals():
         progress.update({"status": "passed" if i % 4 else ("error" if i == 0 else "failed")})
     progress.finish()
     lines = log.getvalue().splitlines()
-    assert len(lines) == 11                          # ten tenths, then the totals
+    assert len(lines) == 11  # ten tenths, then the totals
     assert lines[0].startswith("graded 2/20, ")
     assert lines[-2].startswith("graded 20/20, 5 below full marks, 1 errors")
     assert lines[-1].startswith("done: 20 graded (") and lines[-1].endswith("5 below full marks, 1 errors")

@@ -1,5 +1,6 @@
 """The project's metadata: its PyPI name and licence, read from the files (the built sdist
 and the installed command are tested in tests/integration/test_packaging.py)."""
+
 import os
 import re
 
@@ -19,7 +20,7 @@ def test_distribution_name_is_not_the_unrelated_grader_on_pypi():
     installs = re.findall(r"pip install[^`\n]*", readme)
     assert installs, "the README shows how to install"
     for line in installs:  # every install line names the real distribution, or this tree
-        target = re.sub(r"\s-[-\w]+", " ", line[len("pip install"):]).split()[0]
+        target = re.sub(r"\s-[-\w]+", " ", line[len("pip install") :]).split()[0]
         assert target.strip("'").startswith((".", name)), line
     assert f"pip install '{name}[dask]'" in readme and "pip install '.[dask]'" in readme
 

@@ -1,9 +1,10 @@
 """A report format is one renderer in the registry: `--format` offers exactly those."""
+
 import json
 
 from grader.cli import _parser
-from grader.report import RENDERERS
 from grader.records.result import FAILED, CheckResult, Result
+from grader.report import RENDERERS
 
 
 def _format_choices():
@@ -20,8 +21,15 @@ def test_check_offers_every_registered_renderer(monkeypatch):
 
 
 def test_every_renderer_renders_a_result_to_text():
-    result = Result(task="t", submission="s.py", score=0, max_score=1, status=FAILED,
-                    isolation="bubblewrap", checks=[CheckResult("c", FAILED, 0.0, 1.0, message="m")])
+    result = Result(
+        task="t",
+        submission="s.py",
+        score=0,
+        max_score=1,
+        status=FAILED,
+        isolation="bubblewrap",
+        checks=[CheckResult("c", FAILED, 0.0, 1.0, message="m")],
+    )
     for name, render in RENDERERS.items():
         text = render(result)
         assert isinstance(text, str) and text, name

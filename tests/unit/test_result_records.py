@@ -1,4 +1,5 @@
 """Result records go to plain data and back; a summary reads the structured reason."""
+
 import json
 
 from grader.classroom.class_summary import summarize
@@ -11,9 +12,12 @@ def _result(*checks: CheckResult) -> Result:
 
 
 def test_a_result_survives_json_and_back():
-    result = _result(CheckResult("a", "passed", 1.0, 1.0),
-                     CheckResult("b", "failed", 0.0, 2.0, message="wrong", reason="mismatch",
-                                 failing_input="f(x=1)", line=3))
+    result = _result(
+        CheckResult("a", "passed", 1.0, 1.0),
+        CheckResult(
+            "b", "failed", 0.0, 2.0, message="wrong", reason="mismatch", failing_input="f(x=1)", line=3
+        ),
+    )
     again = Result.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result
     assert again.checks[1].reason == "mismatch"
@@ -22,39 +26,69 @@ def test_a_result_survives_json_and_back():
 def test_a_report_of_an_older_or_newer_grader_still_reads():
     report = _result(CheckResult("a", "failed", 0.0, 1.0, message="m")).to_dict()
     for check in report["checks"]:
-        del check["reason"]          # older: no reason yet
-    report["future_field"] = 1        # newer: a field this grader does not know
+        del check["reason"]  # older: no reason yet
+    report["future_field"] = 1  # newer: a field this grader does not know
     read = Result.from_dict(report)
     assert read.checks[0].reason is None and read.checks[0].message == "m"
 
 
 def test_json_keeps_every_field_it_had():
     keys = set(_result(CheckResult("a", "passed", 1.0, 1.0)).to_dict()["checks"][0])
-    assert {"name", "status", "score", "max_score", "message", "description", "function",
-            "failing_input", "output", "line", "cases", "hidden", "seconds"} <= keys
+    assert {
+        "name",
+        "status",
+        "score",
+        "max_score",
+        "message",
+        "description",
+        "function",
+        "failing_input",
+        "output",
+        "line",
+        "cases",
+        "hidden",
+        "seconds",
+    } <= keys
 
 
 def test_call_statuses_map_to_reasons():
-    assert [call_reason(s) for s in CALL_STATUSES if s != "ok"] == \
-        ["raised", "timeout", "crashed", "malformed", "budget"]
+    assert [call_reason(s) for s in CALL_STATUSES if s != "ok"] == [
+        "raised",
+        "timeout",
+        "crashed",
+        "malformed",
+        "budget",
+    ]
     assert call_reason("something new") == "malformed"
     assert set(TIMED_OUT) <= set(REASONS)
 
 
 def test_the_summary_finds_timeouts_by_reason_not_by_words():
-    timed = _result(CheckResult("a", "failed", 0.0, 1.0, message="the call did not finish within 2 s",
-                                reason="timeout"))
+    timed = _result(
+        CheckResult("a", "failed", 0.0, 1.0, message="the call did not finish within 2 s", reason="timeout")
+    )
     budget = _result(CheckResult("a", "error", 0.0, 1.0, message="used up its budget", reason="budget"))
     # A student's own exception text is not a timeout, whatever it says.
-    words = _result(CheckResult("a", "failed", 0.0, 1.0, reason="raised",
-                                message="raised ValueError: did not finish within my time budget"))
-    summary = summarize("t", [("timed", timed.to_dict()), ("budget", budget.to_dict()),
-                              ("words", words.to_dict())])
+    words = _result(
+        CheckResult(
+            "a",
+            "failed",
+            0.0,
+            1.0,
+            reason="raised",
+            message="raised ValueError: did not finish within my time budget",
+        )
+    )
+    summary = summarize(
+        "t", [("timed", timed.to_dict()), ("budget", budget.to_dict()), ("words", words.to_dict())]
+    )
     assert summary.timed_out == ["timed", "budget"]
 
 
 def test_the_summary_reads_reports_stored_before_reasons():
-    old = _result(CheckResult("a", "failed", 0.0, 1.0, message="the call did not finish within 2 s")).to_dict()
+    old = _result(
+        CheckResult("a", "failed", 0.0, 1.0, message="the call did not finish within 2 s")
+    ).to_dict()
     for check in old["checks"]:
         del check["reason"]
     summary = summarize("t", [("old", old)])
@@ -68,8 +102,16 @@ def test_an_ungradable_result_says_why():
 
 def test_a_diagnosis_and_a_picture_survive_json_and_back():
     from grader.records.result import Diagnosis, Picture
-    check = CheckResult("b", "failed", 0.0, 2.0, reason="mismatch", mistake="swapped",
-                        picture=Picture([[0.0, 1.0]], [[1.0, 0.0]], [1, 2], [1, 2]))
+
+    check = CheckResult(
+        "b",
+        "failed",
+        0.0,
+        2.0,
+        reason="mismatch",
+        mistake="swapped",
+        picture=Picture([[0.0, 1.0]], [[1.0, 0.0]], [1, 2], [1, 2]),
+    )
     result = _result(check)
     result.diagnoses = [Diagnosis("swapped", "sin and cos swapped", ["b"])]
     again = Result.from_dict(json.loads(json.dumps(result.to_dict())))

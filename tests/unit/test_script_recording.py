@@ -2,6 +2,7 @@
 the rewritten code behaves as the original, and the recorder keeps the values of calls,
 arithmetic and functions' locals, the last one per site. In process: the sources here are
 the tests' own, never a submission's (those run in the sandbox, tests/integration)."""
+
 import textwrap
 import traceback
 
@@ -30,8 +31,11 @@ def found(recorder):
 
 
 def arrays(recorder):
-    return [(role, line, text, tuple(np.shape(v))) for role, line, text, v in found(recorder)
-            if isinstance(v, np.ndarray)]
+    return [
+        (role, line, text, tuple(np.shape(v)))
+        for role, line, text, v in found(recorder)
+        if isinstance(v, np.ndarray)
+    ]
 
 
 def test_calls_arithmetic_and_locals_of_a_main_function_are_recorded():
@@ -55,8 +59,8 @@ def test_calls_arithmetic_and_locals_of_a_main_function_are_recorded():
     assert ("result", 10, "batch + table(4, 6)[:3]", (1, 3, 6)) in got
     assert ("left", 10, "batch", (1, 3, 6)) in got
     assert ("right", 10, "table(4, 6)[:3]", (3, 6)) in got
-    assert ("local", 8, "marked", (1, 3, 6)) in got          # main()'s locals when it ended
-    assert "marked" not in namespace                           # (never a global)
+    assert ("local", 8, "marked", (1, 3, 6)) in got  # main()'s locals when it ended
+    assert "marked" not in namespace  # (never a global)
 
 
 def test_an_inline_expression_with_no_variable_is_recorded():
@@ -86,17 +90,20 @@ def test_a_loop_keeps_only_the_last_value_of_each_site():
         for i in range(20000):
             a = np.full(3, i) * 2
     """)
-    assert len(recorder.values) <= len(recorder.sites) == 3     # no growth with the loop
+    assert len(recorder.values) <= len(recorder.sites) == 3  # no growth with the loop
     product = [v for role, _, text, v in found(recorder) if role == "result"]
     assert len(product) == 1 and np.all(product[0] == 2 * 19999)
 
 
 def test_arrays_too_large_to_send_are_not_kept():
-    _, recorder = run("""
+    _, recorder = run(
+        """
         import numpy as np
         big = np.zeros(1 << 16) + 1
         small = np.zeros(4) + 1
-    """, largest_bytes=1 << 10)
+    """,
+        largest_bytes=1 << 10,
+    )
     kept = [np.shape(v) for _, _, _, v in found(recorder) if isinstance(v, np.ndarray)]
     assert (1 << 16,) not in kept and (4,) in kept
 
@@ -218,10 +225,10 @@ def test_what_the_script_hands_over_outside_any_site_is_dropped():
         table = np.zeros((5, 8)) + 1
     """)
     names = recorder.names()
-    for site in [-1, 10 ** 9, "x", None, 2.0]:
-        names[computed.CALL](site, None, [[0.5] * 8] * 5)   # (site, owner, value)
+    for site in [-1, 10**9, "x", None, 2.0]:
+        names[computed.CALL](site, None, [[0.5] * 8] * 5)  # (site, owner, value)
         names[computed.EXIT](site, {"fake": [1.0, 2.0]})
-    names[computed.EXIT](0, {"fake": [1.0, 2.0]})        # a call site, not a function's
+    names[computed.EXIT](0, {"fake": [1.0, 2.0]})  # a call site, not a function's
     texts = [text for _, _, text, _ in found(recorder)]
     assert texts == ["np.zeros((5, 8))", "np.zeros((5, 8)) + 1", "np.zeros((5, 8))"]
 
@@ -278,7 +285,7 @@ def test_values_are_copied_when_recorded_so_later_changes_do_not_reach_them():
     """)
     added = by_role(recorder, 4)
     assert np.all(added["left"] == 1) and np.all(added["result"] == 3)
-    assert np.all(by_role(recorder, 3)["call"] == 1)             # np.ones, though zeroed since
+    assert np.all(by_role(recorder, 3)["call"] == 1)  # np.ones, though zeroed since
     assert np.all(by_role(recorder, 5)["left"] == 3)
     sites = {c.site.kind: c.site.addition for c in computed.candidates(recorder)}
     assert sites == {"call": False, "add-call": True, "arith": True}
@@ -303,15 +310,19 @@ def test_objects_that_are_not_arrays_are_never_kept_alive():
 
 def test_framework_tensors_are_kept_as_numpy_copies(monkeypatch):
     import types
+
     fake = types.ModuleType("torch")
 
     class Tensor:
         def __init__(self, values):
             self.values = values
+
         def detach(self):
             return self
+
         def cpu(self):
             return self
+
         def numpy(self):
             return self.values
 
@@ -327,11 +338,15 @@ def test_framework_tensors_are_kept_as_numpy_copies(monkeypatch):
 
 
 def test_big_arrays_never_crowd_out_those_of_the_wanted_shapes():
-    _, recorder = run_with("""
+    _, recorder = run_with(
+        """
         import numpy as np
         big = np.zeros(100)
         bigger = np.ones(100)
         table = np.full((2, 3), 7.0)
-    """, largest_bytes=1000, wanted=((2, 3),))
+    """,
+        largest_bytes=1000,
+        wanted=((2, 3),),
+    )
     kept = {c.site.line: c.value for c in computed.candidates(recorder)}
     assert set(kept) == {3, 5} and np.all(kept[5] == 7)

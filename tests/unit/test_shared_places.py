@@ -1,6 +1,7 @@
 """The places every user may write (grader/sandbox/shared_places.py), which the unprivileged
 tier closes to its workers with an ACL entry (posix_acl.py): what is found, what is passed
 over, and the entry written as the kernel reads it."""
+
 import os
 import stat
 
@@ -16,9 +17,9 @@ def test_a_named_group_entry_keeps_every_other_entry_and_the_mode():
     base = posix_acl.from_mode(0o1777)
     entries = posix_acl.with_group(base, GID, 0o1)
     assert (posix_acl.GROUP, 0o1, GID) in entries
-    assert (posix_acl.MASK, 0o7, posix_acl.UNDEFINED) in entries   # the owning group's rights
+    assert (posix_acl.MASK, 0o7, posix_acl.UNDEFINED) in entries  # the owning group's rights
     assert posix_acl.decode(posix_acl.encode(entries)) == sorted(entries, key=lambda e: (e[0], e[2]))
-    again = posix_acl.with_group(entries, GID, 0o0)       # replaced, not added twice
+    again = posix_acl.with_group(entries, GID, 0o0)  # replaced, not added twice
     assert [e for e in again if e[0] == posix_acl.GROUP] == [(posix_acl.GROUP, 0, GID)]
     with pytest.raises(ValueError):
         posix_acl.decode(b"\x01\x00\x00\x00")
@@ -37,7 +38,7 @@ def test_the_entry_is_set_on_a_real_folder_and_the_mode_stays(tmp_path):
     link = tmp_path / "link"
     link.symlink_to(folder)
     with pytest.raises(OSError):
-        posix_acl.set_group(str(link), GID, 0o1)     # a link is never followed
+        posix_acl.set_group(str(link), GID, 0o1)  # a link is never followed
 
 
 MOUNTINFO = """\
@@ -52,7 +53,7 @@ MOUNTINFO = """\
 def test_mounts_are_read_as_the_kernel_escapes_them_and_the_last_one_counts():
     found = shared_places.mounts(MOUNTINFO)
     assert [m.point for m in found] == ["/", "/proc", "/mnt/ro", "/mnt/with space"]
-    assert Mount("/mnt/with space", "tmpfs", True) in found    # mounted over: the later one
+    assert Mount("/mnt/with space", "tmpfs", True) in found  # mounted over: the later one
 
 
 @pytest.fixture
@@ -72,6 +73,7 @@ def tree(tmp_path, monkeypatch):
         path.write_text("x")
         os.chmod(path, mode)
         return str(path)
+
     return tmp_path, folder, file
 
 
@@ -80,16 +82,17 @@ def test_what_every_user_may_write_is_found_and_what_they_cannot_reach_is_not(tr
     shared = folder("var/tmp", 0o1777)
     nested = folder("var/tmp/notes", 0o777)
     folder("home/alice", 0o700)
-    hidden = folder("home/alice/open", 0o777)           # behind a folder others cannot search
-    no_search = folder("srv/drop", 0o772)               # others may write but not enter: no place
+    hidden = folder("home/alice/open", 0o777)  # behind a folder others cannot search
+    no_search = folder("srv/drop", 0o772)  # others may write but not enter: no place
     planted = file("var/tmp/log", 0o666)
     file("var/tmp/readme", 0o644)
-    (root / "var" / "link").symlink_to(hidden)          # a link is not followed
-    other_mount = folder("mnt/shm", 0o1777)             # another mount: walked on its own
+    (root / "var" / "link").symlink_to(hidden)  # a link is not followed
+    other_mount = folder("mnt/shm", 0o1777)  # another mount: walked on its own
     queues = folder("mnt/mqueue", 0o1777)
-    file("mnt/mqueue/queue", 0o666)                     # no write reaches a queue's messages
-    found = shared_places.find([Mount(str(root), "ext4", False), Mount(other_mount, "tmpfs", False),
-                                Mount(queues, "mqueue", False)])
+    file("mnt/mqueue/queue", 0o666)  # no write reaches a queue's messages
+    found = shared_places.find(
+        [Mount(str(root), "ext4", False), Mount(other_mount, "tmpfs", False), Mount(queues, "mqueue", False)]
+    )
     assert sorted(found.folders) == sorted([shared, nested, other_mount, queues])
     assert hidden not in found.folders and no_search not in found.folders
     assert found.files == (planted,)
@@ -113,6 +116,7 @@ def test_a_folder_that_takes_no_acl_is_swept_and_a_file_stays_open(tree, monkeyp
         if path.startswith(mqueue) or path == planted:
             raise OSError(95, "Operation not supported")
         real(path, gid, rights)
+
     monkeypatch.setattr(posix_acl, "set_group", set_group)
     try:
         real(shared, GID, 0o1)
@@ -133,6 +137,6 @@ def test_a_sweep_removes_what_the_user_owns_and_nothing_else(tree):
     locked = folder("mq/locked/deeper", 0o700)
     for path in (mine, os.path.dirname(locked), locked):
         os.chown(path, uid, uid)
-    os.chmod(os.path.dirname(locked), 0o300)            # unlistable: removed all the same
+    os.chmod(os.path.dirname(locked), 0o300)  # unlistable: removed all the same
     assert shared_places.sweep([shared], uid) == []
     assert sorted(os.listdir(shared)) == ["other"] and os.path.exists(theirs)

@@ -1,7 +1,8 @@
 """A wrong task spec gets a message naming the file, the line, the field and the fix."""
-import pytest
 
+import pytest
 from conftest import make_task
+
 from grader.task.spec import SpecError, load_task
 
 GOOD_YAML = """
@@ -95,9 +96,10 @@ def test_published_schema_accepts_the_bundled_task():
 
     import jsonschema
     import yaml
-
     from conftest import PE_TASK
+
     from grader.task.spec import SCHEMA_PATH
+
     schema = json.load(open(SCHEMA_PATH))
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(yaml.safe_load(open(f"{PE_TASK}/task.yaml")), schema)

@@ -1,6 +1,7 @@
 """A worker's answers are taken in step with the requests: a stale or doubled answer is that
 call's error, never the next call's result. In process: the worker is played by a thread
 (the forging workers themselves run in tests/security/test_hostile_answers.py)."""
+
 import socket
 import threading
 
@@ -17,11 +18,12 @@ class _FakeProcess:
         self.thread.start()
 
     def cpu_seconds(self):
-        return None   # no CPU reading: the wall-clock time alone counts
+        return None  # no CPU reading: the wall-clock time alone counts
 
     @staticmethod
     def _serve(sock, answer):
         from grader.sandbox import wire
+
         try:
             while True:
                 header, _ = wire.recv(sock)
@@ -41,14 +43,19 @@ class _FakeProcess:
 
 
 def test_stale_answer_is_not_taken_for_the_next_call():
-    from grader.sandbox import wire
+    from grader.sandbox import Limits, wire
     from grader.sandbox.launcher import Sandbox
-    from grader.sandbox import Limits
 
     def answer(header):
         if header["op"] == "load":
-            return [{"ok": True, "id": header.get("id"), "imports": [],
-                     "functions": {"f": {"defined": True, "callable": True, "params": ["x"]}}}]
+            return [
+                {
+                    "ok": True,
+                    "id": header.get("id"),
+                    "imports": [],
+                    "functions": {"f": {"defined": True, "callable": True, "params": ["x"]}},
+                }
+            ]
         replies = []
         for item in header["items"]:
             x = wire.decode(item["args"], [])[0]

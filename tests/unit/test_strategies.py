@@ -1,9 +1,10 @@
 """Argument specs become values: literal ones directly (strategies.materialize), drawn ones
 through Hypothesis (hypothesis_driver), derandomized so every student gets the same cases."""
+
 import numpy as np
 import pytest
-
 from conftest import make_task
+
 from grader.task.hypothesis_driver import collect, explore
 from grader.task.spec import load_task
 from grader.task.strategies import NotLiteral, literal_case, materialize
@@ -58,8 +59,9 @@ def test_literal_values_scalars_refs_and_arrays():
     assert materialize({"ref": "n"}, {"n": 7}) == 7
     arr = materialize({"array": {"value": [[1, 2]], "dtype": "int32"}})
     assert arr.dtype == np.int32 and arr.tolist() == [[1, 2]]
-    np.testing.assert_array_equal(materialize({"array": {"shape": [2, 3], "fill": 0.5}}),
-                                  np.full((2, 3), 0.5))
+    np.testing.assert_array_equal(
+        materialize({"array": {"shape": [2, 3], "fill": 0.5}}), np.full((2, 3), 0.5)
+    )
     case = literal_case({"x": {"array": {"value": [1.0]}}, "n": 2})
     assert case["n"] == 2 and case["x"].tolist() == [1.0]
 
@@ -77,7 +79,7 @@ def test_drawn_integers_keep_bounds_parity_and_the_product_cap(task):
     assert all(c["cols"] % 2 == 1 and 1 <= c["cols"] <= 63 for c in cases)
     assert all(1 <= c["rows"] and c["rows"] * c["cols"] <= 100 for c in cases)  # max_product
     assert {c["base"] for c in cases} <= {2.0, 10.0}
-    assert len({(c["cols"], c["rows"]) for c in cases}) > 10   # drawn, not one value
+    assert len({(c["cols"], c["rows"]) for c in cases}) > 10  # drawn, not one value
 
 
 def test_an_array_shape_can_name_an_earlier_value(task):
@@ -88,7 +90,7 @@ def test_an_array_shape_can_name_an_earlier_value(task):
 
 def test_every_student_gets_the_same_cases(task):
     first, again = collect(_check(task, "tables")), collect(_check(task, "tables"))
-    assert first == again   # derandomized: the same sequence every run
+    assert first == again  # derandomized: the same sequence every run
 
 
 def test_a_failure_is_shrunk_to_a_minimal_case(task):
@@ -101,16 +103,17 @@ def test_a_failure_is_shrunk_to_a_minimal_case(task):
 
     with pytest.raises(AssertionError, match="too wide"):
         explore(_check(task, "tables"), body, shrink=True)
-    assert seen[-1]["cols"] == 9   # the last call is Hypothesis's minimal failing example
+    assert seen[-1]["cols"] == 9  # the last call is Hypothesis's minimal failing example
 
 
 def test_a_drawn_array_is_constant_or_rebuilt_exactly_by_its_recipe(task):
     """What makes a large failing input pasteable: every drawn array either holds one value
     (np.full) or comes with the recipe that rebuilds it bit for bit."""
     from grader.task.rebuild import build
+
     drawn = collect(_check(task, "arrays"))
     with_recipe = [d for d in drawn if "x" in d.recipes]
-    assert with_recipe and len(with_recipe) < len(drawn)   # both forms are drawn
+    assert with_recipe and len(with_recipe) < len(drawn)  # both forms are drawn
     for d in drawn:
         x = d.args["x"]
         if "x" in d.recipes:

@@ -1,11 +1,12 @@
 """Student text made safe (split from tests/security/test_hostile_text.py: the sanitiser
 itself, in process; the suite there shows it holds end to end under every tier)."""
+
 import os
 import re
 
 from grader import student_text
-from grader.sandbox.launcher import CallOutcome
 from grader.sandbox import Opaque
+from grader.sandbox.launcher import CallOutcome
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -30,11 +31,20 @@ def test_clip_caps_bytes_after_showing_and_says_so():
 
 
 def test_sanitised_outcome_from_a_worker():
-    outcome = CallOutcome("raised", value={"functions": {"f\x1b": {"params": ["\x1b" * 5000, "x"]}},
-                                           "r": Opaque("T\x1b", "\ud800" * 9000)},
-                          error={"type": "E\x1b", "message": "\x1b" * 4000 + "\ud800",
-                                 "frames": [{"line": 1, "function": "\x07", "code": "\x1b" * 999}]},
-                          stdout="ok\n\x1b[2J\n", stderr="\ud800")
+    outcome = CallOutcome(
+        "raised",
+        value={
+            "functions": {"f\x1b": {"params": ["\x1b" * 5000, "x"]}},
+            "r": Opaque("T\x1b", "\ud800" * 9000),
+        },
+        error={
+            "type": "E\x1b",
+            "message": "\x1b" * 4000 + "\ud800",
+            "frames": [{"line": 1, "function": "\x07", "code": "\x1b" * 999}],
+        },
+        stdout="ok\n\x1b[2J\n",
+        stderr="\ud800",
+    )
     clean = student_text.sanitised(outcome)
     assert clean.error["type"] == "E\\x1b" and len(clean.error["message"].encode()) <= 2000
     assert clean.error["frames"][0]["function"] == "\\x07"
@@ -66,8 +76,19 @@ def test_csv_and_workflow_escaping():
 
 
 def test_student_ids_stay_one_to_one():
-    names = [os.fsdecode(b"a\xff"), os.fsdecode(b"a\xfe"), "a\x1b", "a\\x1b", "a\x9b",
-             os.fsdecode(b"a\x9b"), "a\\", "a\u202e", "a\\u202e", "plain", "\u00e9l\u00e8ve"]
+    names = [
+        os.fsdecode(b"a\xff"),
+        os.fsdecode(b"a\xfe"),
+        "a\x1b",
+        "a\\x1b",
+        "a\x9b",
+        os.fsdecode(b"a\x9b"),
+        "a\\",
+        "a\u202e",
+        "a\\u202e",
+        "plain",
+        "\u00e9l\u00e8ve",
+    ]
     ids = [student_text.student_id(n) for n in names]
     assert len(set(ids)) == len(names), ids
     assert ids[-2:] == ["plain", "\u00e9l\u00e8ve"]

@@ -1,10 +1,10 @@
 """What a submission file may be: the refusals of special files, in process (the same files
 in a class folder or on Gradescope: tests/security/test_hostile_submissions.py)."""
+
 import os
 import stat
 
 import pytest
-
 from conftest import PE_SAMPLES
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
@@ -13,6 +13,7 @@ CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 def test_special_file_kinds_are_named(tmp_path):
     """Unit: what each refusal says (no sandbox involved)."""
     from grader.submission.file import SubmissionError, read_submission
+
     fifo = tmp_path / "pipe.py"
     os.mkfifo(fifo)
     with pytest.raises(SubmissionError, match="FIFO"):

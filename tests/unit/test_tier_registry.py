@@ -1,5 +1,6 @@
 """The tier registry: one object per tier, strongest first, from which the tier is chosen,
 the CLI's choices come and every fall below the strongest tier is explained."""
+
 import pytest
 
 from grader import cli
@@ -12,19 +13,24 @@ from grader.sandbox.tiers.bubblewrap import WORKER_DIR_INSIDE
 def works(monkeypatch):
     """Decide which tiers work: works({"landlock", "rlimits"}), and what their workers could
     share here: works({...}, gaps={"unprivileged": ["..."]}) (none unless said)."""
+
     def set_working(names, gaps=None):
         for t in TIERS:
             monkeypatch.setattr(t, "works", lambda name=t.name: name in names)
             monkeypatch.setattr(t, "gaps", lambda name=t.name: list((gaps or {}).get(name, [])))
             monkeypatch.setattr(t, "described_weakness", lambda t=t: t.weakness)
+
     return set_working
 
 
 def test_the_registry_is_in_strength_order_and_the_cli_offers_it():
     assert NAMES == ("bubblewrap", "landlock", "unprivileged", "rlimits")
     assert all(isinstance(t, Tier) and tier(t.name) is t for t in TIERS)
-    isolation = next(a for a in cli._parser()._subparsers._group_actions[0].choices["check"]._actions
-                     if "--isolation" in a.option_strings)
+    isolation = next(
+        a
+        for a in cli._parser()._subparsers._group_actions[0].choices["check"]._actions
+        if "--isolation" in a.option_strings
+    )
     assert list(isolation.choices) == ["auto", *NAMES]
 
 
@@ -63,14 +69,18 @@ def test_an_unknown_tier_is_refused_not_taken_for_rlimits():
 def test_every_fall_below_the_strongest_tier_says_what_is_weaker_and_why(works, monkeypatch):
     works(set(NAMES))
     assert downgrade_note("bubblewrap") == ""
-    assert downgrade_note("landlock") == ("graded in the landlock tier (file access confined by "
-                                          "Landlock; no private /proc), not bubblewrap: it was "
-                                          "asked for (--isolation)")
+    assert downgrade_note("landlock") == (
+        "graded in the landlock tier (file access confined by "
+        "Landlock; no private /proc), not bubblewrap: it was "
+        "asked for (--isolation)"
+    )
     works(set(NAMES) - {"bubblewrap"})
     monkeypatch.setattr(tier("bubblewrap"), "missing", lambda: "bwrap is not installed")
-    assert downgrade_note("rlimits") == ("graded in the rlimits tier (resource limits only: the "
-                                         "submission can read and write what the grader can), not "
-                                         "bubblewrap: bwrap is not installed")
+    assert downgrade_note("rlimits") == (
+        "graded in the rlimits tier (resource limits only: the "
+        "submission can read and write what the grader can), not "
+        "bubblewrap: bwrap is not installed"
+    )
     assert all(t.weakness for t in TIERS[1:])
 
 
@@ -80,8 +90,9 @@ GAP = "SysV IPC objects outlive the worker that made them"
 def test_someone_elses_work_is_refused_where_workers_could_share_state(works):
     works({"unprivileged", "rlimits"}, gaps={"unprivileged": [GAP]})
     for requested in ("auto", "unprivileged"):
-        with pytest.raises(SandboxUnavailable, match=f"not graded in the unprivileged tier here.*{GAP}"
-                                                     ".*--allow-shared-state"):
+        with pytest.raises(
+            SandboxUnavailable, match=f"not graded in the unprivileged tier here.*{GAP}.*--allow-shared-state"
+        ):
             choose_tier(requested, others_work=True)
         # the instructor may accept it for a run; a student checking their own file is not refused
         assert choose_tier(requested, others_work=True, shared_state=True) == "unprivileged"
@@ -95,7 +106,8 @@ def test_the_isolation_note_says_what_workers_could_share(works):
     works(set(NAMES) - {"bubblewrap"}, gaps={"unprivileged": [GAP]})
     assert downgrade_note("unprivileged").startswith(
         f"graded in the unprivileged tier ({tier('unprivileged').weakness}; its workers could share "
-        f"state here: {GAP}), not bubblewrap")
+        f"state here: {GAP}), not bubblewrap"
+    )
 
 
 def test_bubblewrap_reports_a_signal_as_128_plus_n():
@@ -106,7 +118,7 @@ def test_bubblewrap_reports_a_signal_as_128_plus_n():
 
 def test_only_the_inside_folder_is_bound_into_bubblewrap():
     start = tier("bubblewrap").worker(7, Limits(), "/nowhere", in_cgroup=True)
-    binds = [tuple(start.command[i + 1:i + 3]) for i, a in enumerate(start.command) if a == "--ro-bind"]
+    binds = [tuple(start.command[i + 1 : i + 3]) for i, a in enumerate(start.command) if a == "--ro-bind"]
     assert (WORKER_DIR, WORKER_DIR_INSIDE) in binds
     assert start.command[start.command.index("--") + 4] == WORKER_DIR_INSIDE + "/worker.py"
     assert start.folder == "/tmp" and start.env == {}

@@ -1,4 +1,5 @@
 """Tolerances and index expressions of a task spec, as the spec and messages use them."""
+
 import numpy as np
 import pytest
 

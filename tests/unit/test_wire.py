@@ -1,5 +1,6 @@
 """The channel between grader and worker: caps are checked before anything is allocated,
 and only plain numbers cross."""
+
 import io
 import socket
 import struct
@@ -26,8 +27,9 @@ def test_round_trip_of_plain_values():
 
 def test_forged_npy_shape_is_rejected_without_allocating():
     forged = io.BytesIO()  # a header that claims 80 GB in front of 32 bytes
-    np.lib.format.write_array_header_1_0(forged, {"descr": "<f8", "fortran_order": False,
-                                                  "shape": (10_000_000_000,)})
+    np.lib.format.write_array_header_1_0(
+        forged, {"descr": "<f8", "fortran_order": False, "shape": (10_000_000_000,)}
+    )
     with pytest.raises(wire.WireError, match="does not match its shape"):
         wire.npy_to_array(forged.getvalue() + bytes(32))
 
@@ -65,6 +67,7 @@ def test_garbage_is_a_wire_error_not_a_crash():
 
 def test_silent_peer_times_out():
     import time
+
     a, b = socket.socketpair()
     with pytest.raises(wire.WireTimeout):
         wire.recv(b, deadline=time.monotonic() + 0.1)
@@ -81,6 +84,7 @@ def test_declared_but_unsent_payload_allocates_nothing():
     """A peer declares 400 MiB (under the caps it was given) and sends 10 bytes: memory
     grows with what arrived, not with what was declared."""
     import tracemalloc
+
     a, b = socket.socketpair()
     a.sendall(_frame(b'{"blobs": [419430400]}') + bytes(10))
     a.close()

@@ -8,31 +8,44 @@ hand, Hypothesis also looks for a failing input of its own and shrinks it, one
 ``evaluate`` at a time, for a literal edge case as for a generated one; the smaller of the
 two is shown, as a call the student can paste (rebuild.py).
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generator, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from grader.task.case_size import case_size, smallest_first
 from grader.grading.cases import CaseSet, ReferenceFailed, split_arguments
-from grader.grading.compare import Verdict, check_shape, check_type, check_values
-from grader.grading.pictures import picture
-from grader.task.rebuild import expression
-from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
-from grader.submission.source_map import location_text
-from grader.task.spec import DEFAULT_CASES, CheckSpec
-from grader.task.strategies import Drawn
-from grader.records.statuses import (BUDGET, CRASHED, MALFORMED, MISMATCH, OK, RAISED, TIMEOUT, CheckStatus,
-                        Reason, call_reason)
-from grader.task.tolerance import Tolerance
 from grader.grading.checks import fields
 from grader.grading.checks.kind import Options, Reading
+from grader.grading.compare import Verdict, check_shape, check_type, check_values
+from grader.grading.pictures import picture
+from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
+from grader.records.statuses import (
+    BUDGET,
+    CRASHED,
+    MALFORMED,
+    MISMATCH,
+    OK,
+    RAISED,
+    TIMEOUT,
+    CheckStatus,
+    Reason,
+    call_reason,
+)
+from grader.submission.source_map import location_text
+from grader.task.case_size import case_size, smallest_first
+from grader.task.rebuild import expression
+from grader.task.spec import DEFAULT_CASES, CheckSpec
+from grader.task.strategies import Drawn
+from grader.task.tolerance import Tolerance
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
 
 # --------------------------------------------------------------------------- their fields
+
 
 @dataclass(frozen=True)
 class CallOptions(Options):
@@ -75,10 +88,19 @@ class DrawnOptions(CallOptions):
 
 
 CALL_FIELDS: dict[str, fields.JSON] = {"call": fields.CALL, "args": fields.ARGS}
-COMPARE_FIELDS: dict[str, fields.JSON] = {"compare": fields.COMPARE, "select": fields.SELECT,
-                                          "returns": fields.RETURNS}
-DRAWN_FIELDS: dict[str, fields.JSON] = {**CALL_FIELDS, "draw": fields.DRAW, "cases": fields.CASE_COUNT,
-                "edge_cases": fields.EDGE_CASES, **COMPARE_FIELDS, "tolerance": fields.TOLERANCE}
+COMPARE_FIELDS: dict[str, fields.JSON] = {
+    "compare": fields.COMPARE,
+    "select": fields.SELECT,
+    "returns": fields.RETURNS,
+}
+DRAWN_FIELDS: dict[str, fields.JSON] = {
+    **CALL_FIELDS,
+    "draw": fields.DRAW,
+    "cases": fields.CASE_COUNT,
+    "edge_cases": fields.EDGE_CASES,
+    **COMPARE_FIELDS,
+    "tolerance": fields.TOLERANCE,
+}
 
 
 def call_options(r: Reading) -> dict[str, Any]:
@@ -86,25 +108,34 @@ def call_options(r: Reading) -> dict[str, Any]:
     fields.check_arguments(r)
     fields.check_select(r)
     raw = r.raw
-    return dict(args=raw.get("args", {}), compare=raw.get("compare", "values"),
-                select=raw.get("select"), returns=raw.get("returns", {}), tolerance=r.tolerance())
+    return dict(
+        args=raw.get("args", {}),
+        compare=raw.get("compare", "values"),
+        select=raw.get("select"),
+        returns=raw.get("returns", {}),
+        tolerance=r.tolerance(),
+    )
 
 
 def mismatch_meaning(options: CallOptions) -> str:
     """What a mismatch of a check that compares the output means (kind.Kind.mismatch)."""
-    return {"type": "the result is of the wrong type",
-            "shape": "the result has the wrong shape"}.get(options.compare,
-                                                            "the values differ from the reference")
+    return {"type": "the result is of the wrong type", "shape": "the result has the wrong shape"}.get(
+        options.compare, "the values differ from the reference"
+    )
 
 
 def read_drawn(r: Reading) -> DrawnOptions:
     cases = r.raw.get("cases")
-    return DrawnOptions(**call_options(r), draw=r.raw.get("draw", {}),
-                        cases=cases if isinstance(cases, int) else r.default_cases,
-                        edge_cases=tuple(r.raw.get("edge_cases", ())))
+    return DrawnOptions(
+        **call_options(r),
+        draw=r.raw.get("draw", {}),
+        cases=cases if isinstance(cases, int) else r.default_cases,
+        edge_cases=tuple(r.raw.get("edge_cases", ())),
+    )
 
 
 # --------------------------------------------------------------------------- running them
+
 
 class Judge(Protocol):
     """Decides one call's verdict from what came back (and the expected value, if any);
@@ -112,26 +143,27 @@ class Judge(Protocol):
 
     needs_expected: bool
     needs_inputs_back: bool
-    draws: bool   # a failure of its compares outputs: the page may picture both (pictures.py)
+    draws: bool  # a failure of its compares outputs: the page may picture both (pictures.py)
 
-    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any,
-                 sent: dict[str, Any]) -> Verdict: ...
+    def __call__(
+        self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: dict[str, Any]
+    ) -> Verdict: ...
 
 
 @dataclass
 class Failure:
-    reason: Reason     # mismatch | raised | timeout | crashed | malformed | budget
+    reason: Reason  # mismatch | raised | timeout | crashed | malformed | budget
     message: str
     output: str = ""
-    line: int | None = None   # where in the student's file it raised, when it did
-    cell: int | None = None   # (in a notebook: the cell of that line)
+    line: int | None = None  # where in the student's file it raised, when it did
+    cell: int | None = None  # (in a notebook: the cell of that line)
     # what a values mismatch's picture is drawn from (expected, actual, select): drawn only
     # for the failure shown (failed()), not for each one met while shrinking
     outputs: tuple[Any, Any, str | None] | None = None
 
 
 SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
-SHRINK_SECONDS = 10.0   # per failing check; then the smallest failure found so far is shown
+SHRINK_SECONDS = 10.0  # per failing check; then the smallest failure found so far is shown
 # A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
 UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
 
@@ -141,16 +173,22 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
     params = ctx.task.functions[check.function()]
     order = smallest_first(cases.cases)
     sent = [split_arguments(params, cases.cases[i]) for i in order]
-    limits = ctx.call_limits(check, cases)   # each case's own, from the reference's time on it
+    limits = ctx.call_limits(check, cases)  # each case's own, from the reference's time on it
     # (a generator: closing it stops waiting for the answers of calls sent ahead)
-    outcomes = cast(Generator, ctx.sandbox.calls(check.function(), sent,
-                                                 return_inputs=judge.needs_inputs_back,
-                                                 limits=[limits[i] for i in order]))
+    outcomes = cast(
+        Generator,
+        ctx.sandbox.calls(
+            check.function(), sent, return_inputs=judge.needs_inputs_back, limits=[limits[i] for i in order]
+        ),
+    )
     try:
-        for tried, (index, (positional, keywords), outcome) in enumerate(
-                zip(order, sent, outcomes), start=1):
-            failure = judged(check, judge, outcome, named(params, positional, keywords),
-                             cases.expected[index])
+        # (``tried``: how many calls it took, read after the loop)
+        for tried, (index, (positional, keywords), outcome) in enumerate(  # noqa: B007
+            zip(order, sent, outcomes), start=1
+        ):
+            failure = judged(
+                check, judge, outcome, named(params, positional, keywords), cases.expected[index]
+            )
             if failure is not None:
                 break
         else:
@@ -163,19 +201,20 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
         if found is not None and case_size(found[0].args) <= case_size(shown.args):
             shown, failure = found
     if not check.hidden and failure.reason == MISMATCH:
-        ctx.shown[check.name] = shown.args   # what diagnosis.py observes first (trusted side only)
+        ctx.shown[check.name] = shown.args  # what diagnosis.py observes first (trusted side only)
         if failure.outputs is not None and _came_near(check, failure, cases.cases[index]):
-            ctx.near.add(check.name)         # wrong values that still show work (policy.py)
+            ctx.near.add(check.name)  # wrong values that still show work (policy.py)
     return failed(check, params, failure, shown, tried, time.monotonic() - start)
 
 
 def _came_near(check: CheckSpec[CallOptions], failure: Failure, args: dict) -> bool:
     from grader.grading.policy import near_miss
+
     assert failure.outputs is not None
     expected, got, select = failure.outputs
     try:
         return near_miss(expected, got, args.values(), check.options.tolerance, select)
-    except Exception:   # (an answer the measure trips over shows nothing)
+    except Exception:  # (an answer the measure trips over shows nothing)
         return False
 
 
@@ -191,10 +230,11 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check."""
     from grader.grading.cases import avoided_edges
     from grader.task.hypothesis_driver import explore
+
     if ctx.reference is None:
         return None
     cases = ctx.case_set(check)
-    avoid = avoided_edges(ctx.task, check, cases.cases[:cases.literal_count])
+    avoid = avoided_edges(ctx.task, check, cases.cases[: cases.literal_count])
     smallest: list[tuple[Drawn, Failure]] = []
     stop = time.monotonic() + SHRINK_SECONDS
 
@@ -219,15 +259,19 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     return smallest[0] if smallest else None
 
 
-def evaluate(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: dict,
-             expected: Any) -> Failure | None:
+def evaluate(
+    ctx: Context, check: CheckSpec[CallOptions], judge: Judge, args: dict, expected: Any
+) -> Failure | None:
     params = ctx.task.functions[check.function()]
     positional, keywords = split_arguments(params, args)
     # a new input drawn from the check's ranges: its largest case's limit
-    outcome = ctx.sandbox.call(check.function(), positional, keywords,
-                               return_inputs=judge.needs_inputs_back,
-                               limit=max(ctx.call_limits(check, ctx.case_set(check)),
-                                         key=lambda limit: limit.seconds, default=None))
+    outcome = ctx.sandbox.call(
+        check.function(),
+        positional,
+        keywords,
+        return_inputs=judge.needs_inputs_back,
+        limit=max(ctx.call_limits(check, ctx.case_set(check)), key=lambda limit: limit.seconds, default=None),
+    )
     return judged(check, judge, outcome, named(params, positional, keywords), expected)
 
 
@@ -237,13 +281,19 @@ def named(params: tuple[str, ...], positional: list, keywords: dict) -> dict[str
     return {**dict(zip(params, positional)), **keywords}
 
 
-def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict[str, Any],
-           expected: Any) -> Failure | None:
+def judged(
+    check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict[str, Any], expected: Any
+) -> Failure | None:
     """The failure one call's outcome shows, judged here; None when it passed."""
     output = _output(outcome.stdout, outcome.stderr)
     if outcome.status == RAISED:
-        return Failure(RAISED, describe_error(outcome.error), output, error_line(outcome.error),
-                       error_cell(outcome.error))
+        return Failure(
+            RAISED,
+            describe_error(outcome.error),
+            output,
+            error_line(outcome.error),
+            error_cell(outcome.error),
+        )
     if outcome.status in (TIMEOUT, CRASHED):
         return Failure(call_reason(outcome.status), f"the call {outcome.error['message']}", output)
     if outcome.status != OK:
@@ -251,8 +301,11 @@ def judged(check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict
     verdict = judge(check, expected, outcome, sent)
     if verdict.ok:
         return None
-    outputs = ((expected, outcome.value, check.options.select)
-               if judge.draws and check.options.compare == "values" else None)
+    outputs = (
+        (expected, outcome.value, check.options.select)
+        if judge.draws and check.options.compare == "values"
+        else None
+    )
     return Failure(MISMATCH, verdict.message, output, outputs=outputs)
 
 
@@ -263,15 +316,15 @@ class _CompareOutput:
     needs_inputs_back = False
     draws = True
 
-    def __call__(self, check: CheckSpec[CallOptions], expected: Any, outcome: Any,
-                 sent: dict[str, Any]) -> Verdict:
+    def __call__(
+        self, check: CheckSpec[CallOptions], expected: Any, outcome: Any, sent: dict[str, Any]
+    ) -> Verdict:
         options = check.options
         if options.compare == "type":
             return check_type(outcome.value, options.returns, expected)
         if options.compare == "shape":
             return check_shape(expected, outcome.value)
-        return check_values(expected, outcome.value, options.tolerance, options.select,
-                            name="the result")
+        return check_values(expected, outcome.value, options.tolerance, options.select, name="the result")
 
 
 compare_output = _CompareOutput()
@@ -315,26 +368,55 @@ def format_call(function: str, params: tuple[str, ...], args: dict, recipes: dic
     each written so that it rebuilds the very value sent: rebuild.py)."""
     recipes = recipes or {}
     ordered = [name for name in params if name in args] + [n for n in args if n not in params]
-    return f"{function}({', '.join(f'{name}={expression(args[name], recipes.get(name))}' for name in ordered)})"
+    return (
+        f"{function}({', '.join(f'{name}={expression(args[name], recipes.get(name))}' for name in ordered)})"
+    )
 
 
 def passed(check: CheckSpec[Any], cases: int, seconds: float) -> CheckResult:
-    return CheckResult(check.name, PASSED, check.points, check.points,
-                       description=check.description, function=check.call, cases=cases,
-                       hidden=check.hidden, seconds=seconds)
+    return CheckResult(
+        check.name,
+        PASSED,
+        check.points,
+        check.points,
+        description=check.description,
+        function=check.call,
+        cases=cases,
+        hidden=check.hidden,
+        seconds=seconds,
+    )
 
 
-def failed(check: CheckSpec[Any], params: tuple[str, ...], failure: Failure, shown: Drawn | None,
-           cases: int, seconds: float) -> CheckResult:
+def failed(
+    check: CheckSpec[Any],
+    params: tuple[str, ...],
+    failure: Failure,
+    shown: Drawn | None,
+    cases: int,
+    seconds: float,
+) -> CheckResult:
     status: CheckStatus = ERROR if failure.reason in UNJUDGED else FAILED
     function = check.call or ""
-    return CheckResult(check.name, status, 0.0, check.points, message=failure.message,
-                       description=check.description, function=check.call,
-                       failing_input=(format_call(function, params, shown.args, shown.recipes)
-                                      if shown is not None else None),
-                       output=failure.output, cases=cases, hidden=check.hidden, seconds=seconds,
-                       line=failure.line, cell=failure.cell, reason=failure.reason,
-                       picture=None if check.hidden else _picture(failure))
+    return CheckResult(
+        check.name,
+        status,
+        0.0,
+        check.points,
+        message=failure.message,
+        description=check.description,
+        function=check.call,
+        failing_input=(
+            format_call(function, params, shown.args, shown.recipes) if shown is not None else None
+        ),
+        output=failure.output,
+        cases=cases,
+        hidden=check.hidden,
+        seconds=seconds,
+        line=failure.line,
+        cell=failure.cell,
+        reason=failure.reason,
+        picture=None if check.hidden else _picture(failure),
+    )
 
 
 def _picture(failure: Failure) -> Picture | None:
@@ -342,5 +424,5 @@ def _picture(failure: Failure) -> Picture | None:
         return None
     try:
         return picture(*failure.outputs)
-    except Exception:   # a picture is feedback: whatever the answer makes it trip over
-        return None     # costs the picture, never the verdict
+    except Exception:  # a picture is feedback: whatever the answer makes it trip over
+        return None  # costs the picture, never the verdict

@@ -1,5 +1,6 @@
 """Example checks: fixed argument sets, such as a statement's worked examples. The expected
 value is the reference's output, or a literal ``expect:`` given in task.yaml."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,13 +9,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from grader.grading.cases import CaseSet, case_set
+from grader.grading.checks import fields
+from grader.grading.checks.calls import (
+    CALL_FIELDS,
+    COMPARE_FIELDS,
+    CallOptions,
+    call_options,
+    compare_output,
+    mismatch_meaning,
+    run_cases,
+)
+from grader.grading.checks.kind import FUNCTIONS, Kind, Reading
 from grader.records.result import CheckResult
 from grader.task.spec import CheckSpec, Task
 from grader.task.strategies import literal_case
-from grader.grading.checks import fields
-from grader.grading.checks.calls import (CALL_FIELDS, COMPARE_FIELDS, CallOptions, call_options, compare_output,
-                    mismatch_meaning, run_cases)
-from grader.grading.checks.kind import FUNCTIONS, Kind, Reading
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
@@ -22,9 +30,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ExampleOptions(CallOptions):
-    fixed_cases: tuple[dict, ...] = ()   # literal argument sets (args: alone, or cases:)
-    expect: Any = None                   # a literal expected value...
-    has_expect: bool = False             # ...when one is given (None is a value too)
+    fixed_cases: tuple[dict, ...] = ()  # literal argument sets (args: alone, or cases:)
+    expect: Any = None  # a literal expected value...
+    has_expect: bool = False  # ...when one is given (None is a value too)
 
     @property
     def literal_cases(self) -> tuple[dict, ...]:
@@ -40,8 +48,12 @@ def read(r: Reading) -> ExampleOptions:
     fixed = r.raw["cases"] if isinstance(r.raw.get("cases"), list) else []
     if "expect" in r.raw and len(fixed) > 1:
         r.problem(r.at + ("expect",), "a literal expect: fits one argument set; split the cases into checks.")
-    return ExampleOptions(**options, fixed_cases=tuple(fixed) or (options["args"],),
-                          expect=r.raw.get("expect"), has_expect="expect" in r.raw)
+    return ExampleOptions(
+        **options,
+        fixed_cases=tuple(fixed) or (options["args"],),
+        expect=r.raw.get("expect"),
+        has_expect="expect" in r.raw,
+    )
 
 
 def literal_expectation(check: CheckSpec[ExampleOptions]) -> Any:
@@ -61,14 +73,22 @@ def check_cases(task: Task, reference, check: CheckSpec, use_cache: bool = True)
 
 
 def run(ctx: Context, check: CheckSpec[ExampleOptions]) -> CheckResult:
-    return run_cases(ctx, check, compare_output,
-                     check_cases(ctx.task, ctx.reference, check, ctx.use_cache))
+    return run_cases(ctx, check, compare_output, check_cases(ctx.task, ctx.reference, check, ctx.use_cache))
 
 
 KIND = Kind(
-    "example", FUNCTIONS, run, read, required=("call",), expected_values=True, mismatch=mismatch_meaning,
-    fields={**CALL_FIELDS,
-            "cases": {"oneOf": [fields.CASE_COUNT, fields.LITERAL_CASES]},
-            **COMPARE_FIELDS,
-            "expect": {"description": "Literal expected value; by default the reference computes it."},
-            "tolerance": fields.TOLERANCE})
+    "example",
+    FUNCTIONS,
+    run,
+    read,
+    required=("call",),
+    expected_values=True,
+    mismatch=mismatch_meaning,
+    fields={
+        **CALL_FIELDS,
+        "cases": {"oneOf": [fields.CASE_COUNT, fields.LITERAL_CASES]},
+        **COMPARE_FIELDS,
+        "expect": {"description": "Literal expected value; by default the reference computes it."},
+        "tolerance": fields.TOLERANCE,
+    },
+)

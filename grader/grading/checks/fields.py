@@ -1,27 +1,40 @@
 """Fields that several kinds take: their JSON Schema, and the rules about them that a schema
 cannot express (argument names, values drawn before they are referred to, ranges no value
 can be drawn from, index expressions that must parse). Each kind picks the ones it takes."""
+
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from grader.task.index_expr import parse_select
 from grader.grading.checks.kind import Reading
+from grader.task.index_expr import parse_select
 
-JSON = dict[str, Any]   # a piece of JSON Schema
+JSON = dict[str, Any]  # a piece of JSON Schema
 CALL: JSON = {"$ref": "#/$defs/identifier", "description": "The student function this check calls."}
 ARGS: JSON = {"type": "object", "additionalProperties": {"$ref": "#/$defs/strategy"}}
-DRAW: JSON = {"type": "object", "additionalProperties": {"$ref": "#/$defs/strategy"},
-        "description": "Helper values drawn before args (not passed); args refer to them with {ref: name}."}
+DRAW: JSON = {
+    "type": "object",
+    "additionalProperties": {"$ref": "#/$defs/strategy"},
+    "description": "Helper values drawn before args (not passed); args refer to them with {ref: name}.",
+}
 CASE_COUNT: JSON = {"type": "integer", "minimum": 1, "maximum": 10000}
 LITERAL_CASES: JSON = {"type": "array", "items": {"type": "object"}, "minItems": 1}
-EDGE_CASES: JSON = {"type": "array", "items": {"type": "object"},
-              "description": "Argument sets always tried first (literal values)."}
+EDGE_CASES: JSON = {
+    "type": "array",
+    "items": {"type": "object"},
+    "description": "Argument sets always tried first (literal values).",
+}
 COMPARE: JSON = {"enum": ["values", "shape", "type"]}
-SELECT: JSON = {"type": "string",
-          "description": "A numpy index such as '[:, 0:2]' applied to both outputs before comparing."}
-RETURNS: JSON = {"type": "object", "additionalProperties": False,
-           "properties": {"class": {"enum": ["ndarray"]}, "dtype": {"type": "string"}}}
+SELECT: JSON = {
+    "type": "string",
+    "description": "A numpy index such as '[:, 0:2]' applied to both outputs before comparing.",
+}
+RETURNS: JSON = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"class": {"enum": ["ndarray"]}, "dtype": {"type": "string"}},
+}
 TOLERANCE: JSON = {"$ref": "#/$defs/tolerance"}
 
 Problem = Callable[[tuple, str], None]
@@ -57,7 +70,7 @@ def _check_intervals(spec: Any, at: tuple, problem: Problem) -> None:
     that name other values ({ref: ...}) are checked when cases are generated."""
     if not isinstance(spec, dict) or len(spec) != 1:
         return
-    (form, opts), = spec.items()
+    ((form, opts),) = spec.items()
     opts = dict(opts) if isinstance(opts, dict) else None
     if opts is None:
         return
@@ -66,10 +79,17 @@ def _check_intervals(spec: Any, at: tuple, problem: Problem) -> None:
         low: Any = opts.get("min")
         high: Any = opts.get("max")
         parity = opts.get("parity")
-        if parity and _is_number(low) and _is_number(high) and low <= high and not any(
-                (n % 2 == 1) == (parity == "odd") for n in range(int(low), int(high) + 1)[:2]):
-            problem(at + (form, "parity"), f"no {parity} integer lies between {low} and {high}. "
-                                           "Widen the range or drop parity.")
+        if (
+            parity
+            and _is_number(low)
+            and _is_number(high)
+            and low <= high
+            and not any((n % 2 == 1) == (parity == "odd") for n in range(int(low), int(high) + 1)[:2])
+        ):
+            problem(
+                at + (form, "parity"),
+                f"no {parity} integer lies between {low} and {high}. Widen the range or drop parity.",
+            )
     elif form == "array":
         for i, dim in enumerate(opts.get("shape", []) if isinstance(opts.get("shape"), list) else []):
             _check_intervals(dim, at + ("array", "shape", i), problem)
@@ -95,8 +115,11 @@ def _check_refs(strategies: dict, known: list[str], at: tuple, problem: Problem)
     for name, strategy in strategies.items():
         for ref in _refs_in(strategy):
             if ref not in seen:
-                problem(at + (name,), f"{{ref: {ref}}} refers to nothing drawn before '{name}'. "
-                                      "Draw it first (under draw:, or as an earlier argument).")
+                problem(
+                    at + (name,),
+                    f"{{ref: {ref}}} refers to nothing drawn before '{name}'. "
+                    "Draw it first (under draw:, or as an earlier argument).",
+                )
         seen.append(name)
 
 

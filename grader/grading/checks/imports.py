@@ -18,21 +18,22 @@ What this can prove: no import statement, dynamic import, dynamic code or listed
 the file. What it cannot: that a determined submission reaches nothing else (a route not
 listed, an object found at run time); containing that is the sandbox's job.
 """
+
 from __future__ import annotations
 
 import ast
 import dataclasses
 import re
 import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
-
+from grader.grading.checks.kind import ANY_TASK, Kind
 from grader.records.result import SKIPPED, CheckResult, judged
+from grader.records.statuses import IMPORTS
+from grader.submission.file import SourceScan
 from grader.submission.source_map import location_text
 from grader.task.spec import CheckSpec, Task
-from grader.submission.file import SourceScan
-from grader.records.statuses import IMPORTS
-from grader.grading.checks.kind import ANY_TASK, Kind
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
@@ -42,49 +43,139 @@ DYNAMIC_IMPORTERS = {"__import__", "import_module"}
 DYNAMIC_CODE = {"exec", "eval", "compile", "__builtins__", "breakpoint", "globals", "vars"}
 # Allowed APIs that turn data into running code: they evaluate a string (an annotation, a
 # forward reference) or unpickle bytes, and what runs there is the submission's too.
-EVALUATES_STRINGS = {"get_type_hints", "get_annotations", "ForwardRef", "_eval_type",
-                     "evaluate_forward_ref", "eval_str", "_evaluate"}
-UNPICKLES = {"Unpickler", "loads", "load_model", "read_array", "__reduce__", "__reduce_ex__",
-             "__setstate__"}
-UNPICKLING_KEYWORDS = {"allow_pickle", "weights_only"}   # np.load(allow_pickle=True), torch.load
+EVALUATES_STRINGS = {
+    "get_type_hints",
+    "get_annotations",
+    "ForwardRef",
+    "_eval_type",
+    "evaluate_forward_ref",
+    "eval_str",
+    "_evaluate",
+}
+UNPICKLES = {"Unpickler", "loads", "load_model", "read_array", "__reduce__", "__reduce_ex__", "__setstate__"}
+UNPICKLING_KEYWORDS = {"allow_pickle", "weights_only"}  # np.load(allow_pickle=True), torch.load
 # Evaluate annotations (a string annotation is code to them): a route when the file has any
 # annotation that is not plainly a name.
 READS_ANNOTATIONS = {"singledispatch", "singledispatchmethod"}
 # Attributes of allowed packages that lead to subprocesses, compilers and C libraries.
-ROUTES_OUT = {"f2py": "runs compilers and processes", "ctypeslib": "loads C libraries",
-              "distutils": "runs compilers and processes", "extbuild": "builds C extensions",
-              "ctypes": "gives raw memory and C calls", "_ctypes": "gives raw memory and C calls"}
+ROUTES_OUT = {
+    "f2py": "runs compilers and processes",
+    "ctypeslib": "loads C libraries",
+    "distutils": "runs compilers and processes",
+    "extbuild": "builds C extensions",
+    "ctypes": "gives raw memory and C calls",
+    "_ctypes": "gives raw memory and C calls",
+}
 # Modules a package holds as attributes (numpy's submodules hold os and sys): reached that
 # way, they need no import statement.
-MODULES_AS_ATTRIBUTES = {"os", "sys", "subprocess", "socket", "builtins", "importlib", "gc",
-                         "inspect", "signal", "threading", "_thread", "multiprocessing", "posix",
-                         "pty", "shutil", "runpy", "ctypes", "marshal", "pickle"}
+MODULES_AS_ATTRIBUTES = {
+    "os",
+    "sys",
+    "subprocess",
+    "socket",
+    "builtins",
+    "importlib",
+    "gc",
+    "inspect",
+    "signal",
+    "threading",
+    "_thread",
+    "multiprocessing",
+    "posix",
+    "pty",
+    "shutil",
+    "runpy",
+    "ctypes",
+    "marshal",
+    "pickle",
+}
 # Introspection that reaches other code's frames, functions and namespaces, the grader's
 # worker included (which is how a submission would rewrite the harness that calls it).
-INTROSPECTION = {"_getframe", "f_back", "f_locals", "f_globals", "f_builtins", "tb_frame",
-                 "gi_frame", "cr_frame", "ag_frame", "__globals__", "__closure__",
-                 "cell_contents", "__code__", "__subclasses__", "__dict__", "__builtins__",
-                 "__getattribute__", "__loader__", "__spec__", "__import__", "modules",
-                 "__annotations__", "__defaults__", "__kwdefaults__", "__self__", "__func__",
-                 "meta_path", "path_hooks", "excepthook", "displayhook", "setrecursionlimit"}
+INTROSPECTION = {
+    "_getframe",
+    "f_back",
+    "f_locals",
+    "f_globals",
+    "f_builtins",
+    "tb_frame",
+    "gi_frame",
+    "cr_frame",
+    "ag_frame",
+    "__globals__",
+    "__closure__",
+    "cell_contents",
+    "__code__",
+    "__subclasses__",
+    "__dict__",
+    "__builtins__",
+    "__getattribute__",
+    "__loader__",
+    "__spec__",
+    "__import__",
+    "modules",
+    "__annotations__",
+    "__defaults__",
+    "__kwdefaults__",
+    "__self__",
+    "__func__",
+    "meta_path",
+    "path_hooks",
+    "excepthook",
+    "displayhook",
+    "setrecursionlimit",
+}
 # The same names inside any string (an attrgetter's name, a format string's field): words
 # of prose ("modules") aside, a string that holds one of them names what it reaches.
-_IN_STRINGS = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(sorted(
-    {n for n in INTROSPECTION | DYNAMIC_IMPORTERS | EVALUATES_STRINGS if "_" in n}
-    | {"f2py", "ctypeslib", "ctypes"}, key=len, reverse=True)) + r")(?![A-Za-z0-9_])")
+_IN_STRINGS = re.compile(
+    r"(?<![A-Za-z0-9_])("
+    + "|".join(
+        sorted(
+            {n for n in INTROSPECTION | DYNAMIC_IMPORTERS | EVALUATES_STRINGS if "_" in n}
+            | {"f2py", "ctypeslib", "ctypes"},
+            key=len,
+            reverse=True,
+        )
+    )
+    + r")(?![A-Za-z0-9_])"
+)
 # A path into the process's own memory or another process's (/proc/self/mem and friends).
 _PROC = re.compile(r"/proc\b")
 ATTRIBUTE_CALLS = {"getattr", "setattr", "delattr", "hasattr"}
-PROBLEMS_SHOWN = 20   # the message names this many (a file of 500k imports is not a 6 MB message)
+PROBLEMS_SHOWN = 20  # the message names this many (a file of 500k imports is not a 6 MB message)
 # Modules whose import is itself a route to the worker's harness (frames, objects, raw
 # memory, code run from strings, tracing): an import of one of these, allowed or not, costs
 # the checks whose evidence that harness gathers. Any other import (os, socket, scipy, sys:
 # its routes are its attributes, each of which the scan or the worker sees) costs the
 # imports check alone; what it is then used for shows in the scan or at run time.
 HARNESS_ROUTES = DYNAMIC_IMPORTERS | {
-    "builtins", "importlib", "gc", "inspect", "signal", "threading", "_thread", "runpy",
-    "ctypes", "_ctypes", "cffi", "marshal", "pickle", "_pickle", "copyreg", "shelve", "traceback",
-    "code", "codeop", "pdb", "bdb", "trace", "numba", "llvmlite", "pyximport", "Cython", "cython"}
+    "builtins",
+    "importlib",
+    "gc",
+    "inspect",
+    "signal",
+    "threading",
+    "_thread",
+    "runpy",
+    "ctypes",
+    "_ctypes",
+    "cffi",
+    "marshal",
+    "pickle",
+    "_pickle",
+    "copyreg",
+    "shelve",
+    "traceback",
+    "code",
+    "codeop",
+    "pdb",
+    "bdb",
+    "trace",
+    "numba",
+    "llvmlite",
+    "pyximport",
+    "Cython",
+    "cython",
+}
 
 
 def _attribute_route(name: str, allowed_names: Sequence[str]) -> str | None:
@@ -142,8 +233,9 @@ def _line(number: int) -> str:
     return location_text(None, number)
 
 
-def hidden_routes(source: str, task: Task | Sequence[str] | None = None,
-                  where: Callable[[int], str] = _line) -> list[str]:
+def hidden_routes(
+    source: str, task: Task | Sequence[str] | None = None, where: Callable[[int], str] = _line
+) -> list[str]:
     """What in the source would hide an import from the scan, or reach the worker that
     runs it, each with its line (as ``where`` shows it: a notebook's cell and line): a
     name for dynamic code, an attribute (or an attribute named by a string) that leads to
@@ -157,16 +249,22 @@ def _plain_annotation(node: ast.AST | None) -> bool:
     reader of annotations could run as code."""
     if node is None:
         return True
-    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.Load,
-                              ast.BinOp, ast.BitOr)) for n in ast.walk(node))
+    return all(
+        isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.Load, ast.BinOp, ast.BitOr))
+        for n in ast.walk(node)
+    )
 
 
 def _annotations(tree: ast.AST):
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             arguments = node.args
-            for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs + \
-                    [a for a in (arguments.vararg, arguments.kwarg) if a is not None]:
+            for arg in (
+                arguments.posonlyargs
+                + arguments.args
+                + arguments.kwonlyargs
+                + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+            ):
                 yield arg.annotation
             yield node.returns
         elif isinstance(node, ast.AnnAssign):
@@ -179,64 +277,91 @@ def _routes(tree: ast.AST, allowed_names: Sequence[str], where: Callable[[int], 
     # (with `from __future__ import annotations` they are strings to their readers, but the
     # code in those strings is the annotation as written here: plain names are harmless)
     code_in_annotations = not all(_plain_annotation(a) for a in _annotations(tree))
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr)
-                  and isinstance(node.body[0].value, ast.Constant)}
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
     for node in ast.walk(tree):
         name: str | None = None
         why: str | None = None
-        line = getattr(node, "lineno", 0)   # (every node that can match below has a line)
+        line = getattr(node, "lineno", 0)  # (every node that can match below has a line)
         if isinstance(node, ast.Name) and node.id in DYNAMIC_CODE:
             found.append(f"{node.id} ({where(node.lineno)}: dynamic code)")
         elif isinstance(node, ast.Name) and node.id in ATTRIBUTE_CALLS and id(node) not in called:
             # getattr passed around (to an alias, to functools) hides the names it looks up
             why = f"{node.id} used as a value"
         elif isinstance(node, ast.Name) and (node.id in EVALUATES_STRINGS or node.id in UNPICKLES):
-            name = node.id   # imported by name: from typing import get_type_hints
-        elif isinstance(node, (ast.Name, ast.Attribute)) and code_in_annotations and \
-                (node.id if isinstance(node, ast.Name) else node.attr) in READS_ANNOTATIONS:
-            found.append(f"{node.id if isinstance(node, ast.Name) else node.attr} "
-                         f"({where(line)}: evaluates the file's annotations, which hold code)")
+            name = node.id  # imported by name: from typing import get_type_hints
+        elif (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and code_in_annotations
+            and (node.id if isinstance(node, ast.Name) else node.attr) in READS_ANNOTATIONS
+        ):
+            found.append(
+                f"{node.id if isinstance(node, ast.Name) else node.attr} "
+                f"({where(line)}: evaluates the file's annotations, which hold code)"
+            )
         elif isinstance(node, ast.Attribute):
             name = node.attr
         elif isinstance(node, ast.ImportFrom):
             # from typing import sys: a module reached through another one's names
             name = next((a.name for a in node.names if _attribute_route(a.name, allowed_names)), None)
         elif isinstance(node, ast.Import):
-            name = next((part for a in node.names for part in a.name.split(".")
-                         if part in ROUTES_OUT), None)
-        elif isinstance(node, ast.keyword) and node.arg in UNPICKLING_KEYWORDS and not (
-                isinstance(node.value, ast.Constant) and
-                node.value.value is (node.arg == "weights_only")):
-            found.append(f"{node.arg}= ({where(getattr(node.value, 'lineno', 0))}: unpickles: "
-                         "runs whatever code the bytes name)")
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in ATTRIBUTE_CALLS \
-                and len(node.args) >= 2:
+            name = next((part for a in node.names for part in a.name.split(".") if part in ROUTES_OUT), None)
+        elif (
+            isinstance(node, ast.keyword)
+            and node.arg in UNPICKLING_KEYWORDS
+            and not (
+                isinstance(node.value, ast.Constant) and node.value.value is (node.arg == "weights_only")
+            )
+        ):
+            found.append(
+                f"{node.arg}= ({where(getattr(node.value, 'lineno', 0))}: unpickles: "
+                "runs whatever code the bytes name)"
+            )
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) in ATTRIBUTE_CALLS
+            and len(node.args) >= 2
+        ):
             key = node.args[1]
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 name = key.value
             else:
-                why = f"{getattr(node.func, 'id')}() with a computed name"
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
-                and isinstance(node.slice.value, str) and _attribute_route(node.slice.value, allowed_names):
-            found.append(f"[{node.slice.value!r}] ({where(node.lineno)}: "
-                         f"{_attribute_route(node.slice.value, allowed_names)})")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) \
-                and id(node) not in docstrings:   # (prose: a docstring may name __dict__)
+                why = f"{node.func.id}() with a computed name"
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and _attribute_route(node.slice.value, allowed_names)
+        ):
+            found.append(
+                f"[{node.slice.value!r}] ({where(node.lineno)}: "
+                f"{_attribute_route(node.slice.value, allowed_names)})"
+            )
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, (str, bytes))
+            and id(node) not in docstrings
+        ):  # (prose: a docstring may name __dict__)
             text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
             named = _IN_STRINGS.search(text)
             if named:
-                found.append(f"{named.group(1)!r} in a string ({where(line)}: "
-                             f"{_attribute_route(named.group(1), allowed_names)})")
+                found.append(
+                    f"{named.group(1)!r} in a string ({where(line)}: "
+                    f"{_attribute_route(named.group(1), allowed_names)})"
+                )
             elif _PROC.search(text):
-                found.append(f"'/proc' in a string ({where(line)}: reaches a process's memory "
-                             "or files)")
+                found.append(f"'/proc' in a string ({where(line)}: reaches a process's memory or files)")
         if why:
             found.append(f"{why} ({where(line)}: the scan cannot tell what it reaches)")
         elif name and _attribute_route(name, allowed_names):
             found.append(f".{name} ({where(line)}: {_attribute_route(name, allowed_names)})")
-    return list(dict.fromkeys(found))   # (in order, each once: linear in what was found)
+    return list(dict.fromkeys(found))  # (in order, each once: linear in what was found)
 
 
 def _is_call(entry: str) -> bool:
@@ -262,10 +387,13 @@ def scan(source: str, allowed_names: Sequence[str], where: Callable[[int], str])
         tree = ast.parse(source)
         imports = _imports(tree)
         routes = _routes(tree, allowed_names, where)
-    except (SyntaxError, ValueError) as exc:   # (the worker says where, when it runs it)
+    except (SyntaxError, ValueError) as exc:  # (the worker says where, when it runs it)
         return SourceScan(problem=f"the file does not parse ({type(exc).__name__})")
-    definitions = tuple((node.name, node.lineno) for node in ast.walk(tree)
-                        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    definitions = tuple(
+        (node.name, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
     return SourceScan(tuple(imports), tuple(routes), definitions)
 
 
@@ -275,12 +403,21 @@ def harness_reach(ctx: Context) -> list[str]:
     ctypes, mmap, ...; allowed or not: any other import costs the imports check alone), and
     what the worker saw it call, read or replace while it ran. Checks whose evidence that
     harness gathers (mutation) give no credit when this is not empty."""
-    found = [f"{ctx.source.scan.problem}: nothing is known of what it reaches"] \
-        if ctx.source.scan.problem else list(ctx.source.scan.routes)
-    found += [f"{module} ({ctx.source.where(line)})" for module, line in ctx.source.scan.imports
-              if _is_harness_route(module)]
-    found += [_runtime_problem(entry) for entry in ctx.runtime_imports
-              if _is_call(entry) or entry.startswith(".") or _is_harness_route(entry)]
+    found = (
+        [f"{ctx.source.scan.problem}: nothing is known of what it reaches"]
+        if ctx.source.scan.problem
+        else list(ctx.source.scan.routes)
+    )
+    found += [
+        f"{module} ({ctx.source.where(line)})"
+        for module, line in ctx.source.scan.imports
+        if _is_harness_route(module)
+    ]
+    found += [
+        _runtime_problem(entry)
+        for entry in ctx.runtime_imports
+        if _is_call(entry) or entry.startswith(".") or _is_harness_route(entry)
+    ]
     return found
 
 
@@ -292,20 +429,35 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
     start = time.monotonic()
     task = ctx.task
     if ctx.source.text is None:
-        return CheckResult(check.name, SKIPPED, 0.0, check.points, hidden=check.hidden,
-                           message=f"skipped: {ctx.source.problem}",
-                           description=check.description)
+        return CheckResult(
+            check.name,
+            SKIPPED,
+            0.0,
+            check.points,
+            hidden=check.hidden,
+            message=f"skipped: {ctx.source.problem}",
+            description=check.description,
+        )
     if ctx.source.scan.problem:
-        return CheckResult(check.name, SKIPPED, 0.0, check.points, hidden=check.hidden,
-                           message=f"skipped: {ctx.source.scan.problem}",
-                           description=check.description)
+        return CheckResult(
+            check.name,
+            SKIPPED,
+            0.0,
+            check.points,
+            hidden=check.hidden,
+            message=f"skipped: {ctx.source.scan.problem}",
+            description=check.description,
+        )
     found = ctx.source.scan.imports
     problems = [f"{module} ({ctx.source.where(line)})" for module, line in found if not allowed(task, module)]
     problems += ctx.source.scan.routes
     static_names = {module for module, _ in found}
     for entry in ctx.runtime_imports:
-        if _is_call(entry) or entry.startswith(".") or (
-                not allowed(task, entry) and entry not in static_names):
+        if (
+            _is_call(entry)
+            or entry.startswith(".")
+            or (not allowed(task, entry) and entry not in static_names)
+        ):
             problems.append(_runtime_problem(entry))
     allowed_text = ", ".join(task.allowed_imports) or "nothing"
     if task.stdlib_imports:
@@ -313,11 +465,17 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
     seconds = time.monotonic() - start
     problems = list(dict.fromkeys(problems))
     shown = ", ".join(problems[:PROBLEMS_SHOWN]) + (
-        f", and {len(problems) - PROBLEMS_SHOWN} more" if len(problems) > PROBLEMS_SHOWN else "")
-    message = (f"imports that this task does not allow: {shown}. "
-               f"Allowed: {allowed_text}; no dynamic code (exec, eval, compile, __import__), "
-               f"no code run from strings or pickles, and no introspection of other code.") \
-        if problems else ""
+        f", and {len(problems) - PROBLEMS_SHOWN} more" if len(problems) > PROBLEMS_SHOWN else ""
+    )
+    message = (
+        (
+            f"imports that this task does not allow: {shown}. "
+            f"Allowed: {allowed_text}; no dynamic code (exec, eval, compile, __import__), "
+            f"no code run from strings or pickles, and no introspection of other code."
+        )
+        if problems
+        else ""
+    )
     return dataclasses.replace(judged(check, not problems, message, IMPORTS), seconds=seconds)
 
 

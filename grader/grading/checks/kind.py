@@ -6,10 +6,12 @@ with the rules a schema cannot express, whether its cases are generated and its 
 values computed by the reference, and how it runs. Everything else about a check (name,
 points, needs, hidden, hint, the function it calls) is common and lives in ``CheckSpec``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from grader.task.tolerance import Tolerance
 
@@ -26,18 +28,28 @@ ANY_TASK: tuple[TaskKind, ...] = ("functions", "script")
 COMMON_FIELDS: dict[str, dict] = {
     "name": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
     "kind": {},
-    "description": {"type": "string",
-                    "description": "The rule this check enforces, in words a student understands."},
+    "description": {
+        "type": "string",
+        "description": "The rule this check enforces, in words a student understands.",
+    },
     "points": {"type": "number", "minimum": 0},
-    "needs": {"type": "array", "items": {"type": "string"},
-              "description": "Checks that must pass first; otherwise this one is skipped."},
+    "needs": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Checks that must pass first; otherwise this one is skipped.",
+    },
     "hidden": {"type": "boolean"},
-    "edges": {"type": "array", "items": {"type": "string"},
-              "description": "Edges of the task (edges:) this check judges although it lists no case "
-                             "there: its drawn cases may fall on them."},
-    "hint": {"type": "string",
-             "description": "Advice shown after this check's message when it fails (e.g. 'x + pe "
-                            "rather than x += pe'); hidden with the rest of a hidden check."},
+    "edges": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Edges of the task (edges:) this check judges although it lists no case "
+        "there: its drawn cases may fall on them.",
+    },
+    "hint": {
+        "type": "string",
+        "description": "Advice shown after this check's message when it fails (e.g. 'x + pe "
+        "rather than x += pe'); hidden with the rest of a hidden check.",
+    },
 }
 
 
@@ -63,10 +75,10 @@ class Reading:
 
     raw: dict
     at: tuple
-    call: str | None                       # the student function it calls (common field)
-    params: tuple[str, ...]                # that function's parameters
-    default_tolerance: Tolerance           # the task's, which the check's own overrides
-    default_cases: int                     # the task's number of generated cases
+    call: str | None  # the student function it calls (common field)
+    params: tuple[str, ...]  # that function's parameters
+    default_tolerance: Tolerance  # the task's, which the check's own overrides
+    default_cases: int  # the task's number of generated cases
     problem: Callable[[tuple, str], None]
 
     def tolerance(self) -> Tolerance:
@@ -76,13 +88,13 @@ class Reading:
 @dataclass(frozen=True)
 class Kind:
     name: str
-    families: tuple[TaskKind, ...]         # the tasks it fits
+    families: tuple[TaskKind, ...]  # the tasks it fits
     run: Callable[[Any, CheckSpec[Any]], CheckResult]
     read: Callable[[Reading], Options] = lambda reading: Options()
-    fields: dict[str, dict] = field(default_factory=dict)   # its own fields -> JSON Schema
-    required: tuple[str, ...] = ()         # which of them a check must give
-    generated_cases: bool = False          # Hypothesis draws cases besides the literal ones
-    expected_values: bool = False          # the reference computes each case's expected output
+    fields: dict[str, dict] = field(default_factory=dict)  # its own fields -> JSON Schema
+    required: tuple[str, ...] = ()  # which of them a check must give
+    generated_cases: bool = False  # Hypothesis draws cases besides the literal ones
+    expected_values: bool = False  # the reference computes each case's expected output
     # Judges the file itself: it runs when the file did not load, and after the other checks
     # of its group so that it weighs what the submission was seen doing in every call.
     reads_source: bool = False

@@ -1,16 +1,27 @@
 """leaves-array checks: an array the script computed is the reference's array (see
 script_work.py for what the leaves kinds share and which arrays count)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from grader.grading.checks import fields
+from grader.grading.checks.kind import SCRIPT, Kind, Reading
+from grader.grading.checks.script_work import (
+    REFERENCE_FIELD,
+    LeavesOptions,
+    close,
+    differences,
+    inventory,
+    leaves_options,
+    reference_array,
+    reference_value,
+    typed,
+    typed_result,
+)
 from grader.grading.policy import near_miss
 from grader.records.result import CheckResult, judged
 from grader.task.spec import CheckSpec
-from grader.grading.checks import fields
-from grader.grading.checks.kind import SCRIPT, Kind, Reading
-from grader.grading.checks.script_work import (REFERENCE_FIELD, LeavesOptions, close, differences, inventory, leaves_options,
-                          reference_array, reference_value, typed, typed_result)
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
@@ -35,10 +46,14 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
     for name, (arr, *_) in arrays.items():
         if want.ndim == 2 and close(arr, want.T, check):
             if not check.hidden and typed(ctx, check, arr) is None:
-                ctx.near.add(check.name)   # the table, computed, the wrong way round (policy.py)
-            return judged(check, False, f"{name} holds the table transposed, shape "
-                                         f"{arr.shape}; it must have shape {want.shape} "
-                                         "(a row per position, a column per axis).")
+                ctx.near.add(check.name)  # the table, computed, the wrong way round (policy.py)
+            return judged(
+                check,
+                False,
+                f"{name} holds the table transposed, shape "
+                f"{arr.shape}; it must have shape {want.shape} "
+                "(a row per position, a column per axis).",
+            )
     same_shape = [name for name, (arr, *_) in arrays.items() if arr.shape == want.shape]
     if same_shape:
         # The script's result is the last variable it assigned (the ones before, its steps);
@@ -48,17 +63,36 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
         others = ", ".join(steps)
         verb = "has" if len(steps) == 1 else "have"
         others_note = f" ({others} {verb} that shape too)" if others else ""
-        if not check.hidden and any(near_miss(want, arrays[n][0], (), check.options.tolerance)
-                                    and typed(ctx, check, arrays[n][0]) is None for n in same_shape):
-            ctx.near.add(check.name)   # a computed table with wrong values is work (policy.py)
-        return judged(check, False, f"{name} has the table's shape {want.shape} but "
-                                     f"not its values{others_note}: "
-                                     f"{differences(want, arrays[name][0], check)}.")
-    return judged(check, False, f"your script never computed the {want.shape} table: build "
-                                 "it (printing a shape you typed in does not count). "
-                                 f"{inventory(arrays)}.")
+        if not check.hidden and any(
+            near_miss(want, arrays[n][0], (), check.options.tolerance)
+            and typed(ctx, check, arrays[n][0]) is None
+            for n in same_shape
+        ):
+            ctx.near.add(check.name)  # a computed table with wrong values is work (policy.py)
+        return judged(
+            check,
+            False,
+            f"{name} has the table's shape {want.shape} but "
+            f"not its values{others_note}: "
+            f"{differences(want, arrays[name][0], check)}.",
+        )
+    return judged(
+        check,
+        False,
+        f"your script never computed the {want.shape} table: build "
+        "it (printing a shape you typed in does not count). "
+        f"{inventory(arrays)}.",
+    )
 
 
-KIND = Kind("leaves-array", SCRIPT, run, read, required=("reference",),
-            fields={**REFERENCE_FIELD, "args": fields.ARGS, "tolerance": fields.TOLERANCE},
-            reference_value=reference_value, arrays_in_answer=True, expected_private=True)
+KIND = Kind(
+    "leaves-array",
+    SCRIPT,
+    run,
+    read,
+    required=("reference",),
+    fields={**REFERENCE_FIELD, "args": fields.ARGS, "tolerance": fields.TOLERANCE},
+    reference_value=reference_value,
+    arrays_in_answer=True,
+    expected_private=True,
+)

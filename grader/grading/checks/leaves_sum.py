@@ -1,6 +1,7 @@
 """leaves-sum checks: the script computed a batch and a sum of it and rows of the
 reference's array (see script_work.py for what the leaves kinds share and which arrays
 count)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,15 +9,24 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from grader.grading.compare import parse_select
-from grader.records.result import CheckResult, judged
-from grader.task.spec import CheckSpec
 from grader.grading.checks import fields
 from grader.grading.checks.kind import SCRIPT, Kind, Reading
-from grader.records.statuses import TYPED_IN
-from grader.grading.checks.script_work import (OPERANDS, REFERENCE_FIELD, LeavesOptions, inventory, leaves_options,
-                          reference_array, reference_value, typed, typed_result)
+from grader.grading.checks.script_work import (
+    OPERANDS,
+    REFERENCE_FIELD,
+    LeavesOptions,
+    inventory,
+    leaves_options,
+    reference_array,
+    reference_value,
+    typed,
+    typed_result,
+)
 from grader.grading.checks.typed_in import non_trivial
+from grader.grading.compare import parse_select
+from grader.records.result import CheckResult, judged
+from grader.records.statuses import TYPED_IN
+from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
@@ -24,8 +34,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class LeavesSumOptions(LeavesOptions):
-    select: str = ""                 # the rows of the reference's array that were added
-    shape: tuple[int, ...] = ()      # the shape of the sum
+    select: str = ""  # the rows of the reference's array that were added
+    shape: tuple[int, ...] = ()  # the shape of the sum
 
 
 def read(r: Reading) -> LeavesSumOptions:
@@ -42,11 +52,16 @@ def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
     listed = {n: (a.values,) for n, a in arrays.items()}
     sums = {n: a.values for n, a in arrays.items() if a.values.shape == shape and a.role not in OPERANDS}
     if not sums:
-        return judged(check, False, f"your script never computed a sum of shape {shape}. "
-                                     f"{inventory(listed)}.")
+        return judged(
+            check, False, f"your script never computed a sum of shape {shape}. {inventory(listed)}."
+        )
     # The batch is an array of the sum's shape of its own (the statement's rule).
-    pairs = [(s, b, sums[s] - arrays[b].values) for s in sums for b in arrays
-             if b != s and arrays[b].values.shape == shape]
+    pairs = [
+        (s, b, sums[s] - arrays[b].values)
+        for s in sums
+        for b in arrays
+        if b != s and arrays[b].values.shape == shape
+    ]
     tolerance = check.options.tolerance
     rtol, atol = tolerance.rtol, tolerance.atol
     zero_batches, typed_pairs = [], []
@@ -67,31 +82,57 @@ def run(ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
         return typed_pairs[0]
     if zero_batches:
         s, b = zero_batches[0]
-        return judged(check, False, f"{s} holds the rows asked for and {b} is all zeros, but your "
-                                     f"script never added them: a sum of shape {shape} must be made "
-                                     "by adding the rows to the batch (`batch + rows`, `batch += "
-                                     "rows`, `np.add(batch, rows)`).")
+        return judged(
+            check,
+            False,
+            f"{s} holds the rows asked for and {b} is all zeros, but your "
+            f"script never added them: a sum of shape {shape} must be made "
+            "by adding the rows to the batch (`batch + rows`, `batch += "
+            "rows`, `np.add(batch, rows)`).",
+        )
     if not pairs:
-        return judged(check, False, f"{next(iter(sums))} has the sum's shape, but your script "
-                                     f"computed no batch of shape {shape} it could have been made "
-                                     f"from: make the batch an array of its own. {inventory(listed)}.")
+        return judged(
+            check,
+            False,
+            f"{next(iter(sums))} has the sum's shape, but your script "
+            f"computed no batch of shape {shape} it could have been made "
+            f"from: make the batch an array of its own. {inventory(listed)}.",
+        )
     # Name the nearest miss: other rows of the same table, else any sum that adds something.
     count = rows.shape[0] if rows.ndim >= 1 else 1
     for s, b, added in pairs:
         for start in range(table.shape[0] - count + 1):
-            window = table[start:start + count]
-            if np.shape(added)[-window.ndim:] == window.shape and np.allclose(added, window, rtol=rtol, atol=atol):
-                return judged(check, False, f"{s} = {b} + rows {start} to {start + count - 1} "
-                                             f"of the {table.shape} table; the exercise asks for "
-                                             f"rows {check.options.select}.")
+            window = table[start : start + count]
+            if np.shape(added)[-window.ndim :] == window.shape and np.allclose(
+                added, window, rtol=rtol, atol=atol
+            ):
+                return judged(
+                    check,
+                    False,
+                    f"{s} = {b} + rows {start} to {start + count - 1} "
+                    f"of the {table.shape} table; the exercise asks for "
+                    f"rows {check.options.select}.",
+                )
     s, b, added = next(((s, b, a) for s, b, a in pairs if not np.allclose(a, 0)), pairs[0])
     what = "adds nothing" if np.allclose(added, 0) else "adds values that are not those rows"
-    return judged(check, False, f"{s} - {b} {what}: a sum of shape {shape} must be a batch "
-                                 f"plus rows {check.options.select} of the {table.shape} table.")
+    return judged(
+        check,
+        False,
+        f"{s} - {b} {what}: a sum of shape {shape} must be a batch "
+        f"plus rows {check.options.select} of the {table.shape} table.",
+    )
 
 
-def _typed_pair(ctx: Context, check: CheckSpec[LeavesSumOptions], s: str, b: str, total: np.ndarray,
-                batch: np.ndarray, added: np.ndarray, rows: np.ndarray) -> CheckResult | None:
+def _typed_pair(
+    ctx: Context,
+    check: CheckSpec[LeavesSumOptions],
+    s: str,
+    b: str,
+    total: np.ndarray,
+    batch: np.ndarray,
+    added: np.ndarray,
+    rows: np.ndarray,
+) -> CheckResult | None:
     """Why a right sum does not count, if it does not: the rows it adds or the sum itself
     typed in, or the rows hidden in a typed batch (a batch may be typed in, as the
     tutorial's is, but not one precise enough to hold the rows: sum - batch = rows)."""
@@ -105,27 +146,39 @@ def _typed_pair(ctx: Context, check: CheckSpec[LeavesSumOptions], s: str, b: str
     tolerance = check.options.tolerance
     telling = non_trivial(rows, tolerance).size
     if telling and non_trivial(total, tolerance).size < (telling + 1) // 2:
-        return judged(check, False, f"{s} - {b} is the rows asked for, but {s} holds only round "
-                                     f"numbers, which can be typed in, so the rows were in {b}: "
-                                     f"{compute}.", reason=TYPED_IN)
+        return judged(
+            check,
+            False,
+            f"{s} - {b} is the rows asked for, but {s} holds only round "
+            f"numbers, which can be typed in, so the rows were in {b}: "
+            f"{compute}.",
+            reason=TYPED_IN,
+        )
     found = typed(ctx, check, batch, precise=4)
     if found is not None:
-        where = ("" if found.line is None else
-                 f" (typed in at {ctx.source.where(found.line)}, to four or more digits)")
-        return judged(check, False, f"{s} - {b} is the rows asked for, but {b} is a batch typed "
-                                     f"in precisely enough to hold them{where}, so they need not "
-                                     "have been computed. Type a plainer batch (ones, or numbers "
-                                     f"of a digit or two) or make it with numpy, and {compute}.",
-                      reason=TYPED_IN)
+        where = (
+            ""
+            if found.line is None
+            else f" (typed in at {ctx.source.where(found.line)}, to four or more digits)"
+        )
+        return judged(
+            check,
+            False,
+            f"{s} - {b} is the rows asked for, but {b} is a batch typed "
+            f"in precisely enough to hold them{where}, so they need not "
+            "have been computed. Type a plainer batch (ones, or numbers "
+            f"of a digit or two) or make it with numpy, and {compute}.",
+            reason=TYPED_IN,
+        )
     return None
 
 
 @dataclass(frozen=True)
 class _Array:
     values: np.ndarray
-    role: str            # variable, or as sandbox/inside/computed.py says
-    record: int          # the recording it came from (-1: a variable, a local)
-    addition: bool       # that recording is an addition's
+    role: str  # variable, or as sandbox/inside/computed.py says
+    record: int  # the recording it came from (-1: a variable, a local)
+    addition: bool  # that recording is an addition's
 
 
 def _provenance(entry: tuple) -> tuple[str, int, bool]:
@@ -149,8 +202,9 @@ def _added(total: np.ndarray, batch: np.ndarray, arrays: dict[str, _Array], rtol
     for members in records.values():
         results = [a.values for a in members if a.role in ("result", "whole")]
         operands = [a.values for a in members if a.role in OPERANDS]
-        if any(r.shape == total.shape and np.allclose(r, total, rtol=rtol, atol=atol) for r in results) \
-                and any(o.shape == batch.shape and np.allclose(o, batch, rtol=rtol, atol=atol) for o in operands):
+        if any(
+            r.shape == total.shape and np.allclose(r, total, rtol=rtol, atol=atol) for r in results
+        ) and any(o.shape == batch.shape and np.allclose(o, batch, rtol=rtol, atol=atol) for o in operands):
             return True
     return False
 
@@ -161,9 +215,23 @@ def _numbers(arr: np.ndarray) -> np.ndarray:
 
 
 KIND = Kind(
-    "leaves-sum", SCRIPT, run, read, required=("reference", "select", "shape"),
-    fields={**REFERENCE_FIELD, "args": fields.ARGS, "select": fields.SELECT,
-            "shape": {"type": "array", "items": {"type": "integer", "minimum": 0},
-                      "description": "Shape of the sum the script must compute."},
-            "tolerance": fields.TOLERANCE},
-    reference_value=reference_value, arrays_in_answer=True, expected_private=True)
+    "leaves-sum",
+    SCRIPT,
+    run,
+    read,
+    required=("reference", "select", "shape"),
+    fields={
+        **REFERENCE_FIELD,
+        "args": fields.ARGS,
+        "select": fields.SELECT,
+        "shape": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0},
+            "description": "Shape of the sum the script must compute.",
+        },
+        "tolerance": fields.TOLERANCE,
+    },
+    reference_value=reference_value,
+    arrays_in_answer=True,
+    expected_private=True,
+)

@@ -14,6 +14,7 @@ reached as an attribute: imports.harness_reach) gets no credit here.
 Leaving the input alone is how, not what: returning ``x.copy()`` or garbage does it too, so
 the check counts only when a check of what the same function returns passes (policy.py).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from grader.grading.compare import Verdict, check_inputs_unchanged
-from grader.records.result import FAILED, PASSED, CheckResult
-from grader.task.spec import CheckSpec
-from grader.records.statuses import UNVERIFIED
 from grader.grading.checks.calls import DRAWN_FIELDS, DrawnOptions, read_drawn, run_cases
 from grader.grading.checks.imports import harness_reach
 from grader.grading.checks.kind import FUNCTIONS, Kind
+from grader.grading.compare import Verdict, check_inputs_unchanged
+from grader.records.result import FAILED, PASSED, CheckResult
+from grader.records.statuses import UNVERIFIED
+from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
@@ -40,15 +41,20 @@ class _InputsUntouched:
     needs_inputs_back = True
     draws = False
 
-    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any,
-                 sent: dict[str, Any]) -> Verdict:
+    def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: dict[str, Any]) -> Verdict:
         verdict = check_inputs_unchanged(sent, outcome.inputs_after)
         if verdict.ok and outcome.aliases_input:
             arrays = [f"`{name}`" for name, value in sent.items() if isinstance(value, np.ndarray)]
-            which = (f"its argument {arrays[0]}" if len(arrays) == 1
-                     else f"one of its arguments ({', '.join(arrays)})")
-            return Verdict(False, f"your function returned {which} itself (or a view of it), as "
-                                  "observed inside the sandbox; return a new array.")
+            which = (
+                f"its argument {arrays[0]}"
+                if len(arrays) == 1
+                else f"one of its arguments ({', '.join(arrays)})"
+            )
+            return Verdict(
+                False,
+                f"your function returned {which} itself (or a view of it), as "
+                "observed inside the sandbox; return a new array.",
+            )
         return verdict
 
 
@@ -64,12 +70,27 @@ def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
     reach = harness_reach(ctx) if result.status == PASSED else []
     if not reach:
         return result
-    return dataclasses.replace(result, status=FAILED, score=0.0, reason=UNVERIFIED, message=(
-        f"not verified: the file can reach the grader's code that hands the function its "
-        f"arguments ({', '.join(reach[:5])}), so an unchanged input proves nothing; "
-        f"remove that code."))
+    return dataclasses.replace(
+        result,
+        status=FAILED,
+        score=0.0,
+        reason=UNVERIFIED,
+        message=(
+            f"not verified: the file can reach the grader's code that hands the function its "
+            f"arguments ({', '.join(reach[:5])}), so an unchanged input proves nothing; "
+            f"remove that code."
+        ),
+    )
 
 
-KIND = Kind("mutation", FUNCTIONS, run, read_drawn, fields=DRAWN_FIELDS, required=("call", "args"),
-            generated_cases=True, policy=True,
-            mismatch=lambda options: "the function changed an argument in place or returned it")
+KIND = Kind(
+    "mutation",
+    FUNCTIONS,
+    run,
+    read_drawn,
+    fields=DRAWN_FIELDS,
+    required=("call", "args"),
+    generated_cases=True,
+    policy=True,
+    mismatch=lambda options: "the function changed an argument in place or returned it",
+)

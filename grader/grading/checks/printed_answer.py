@@ -24,18 +24,20 @@ numbers (``５``, ``٥`` and ``𝟓`` do not). The rule, in order:
    (8, 5)``, ``Length: 4 (row 2)``, or ``row 0 has length 8`` for a length) holds several
    possible answers, which is reported as such, never guessed between.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
-LINE_CAP = 500          # characters of the last line that are read
+LINE_CAP = 500  # characters of the last line that are read
 
 Format = Literal["shape", "integer"]
 
-_TIMES = re.compile(r"(?<=[0-9])[xX×](?=[0-9])")       # 5x8, 5×8 (ASCII digits only)
-_TOKEN = re.compile(r"""
+_TIMES = re.compile(r"(?<=[0-9])[xX×](?=[0-9])")  # 5x8, 5×8 (ASCII digits only)
+_TOKEN = re.compile(
+    r"""
     (?P<word>[^\W\d]\w*)
   | (?P<number>-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
   | (?P<open>[(\[{])
@@ -44,13 +46,15 @@ _TOKEN = re.compile(r"""
   | (?P<relation>==|!=|<=|>=|:=)
   | (?P<label>[=:])
   | (?P<other>\S)
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 
 
 @dataclass(frozen=True)
 class Token:
-    kind: str            # word, number, open, close, comma, relation, label, other
+    kind: str  # word, number, open, close, comma, relation, label, other
     text: str
     start: int
     end: int
@@ -65,19 +69,22 @@ class Group:
     end: int
 
 
-Node = Union[Token, Group]
+Node = Token | Group
 
 
 @dataclass(frozen=True)
 class Answer:
-    line: str                                   # the last non-empty line, capped
-    candidates: tuple[tuple[float, ...], ...]   # the possible answers on it, distinct
+    line: str  # the last non-empty line, capped
+    candidates: tuple[tuple[float, ...], ...]  # the possible answers on it, distinct
 
 
 # A terminal escape sequence (CSI ``ESC [ ... m``, OSC ``ESC ] ... BEL``, or ESC and one
 # character), the ESC raw or as the report makes it visible (``\x1b``, also ``\033``, ``\u001b``).
-_ESCAPE = re.compile(r"""(?:\x1b|\\x1b|\\033|\\u001b)
-    (?:\[[0-?]*[ -/]*[@-~] | \][^\x07\x1b\n]*?(?:\x07|\x1b\\|\\x07|\\x1b\\) | [@-Z\\-_])?""", re.VERBOSE)
+_ESCAPE = re.compile(
+    r"""(?:\x1b|\\x1b|\\033|\\u001b)
+    (?:\[[0-?]*[ -/]*[@-~] | \][^\x07\x1b\n]*?(?:\x07|\x1b\\|\\x07|\\x1b\\) | [@-Z\\-_])?""",
+    re.VERBOSE,
+)
 
 
 def last_line(stdout: str) -> str | None:
@@ -175,5 +182,11 @@ def _split(items: list[Node]) -> list[list[Node]]:
 
 
 def _is_annotation(item: list[Node]) -> bool:
-    return (len(item) >= 2 and isinstance(item[0], Token) and item[0].kind == "word"
-            and isinstance(item[1], Token) and item[1].kind == "label" and item[1].text == "=")
+    return (
+        len(item) >= 2
+        and isinstance(item[0], Token)
+        and item[0].kind == "word"
+        and isinstance(item[1], Token)
+        and item[1].kind == "label"
+        and item[1].text == "="
+    )

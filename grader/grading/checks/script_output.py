@@ -2,15 +2,16 @@
 printed_answer.py: the last non-empty line; words, labels and framework annotations carry
 no numbers; each bracket group holding numbers, else the bare numbers, is a candidate; a
 line with several different candidates is reported as such, never guessed between)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from grader.records.result import CheckResult, judged
-from grader.task.spec import CheckSpec
 from grader.grading.checks.kind import SCRIPT, Kind, Options, Reading
 from grader.grading.checks.printed_answer import read_answer
+from grader.records.result import CheckResult, judged
+from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
@@ -21,8 +22,8 @@ CANDIDATES_SHOWN = 4
 
 @dataclass(frozen=True)
 class PrintsOptions(Options):
-    answer: str = ""    # the reference function that returns the answer
-    format: str = ""    # how the printed answer is read: shape | integer
+    answer: str = ""  # the reference function that returns the answer
+    format: str = ""  # how the printed answer is read: shape | integer
 
     @property
     def reference_function(self) -> str | None:
@@ -67,26 +68,53 @@ def run(ctx: Context, check: CheckSpec[PrintsOptions]) -> CheckResult:
         return judged(check, False, f"your script printed nothing; print {what} as its last line.")
     line, candidates = found.line, found.candidates
     if not candidates:
-        return judged(check, False, f"the last line you printed, '{line}', holds no number; "
-                             f"print {what} as the last line.")
+        return judged(
+            check,
+            False,
+            f"the last line you printed, '{line}', holds no number; print {what} as the last line.",
+        )
     if len(candidates) > 1:
-        return judged(check, False, f"your last line, '{line}', holds several possible answers: "
-                             f"{_several(candidates)}; print only the answer.")
+        return judged(
+            check,
+            False,
+            f"your last line, '{line}', holds several possible answers: "
+            f"{_several(candidates)}; print only the answer.",
+        )
     numbers = candidates[0]
     wanted = tuple(want) if shape else (want,)
     if numbers == wanted:
         return judged(check, True)
     if shape and sorted(numbers) == sorted(wanted):
-        return judged(check, False, f"you printed ({_shown(numbers)}): the right sizes in the wrong "
-                             "order. Rows are positions, columns are axes.")
+        return judged(
+            check,
+            False,
+            f"you printed ({_shown(numbers)}): the right sizes in the wrong "
+            "order. Rows are positions, columns are axes.",
+        )
     # (Never the expected answer: it would give the exercise away.)
-    return judged(check, False, f"the last line you printed reads as ({_shown(numbers)}), which is "
-                         f"not the answer: print {what} your script computed.")
+    return judged(
+        check,
+        False,
+        f"the last line you printed reads as ({_shown(numbers)}), which is "
+        f"not the answer: print {what} your script computed.",
+    )
 
 
 KIND = Kind(
-    "prints", SCRIPT, run, read, required=("answer", "format"), reference_value=reference_value,
-    fields={"answer": {"$ref": "#/$defs/identifier",
-                       "description": "Reference function that returns the answer the script must print."},
-            "format": {"enum": ["shape", "integer"],
-                       "description": "How the printed answer is read (see README: script tasks)."}})
+    "prints",
+    SCRIPT,
+    run,
+    read,
+    required=("answer", "format"),
+    reference_value=reference_value,
+    fields={
+        "answer": {
+            "$ref": "#/$defs/identifier",
+            "description": "Reference function that returns the answer the script must print.",
+        },
+        "format": {
+            "enum": ["shape", "integer"],
+            "description": "How the printed answer is read (see README: script tasks).",
+        },
+    },
+)

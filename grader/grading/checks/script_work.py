@@ -14,22 +14,24 @@ computes nothing, so it earns none of these, and neither does an array whose val
 typed into the file (typed_in.py: decided from the source text and the values, never from
 what the worker says of where an array came from).
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from grader.grading.compare import check_values
-from grader.records.result import CheckResult, judged
-from grader.task.spec import CheckSpec
-from grader.records.statuses import TYPED_IN
-from grader.task.tolerance import Tolerance
 from grader.grading.checks import fields
 from grader.grading.checks.kind import Options, Reading
 from grader.grading.checks.typed_in import Typed, typed_in
+from grader.grading.compare import check_values
+from grader.records.result import CheckResult, judged
+from grader.records.statuses import TYPED_IN
+from grader.task.spec import CheckSpec
+from grader.task.tolerance import Tolerance
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
@@ -42,8 +44,8 @@ OPERANDS = frozenset({"left", "right", "before", "whole-before"})
 
 @dataclass(frozen=True)
 class LeavesOptions(Options):
-    reference: str = ""                  # the reference function that builds the array
-    args: dict = field(default_factory=dict)   # its arguments (literal values)
+    reference: str = ""  # the reference function that builds the array
+    args: dict = field(default_factory=dict)  # its arguments (literal values)
     tolerance: Tolerance = Tolerance()
 
     @property
@@ -51,9 +53,12 @@ class LeavesOptions(Options):
         return self.reference
 
 
-REFERENCE_FIELD = {"reference": {
-    "$ref": "#/$defs/identifier",
-    "description": "Reference function that builds the array the script must compute."}}
+REFERENCE_FIELD = {
+    "reference": {
+        "$ref": "#/$defs/identifier",
+        "description": "Reference function that builds the array the script must compute.",
+    }
+}
 
 
 def leaves_options(r: Reading) -> dict[str, Any]:
@@ -80,9 +85,11 @@ def differences(want: np.ndarray, got: np.ndarray, check: CheckSpec[LeavesOption
     if count == 0:
         return "its values are off"
     first = tuple(int(i) for i in np.argwhere(off)[0])
-    return (f"{count} of {off.size} values are off (tolerance rtol={tolerance.rtol:g}, "
-            f"atol={tolerance.atol:g}); the first at [{', '.join(map(str, first))}], where your "
-            f"script has {values[first]:.8g}")
+    return (
+        f"{count} of {off.size} values are off (tolerance rtol={tolerance.rtol:g}, "
+        f"atol={tolerance.atol:g}); the first at [{', '.join(map(str, first))}], where your "
+        f"script has {values[first]:.8g}"
+    )
 
 
 def inventory(arrays: dict) -> str:
@@ -98,27 +105,34 @@ def typed(ctx: Context, check: CheckSpec[LeavesOptions], values, precise: int = 
     return typed_in(values, ctx.source_numbers(), check.options.tolerance, precise)
 
 
-def typed_result(ctx: Context, check: CheckSpec, name: str, what: str, found: Typed,
-                 instead: str) -> CheckResult:
+def typed_result(
+    ctx: Context, check: CheckSpec, name: str, what: str, found: Typed, instead: str
+) -> CheckResult:
     """The failure of an array that is right but typed in: where, and what to do (never
     its values)."""
     if found.line is None:
-        message = (f"{name} holds {what}, but your file holds more numbers (written or "
-                   "encoded) than the grader reads, so it cannot tell a computed array from "
-                   f"one typed in: {instead}, with no such mass of numbers in the file.")
+        message = (
+            f"{name} holds {what}, but your file holds more numbers (written or "
+            "encoded) than the grader reads, so it cannot tell a computed array from "
+            f"one typed in: {instead}, with no such mass of numbers in the file."
+        )
         return judged(check, False, message, reason=TYPED_IN)
     if found.by_count:
-        message = (f"{name} holds {what}, but your file writes {found.found} precise numbers, "
-                   f"at least half as many as its {found.of} telling values (most at "
-                   f"{ctx.source.where(found.line or 1)}): computing it needs a handful, so its "
-                   f"values were typed in by some arithmetic. {instead[:1].upper()}{instead[1:]} "
-                   "from the statement's rule.")
+        message = (
+            f"{name} holds {what}, but your file writes {found.found} precise numbers, "
+            f"at least half as many as its {found.of} telling values (most at "
+            f"{ctx.source.where(found.line or 1)}): computing it needs a handful, so its "
+            f"values were typed in by some arithmetic. {instead[:1].upper()}{instead[1:]} "
+            "from the statement's rule."
+        )
         cell, line = ctx.source.source_map.locate(found.line or 1)
         return dataclasses.replace(judged(check, False, message, reason=TYPED_IN), line=line, cell=cell)
-    message = (f"{name} holds {what}, but its values are typed in: {found.found} of its "
-               f"{found.of} telling values are numbers written in your file, as they are or "
-               f"encoded, at {ctx.source.where(found.line)}. {instead[:1].upper()}{instead[1:]}; "
-               "typing its values in does not count.")
+    message = (
+        f"{name} holds {what}, but its values are typed in: {found.found} of its "
+        f"{found.of} telling values are numbers written in your file, as they are or "
+        f"encoded, at {ctx.source.where(found.line)}. {instead[:1].upper()}{instead[1:]}; "
+        "typing its values in does not count."
+    )
     cell, line = ctx.source.source_map.locate(found.line)
     return dataclasses.replace(judged(check, False, message, reason=TYPED_IN), line=line, cell=cell)
 

@@ -29,23 +29,24 @@ honest script writes a handful: 10000, 2, a size, a short typed batch).
 What this does not see, said plainly: numbers hidden by a cipher of the student's own
 (shuffled alphabets, digits spelled as words) and arrays with no non-trivial value at all.
 """
+
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
 from grader.submission.source_numbers import SourceNumbers
 from grader.task.tolerance import Tolerance
 
-SAMPLE = 256          # distinct values looked up (spread over the sorted values)
-FITTED_SAMPLE = 32    # of them, values a common factor or offset is fitted to
-FITTED_AT_LEAST = 8   # fewer non-trivial values than this: no factor or offset is fitted
+SAMPLE = 256  # distinct values looked up (spread over the sorted values)
+FITTED_SAMPLE = 32  # of them, values a common factor or offset is fitted to
+FITTED_AT_LEAST = 8  # fewer non-trivial values than this: no factor or offset is fitted
 COUNTED_AT_LEAST = 8  # precise typed numbers (source_numbers.PRECISE_TOKEN_DIGITS) a file needs
-                      # before their count says anything
+# before their count says anything
 LN10 = math.log(10.0)
 
 
@@ -53,9 +54,9 @@ LN10 = math.log(10.0)
 class Typed:
     """An array found typed in."""
 
-    line: int | None      # where most of its values are typed (None: the file holds too many numbers)
-    found: int            # how many of its distinct non-trivial values were found typed
-    of: int               # how many it has
+    line: int | None  # where most of its values are typed (None: the file holds too many numbers)
+    found: int  # how many of its distinct non-trivial values were found typed
+    of: int  # how many it has
     # the file holds about as many precise numbers as the array has telling values, which
     # no computation needs (an affine map of the values, the values split in two, fractions)
     by_count: bool = False
@@ -110,7 +111,7 @@ def typed_in(values, numbers: Numbers, tolerance: Tolerance, precise: int = 3) -
     lines = np.zeros(chosen.shape, dtype=np.int64)
     # as they are, squared, rooted and inverted: (power, how the tolerance grows)
     for power in (1.0, 2.0, 0.5, -1.0):
-        changed = chosen ** power
+        changed = chosen**power
         width = np.log1p(relative * abs(power)) / LN10
         usable = ~_trivial(changed, relative * abs(power), precise) & ~found
         hit, line = numbers.nearest(np.mod(np.log10(changed), 1.0), width)
@@ -133,7 +134,7 @@ def _by_count(chosen: np.ndarray, numbers: Numbers, needed: int) -> Typed | None
     A file that writes at least half as many distinct precise numbers (``PRECISE_DIGITS``
     significant digits or more) as the array has telling values, and at least
     COUNTED_AT_LEAST, holds the array's information in its text."""
-    count = numbers.precise_tokens   # (source_numbers.py: tokens, not windows of digit runs)
+    count = numbers.precise_tokens  # (source_numbers.py: tokens, not windows of digit runs)
     if chosen.size < FITTED_AT_LEAST or count < max(needed, COUNTED_AT_LEAST):
         return None
     line = _most_common(numbers.written_lines) if numbers.written_lines.size else None
@@ -184,8 +185,13 @@ def _fitted(chosen: np.ndarray, numbers: Numbers, tolerance: Tolerance) -> tuple
     return _common(offsets, gap, None, lines, best)
 
 
-def _common(shifts: Sequence[np.ndarray], width: float, period: float | None, lines: np.ndarray,
-            best: tuple[int, int] | None) -> tuple[int, int] | None:
+def _common(
+    shifts: Sequence[np.ndarray],
+    width: float,
+    period: float | None,
+    lines: np.ndarray,
+    best: tuple[int, int] | None,
+) -> tuple[int, int] | None:
     """How many of the values share one shift (within ``width``), and the line of the
     numbers that give it; ``best`` if that is more."""
     bins = []
@@ -193,7 +199,7 @@ def _common(shifts: Sequence[np.ndarray], width: float, period: float | None, li
         index = np.floor(shift / width).astype(np.int64)
         if period is not None:
             index = np.mod(index, int(period) + 1)
-        bins.append(np.unique(np.concatenate([index, index + 1])))   # (neighbours share a bin)
+        bins.append(np.unique(np.concatenate([index, index + 1])))  # (neighbours share a bin)
     if not bins:
         return best
     every = np.concatenate(bins)

@@ -7,6 +7,7 @@ capability: raise their own limits, renice, and worse. This empties the bounding
 effective, permitted and inheritable sets and locks the securebits so that root gains
 nothing back on execve. Standard library only; imported inside the sandbox.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -29,9 +30,20 @@ def drop_all() -> None:
             error = ctypes.get_errno()
             raise OSError(error, f"{what}: {os.strerror(error)}")
 
-    check(libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP
-                     | SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0),
-          "locking the securebits")
+    check(
+        libc.prctl(
+            PR_SET_SECUREBITS,
+            SECBIT_NOROOT
+            | SECBIT_NOROOT_LOCKED
+            | SECBIT_NO_SETUID_FIXUP
+            | SECBIT_NO_SETUID_FIXUP_LOCKED
+            | SECBIT_KEEP_CAPS_LOCKED,
+            0,
+            0,
+            0,
+        ),
+        "locking the securebits",
+    )
     for capability in range(64):
         if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
             if ctypes.get_errno() == errno.EINVAL:

@@ -44,58 +44,99 @@ the run by the worker, within the answer's caps. Whatever a submission makes the
 hold, it had: the checks judge those values as they judge its globals, so reaching the
 recorder (through ``globals()``, itself refused by the imports check) earns nothing.
 """
+
 from __future__ import annotations
 
 import ast
 import operator
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import BuiltinFunctionType, FunctionType, ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 CALL, ARITH, AUG, EXIT, LOCALS = "<call>", "<arith>", "<aug>", "<exit>", "<locals>"
 AUG_ITEM, AUG_ATTRIBUTE, ADD_CALL, SLICE = "<aug-item>", "<aug-attribute>", "<add-call>", "<slice>"
-NUMBER_KINDS = frozenset("biufc")   # dtype kinds kept (an object array holds objects)
-CODE_CHARS = 200          # characters of an expression's source kept to name it
-DRAWN_CAP = 4096          # arrays of display libraries' calls remembered (by identity)
+NUMBER_KINDS = frozenset("biufc")  # dtype kinds kept (an object array holds objects)
+CODE_CHARS = 200  # characters of an expression's source kept to name it
+DRAWN_CAP = 4096  # arrays of display libraries' calls remembered (by identity)
 
 OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.MatMult: operator.matmul, ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
-    ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
-    ast.BitAnd: operator.and_}
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.MatMult: operator.matmul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+    ast.BitAnd: operator.and_,
+}
 IN_PLACE: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.iadd, ast.Sub: operator.isub, ast.Mult: operator.imul,
-    ast.MatMult: operator.imatmul, ast.Div: operator.itruediv, ast.FloorDiv: operator.ifloordiv,
-    ast.Mod: operator.imod, ast.Pow: operator.ipow, ast.LShift: operator.ilshift,
-    ast.RShift: operator.irshift, ast.BitOr: operator.ior, ast.BitXor: operator.ixor,
-    ast.BitAnd: operator.iand}
+    ast.Add: operator.iadd,
+    ast.Sub: operator.isub,
+    ast.Mult: operator.imul,
+    ast.MatMult: operator.imatmul,
+    ast.Div: operator.itruediv,
+    ast.FloorDiv: operator.ifloordiv,
+    ast.Mod: operator.imod,
+    ast.Pow: operator.ipow,
+    ast.LShift: operator.ilshift,
+    ast.RShift: operator.irshift,
+    ast.BitOr: operator.ior,
+    ast.BitXor: operator.ixor,
+    ast.BitAnd: operator.iand,
+}
 
 # Values that are never arrays: not kept (checked by exact type: no student code runs).
-NOT_ARRAYS = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray, range,
-                        slice, dict, set, frozenset, FunctionType, BuiltinFunctionType,
-                        ModuleType, type, type(Ellipsis), type(NotImplemented)})
+NOT_ARRAYS = frozenset(
+    {
+        type(None),
+        bool,
+        int,
+        float,
+        complex,
+        str,
+        bytes,
+        bytearray,
+        range,
+        slice,
+        dict,
+        set,
+        frozenset,
+        FunctionType,
+        BuiltinFunctionType,
+        ModuleType,
+        type,
+        type(Ellipsis),
+        type(NotImplemented),
+    }
+)
 
 
 @dataclass(frozen=True)
 class Site:
     """One place in the source whose values are recorded."""
 
-    kind: str              # call | arith | aug | aug-item | aug-attribute | add-call | exit
+    kind: str  # call | arith | aug | aug-item | aug-attribute | add-call | exit
     line: int
     column: int
     codes: tuple[str, ...]  # call: (call,); arith, add-call: (whole, left, right); aug,
-                            # aug-attribute: (whole, target, value); aug-item: (whole,
-                            # target, value, container); exit: (function name,)
-    nested: bool = False    # inside a function (or lambda) of the script
+    # aug-attribute: (whole, target, value); aug-item: (whole,
+    # target, value, container); exit: (function name,)
+    nested: bool = False  # inside a function (or lambda) of the script
     operation: Callable[[Any, Any], Any] | None = None
     addition: bool = False  # its values are the operands and result of an addition
 
 
 # --------------------------------------------------------------------------- rewriting
+
 
 def instrument(source: str, path: str) -> tuple[Any, list[Site]]:
     """The submission compiled from its rewritten tree, and the sites it records. Raises
@@ -112,17 +153,23 @@ def _name(identifier: str) -> ast.Name:
 
 def _is_add_call(node: ast.Call) -> bool:
     """``np.add(a, b, ...)``, ``tf.add``, ``torch.add``, ``add(a, b)``: two plain arguments."""
-    name = node.func.attr if isinstance(node.func, ast.Attribute) else \
-        node.func.id if isinstance(node.func, ast.Name) else ""
-    return (name == "add" and len(node.args) == 2
-            and not any(isinstance(a, ast.Starred) for a in node.args))
+    name = (
+        node.func.attr
+        if isinstance(node.func, ast.Attribute)
+        else node.func.id
+        if isinstance(node.func, ast.Name)
+        else ""
+    )
+    return name == "add" and len(node.args) == 2 and not any(isinstance(a, ast.Starred) for a in node.args)
 
 
 def _as_value(index: ast.expr) -> ast.expr:
     """A subscript's index as an expression that can be passed on: ``a:b`` as a slice."""
     if isinstance(index, ast.Slice):
-        bounds = [part if part is not None else ast.Constant(None)
-                  for part in (index.lower, index.upper, index.step)]
+        bounds = [
+            part if part is not None else ast.Constant(None)
+            for part in (index.lower, index.upper, index.step)
+        ]
         return ast.copy_location(ast.Call(_name(SLICE), bounds, []), index)
     if isinstance(index, ast.Tuple):
         return ast.copy_location(ast.Tuple([_as_value(e) for e in index.elts], ast.Load()), index)
@@ -146,24 +193,35 @@ class _Rewriter(ast.NodeTransformer):
     def __init__(self, source: str):
         self.lines = source.encode("utf-8").splitlines(keepends=True)
         self.sites: list[Site] = []
-        self.depth = 0          # functions and lambdas around the node visited
+        self.depth = 0  # functions and lambdas around the node visited
 
-    def _site(self, node: ast.AST, kind: str, codes: tuple[str, ...], operation=None,
-              addition: bool = False) -> ast.Constant:
-        self.sites.append(Site(kind, getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
-                               codes, self.depth > 0, operation, addition))
+    def _site(
+        self, node: ast.AST, kind: str, codes: tuple[str, ...], operation=None, addition: bool = False
+    ) -> ast.Constant:
+        self.sites.append(
+            Site(
+                kind,
+                getattr(node, "lineno", 0),
+                getattr(node, "col_offset", 0),
+                codes,
+                self.depth > 0,
+                operation,
+                addition,
+            )
+        )
         return ast.Constant(len(self.sites) - 1)
 
     def _code(self, node: ast.AST) -> str:
         """The node's source text (columns are UTF-8 offsets), on one line, clipped."""
         try:
-            first, last = node.lineno - 1, node.end_lineno - 1          # type: ignore[attr-defined]
-            start, end = node.col_offset, node.end_col_offset           # type: ignore[attr-defined]
+            first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+            start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
             if first == last:
                 data = self.lines[first][start:end]
             else:
-                data = b"".join([self.lines[first][start:], *self.lines[first + 1:last],
-                                 self.lines[last][:end]])
+                data = b"".join(
+                    [self.lines[first][start:], *self.lines[first + 1 : last], self.lines[last][:end]]
+                )
             text = " ".join(data.decode("utf-8", "replace").split())
         except (AttributeError, IndexError, TypeError):
             text = "?"
@@ -175,8 +233,9 @@ class _Rewriter(ast.NodeTransformer):
             codes = (code, self._code(node.args[0]), self._code(node.args[1]))
             self.generic_visit(node)
             site = self._site(node, "add-call", codes, addition=True)
-            return ast.copy_location(ast.Call(_name(ADD_CALL), [site, node.func, *node.args],
-                                              node.keywords), node)
+            return ast.copy_location(
+                ast.Call(_name(ADD_CALL), [site, node.func, *node.args], node.keywords), node
+            )
         root = _root(node.func)
         self.generic_visit(node)
         site = self._site(node, "call", (code,))
@@ -204,13 +263,14 @@ class _Rewriter(ast.NodeTransformer):
             return ast.copy_location(ast.Expr(call), node)
         if isinstance(target, ast.Attribute) and not _mangled(target.attr):
             site = self._site(node, "aug-attribute", codes, operation, addition)
-            call = ast.Call(_name(AUG_ATTRIBUTE), [site, target.value, ast.Constant(target.attr),
-                                                   node.value], [])
+            call = ast.Call(
+                _name(AUG_ATTRIBUTE), [site, target.value, ast.Constant(target.attr), node.value], []
+            )
             return ast.copy_location(ast.Expr(call), node)
-        return node   # (a private name, mangled by the compiler: left as it is)
+        return node  # (a private name, mangled by the compiler: left as it is)
 
-    def visit_FunctionDef(self, node):   # (and AsyncFunctionDef)
-        returns, node.returns = node.returns, None      # annotations are not rewritten
+    def visit_FunctionDef(self, node):  # (and AsyncFunctionDef)
+        returns, node.returns = node.returns, None  # annotations are not rewritten
         self.depth += 1
         self.generic_visit(node)
         self.depth -= 1
@@ -218,11 +278,18 @@ class _Rewriter(ast.NodeTransformer):
         site = self._site(node, "exit", (node.name[:CODE_CHARS],))
         record = ast.Expr(ast.Call(_name(EXIT), [site, ast.Call(_name(LOCALS), [], [])], []))
         body = node.body
-        docstring = body[:1] if (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                                 and isinstance(body[0].value.value, str)) else []
-        rest = body[len(docstring):] or [ast.Pass()]
+        docstring = (
+            body[:1]
+            if (
+                isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            )
+            else []
+        )
+        rest = body[len(docstring) :] or [ast.Pass()]
         node.body = docstring + [ast.Try(body=rest, handlers=[], orelse=[], finalbody=[record])]
-        return node   # (the new nodes take the def's line: ast.fix_missing_locations)
+        return node  # (the new nodes take the def's line: ast.fix_missing_locations)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -233,7 +300,7 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     def visit_arg(self, node: ast.arg) -> ast.AST:
-        return node                                     # its annotation is not rewritten
+        return node  # its annotation is not rewritten
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         node.target = self.visit(node.target)
@@ -242,7 +309,7 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     def visit_match_case(self, node: ast.match_case) -> ast.AST:
-        if node.guard is not None:                      # the pattern must stay literal
+        if node.guard is not None:  # the pattern must stay literal
             node.guard = self.visit(node.guard)
         node.body = [self.visit(statement) for statement in node.body]
         return node
@@ -250,17 +317,23 @@ class _Rewriter(ast.NodeTransformer):
 
 # --------------------------------------------------------------------------- recording
 
+
 class Recorder:
     """Receives what the rewritten code hands over; keeps a copy of the last array-like
     values of each site (see the module's docstring for which, and the byte budgets)."""
 
-    def __init__(self, sites: list[Site], largest_bytes: int, wanted: tuple = (),
-                 drawn_by: Callable[[Any], bool] | None = None):
+    def __init__(
+        self,
+        sites: list[Site],
+        largest_bytes: int,
+        wanted: tuple = (),
+        drawn_by: Callable[[Any], bool] | None = None,
+    ):
         self.sites = sites
-        self.largest_bytes = largest_bytes   # an array larger than this is never sent: not kept
-        self.wanted = frozenset(tuple(shape) for shape in wanted)   # the shapes the checks want
-        self.values: dict[Any, tuple] = {}   # site -> its last values (see ROLES)
-        self.locals: dict[int, dict] = {}    # exit site -> the function's last locals
+        self.largest_bytes = largest_bytes  # an array larger than this is never sent: not kept
+        self.wanted = frozenset(tuple(shape) for shape in wanted)  # the shapes the checks want
+        self.values: dict[Any, tuple] = {}  # site -> its last values (see ROLES)
+        self.locals: dict[int, dict] = {}  # exit site -> the function's last locals
         # Whether a call's owner is a display library's (display.made_by_display); the
         # arrays such calls gave (kept, so that their ids stay theirs), and the ids of the
         # last array each of the script's own call sites gave.
@@ -280,8 +353,8 @@ class Recorder:
         wanted, drawn_by, drawn, own_ids = self.wanted, self.drawn_by, self.drawn, self.own_ids
         operations = [site.operation for site in self.sites]
         ndarray, array, modules = np.ndarray, np.array, sys.modules
-        spent = [0, 0]                      # bytes held: of wanted shapes, of the others
-        held_bytes: dict[Any, tuple[int, int]] = {}   # site (or exit site, name) -> its share
+        spent = [0, 0]  # bytes held: of wanted shapes, of the others
+        held_bytes: dict[Any, tuple[int, int]] = {}  # site (or exit site, name) -> its share
 
         def tensor_classes() -> tuple:
             """The framework tensor classes of the frameworks the script has imported."""
@@ -291,7 +364,7 @@ class Recorder:
                 namespace = vars(loaded) if type(loaded) is ModuleType else {}
                 for name in names:
                     cls = namespace.get(name)
-                    if issubclass(type(cls), type):   # (torch's and tf's classes have metaclasses)
+                    if issubclass(type(cls), type):  # (torch's and tf's classes have metaclasses)
                         found.append(cls)
             return tuple(found)
 
@@ -300,22 +373,24 @@ class Recorder:
             kind = type(value)
             if kind is float or kind is int or kind is bool or kind is str or value is None:
                 return None
-            if type(kind) is type and kind in NOT_ARRAYS:   # (a metaclass's __hash__ is not called)
+            if type(kind) is type and kind in NOT_ARRAYS:  # (a metaclass's __hash__ is not called)
                 return None
             if not issubclass(kind, ndarray):
                 tensors = tensor_classes()
                 if not tensors or not issubclass(kind, tensors):
                     return None
-                try:   # the framework's own conversion (torch: detach, cpu; tf: numpy)
-                    value = (value.detach().cpu().numpy() if hasattr(value, "detach")
-                             else value.numpy())
+                try:  # the framework's own conversion (torch: detach, cpu; tf: numpy)
+                    value = value.detach().cpu().numpy() if hasattr(value, "detach") else value.numpy()
                 except Exception:
                     return None
                 if not isinstance(value, ndarray):
                     return None
             dtype = value.dtype
-            if dtype.kind not in NUMBER_KINDS or dtype.fields is not None \
-                    or value.size * dtype.itemsize > largest:
+            if (
+                dtype.kind not in NUMBER_KINDS
+                or dtype.fields is not None
+                or value.size * dtype.itemsize > largest
+            ):
                 return None
             return array(value, copy=True, subok=False)
 
@@ -366,7 +441,7 @@ class Recorder:
             return result
 
         def augmented(site, target, value):
-            before = copied(target)   # (a copy: x += y may change x in place)
+            before = copied(target)  # (a copy: x += y may change x in place)
             result = operations[site](target, value)
             hold(site, (copied(result), before, copied(value)))
             return result
@@ -387,7 +462,7 @@ class Recorder:
             hold(site, (copied(result), before, copied(value)))
 
         def add_call(site, function, left, right, /, **keywords):
-            operands = (copied(left), copied(right))   # before: out= may be one of them
+            operands = (copied(left), copied(right))  # before: out= may be one of them
             result = function(left, right, **keywords)
             hold(site, (copied(result), *operands))
             return result
@@ -399,7 +474,7 @@ class Recorder:
                 if kind is float or kind is int or kind is bool or kind is str or value is None:
                     continue
                 if drawn and id(value) in drawn and id(value) not in own_ids.values():
-                    continue   # an array a display library gave
+                    continue  # an array a display library gave
                 if type(name) is str:
                     kept = copied(value)
                     if kept is not None:
@@ -408,9 +483,17 @@ class Recorder:
             kept_now = dict(zip(found, values.pop(("locals", site))))
             locals_at_exit[site] = {name: v for name, v in kept_now.items() if v is not None}
 
-        return {CALL: call, ARITH: arith, AUG: augmented, AUG_ITEM: augmented_item,
-                AUG_ATTRIBUTE: augmented_attribute, ADD_CALL: add_call, EXIT: exit,
-                LOCALS: locals, SLICE: slice}
+        return {
+            CALL: call,
+            ARITH: arith,
+            AUG: augmented,
+            AUG_ITEM: augmented_item,
+            AUG_ATTRIBUTE: augmented_attribute,
+            ADD_CALL: add_call,
+            EXIT: exit,
+            LOCALS: locals,
+            SLICE: slice,
+        }
 
 
 def _operator_codes() -> frozenset:
@@ -424,21 +507,34 @@ OPERATOR_CODES = _operator_codes()
 
 
 # What each value of a site is, in the order of its values.
-ROLES = {"call": ("call",), "arith": ("result", "left", "right"), "add-call": ("result", "left", "right"),
-         "aug": ("result", "before", "right"), "aug-attribute": ("result", "before", "right"),
-         "aug-item": ("result", "before", "right", "whole", "whole-before")}
-PRIORITY = {"call": 0, "result": 0, "whole": 0, "left": 1, "right": 1, "before": 1,
-            "whole-before": 1, "local": 2}
+ROLES = {
+    "call": ("call",),
+    "arith": ("result", "left", "right"),
+    "add-call": ("result", "left", "right"),
+    "aug": ("result", "before", "right"),
+    "aug-attribute": ("result", "before", "right"),
+    "aug-item": ("result", "before", "right", "whole", "whole-before"),
+}
+PRIORITY = {
+    "call": 0,
+    "result": 0,
+    "whole": 0,
+    "left": 1,
+    "right": 1,
+    "before": 1,
+    "whole-before": 1,
+    "local": 2,
+}
 
 
 @dataclass(frozen=True)
 class Candidate:
-    role: str      # call | result | left | right | before | whole | whole-before | local
+    role: str  # call | result | left | right | before | whole | whole-before | local
     site: Site
-    name: str      # the local's name (role local), else ""
+    name: str  # the local's name (role local), else ""
     value: Any
-    record: int = -1   # the site whose one recording it belongs to (an addition's operands
-                       # and result share it), -1 for a local
+    record: int = -1  # the site whose one recording it belongs to (an addition's operands
+    # and result share it), -1 for a local
 
 
 def candidates(recorder: Recorder) -> list[Candidate]:
@@ -453,8 +549,11 @@ def candidates(recorder: Recorder) -> list[Candidate]:
     for index, values in list(recorder.values.items()):
         site = sites[index] if type(index) is int and 0 <= index < len(sites) else None
         if site is not None and site.kind in ROLES and type(values) is tuple:
-            found += [Candidate(role, site, "", value, index)
-                      for role, value in zip(ROLES[site.kind], values) if value is not None]
+            found += [
+                Candidate(role, site, "", value, index)
+                for role, value in zip(ROLES[site.kind], values)
+                if value is not None
+            ]
     for index, names in list(recorder.locals.items()):
         site = sites[index] if type(index) is int and 0 <= index < len(sites) else None
         if site is not None and site.kind == "exit" and type(names) is dict:
@@ -467,9 +566,22 @@ def describe(candidate: Candidate) -> dict:
     """The plain data that names a candidate on the wire (the grader words it)."""
     site = candidate.site
     codes = site.codes
-    at = {"call": 0, "result": 0, "local": 0, "left": 1, "before": 1, "right": 2, "whole": 3,
-          "whole-before": 3}[candidate.role]
+    at = {
+        "call": 0,
+        "result": 0,
+        "local": 0,
+        "left": 1,
+        "before": 1,
+        "right": 2,
+        "whole": 3,
+        "whole-before": 3,
+    }[candidate.role]
     code = codes[at] if at < len(codes) else ""
-    return {"what": candidate.role, "line": int(site.line), "code": code[:CODE_CHARS],
-            "name": candidate.name[:100], "record": candidate.record,
-            "addition": bool(site.addition)}
+    return {
+        "what": candidate.role,
+        "line": int(site.line),
+        "code": code[:CODE_CHARS],
+        "name": candidate.name[:100],
+        "record": candidate.record,
+        "addition": bool(site.addition),
+    }

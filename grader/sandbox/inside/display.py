@@ -26,6 +26,7 @@ file the submission writes cannot make a library present or absent, and nothing 
 submission names itself makes its frames a library's (``library_frame`` goes by the
 folder the library was found in).
 """
+
 from __future__ import annotations
 
 import dis
@@ -35,16 +36,16 @@ import os
 import sys
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 
-BACKEND = "_grader_headless"          # the module matplotlib loads as its backend (module://)
+BACKEND = "_grader_headless"  # the module matplotlib loads as its backend (module://)
 UNPACKS = ("UNPACK_SEQUENCE", "UNPACK_EX")
 _UNPACK_CACHE_CAP = 4096
 
-_names: tuple[str, ...] = ()          # the task's display libraries (top-level names)
-_present: dict[str, tuple[str, ...]] = {}   # installed ones: the folders their code is in
+_names: tuple[str, ...] = ()  # the task's display libraries (top-level names)
+_present: dict[str, tuple[str, ...]] = {}  # installed ones: the folders their code is in
 _absent: frozenset[str] = frozenset()  # listed and not installed: served by stand-ins
-_served: set[str] = set()             # stand-ins imported so far
-_folders: tuple[str, ...] = ()        # every installed display library's folders (+ sep)
-_unpacked_at: dict = {}               # (code, offset) -> how many values are unpacked there
+_served: set[str] = set()  # stand-ins imported so far
+_folders: tuple[str, ...] = ()  # every installed display library's folders (+ sep)
+_unpacked_at: dict = {}  # (code, offset) -> how many values are unpacked there
 _OWN_FILE = __file__
 
 
@@ -67,9 +68,10 @@ def prepare(names) -> None:
         if spec is None:
             absent.add(name)
             continue
-        places = list(spec.submodule_search_locations or ()) or \
-            ([os.path.dirname(spec.origin)] if spec.origin else [])
-        if not spec.submodule_search_locations and spec.origin:   # a single-file module
+        places = list(spec.submodule_search_locations or ()) or (
+            [os.path.dirname(spec.origin)] if spec.origin else []
+        )
+        if not spec.submodule_search_locations and spec.origin:  # a single-file module
             places = [spec.origin]
         found = []
         for place in places:
@@ -124,6 +126,7 @@ _CALLABLES = (FunctionType, BuiltinFunctionType, MethodType)
 
 # --------------------------------------------------------------------------- the finder
 
+
 class _Finder:
     """First on ``sys.meta_path``: serves stand-ins for absent display libraries, the
     grader's backend for matplotlib, and wraps the loaders of matplotlib and its pyplot to
@@ -161,7 +164,7 @@ class _Then:
         self._loader.exec_module(module)
         self._then(module)
 
-    def __getattr__(self, name):   # get_source, get_filename, is_package, resource readers
+    def __getattr__(self, name):  # get_source, get_filename, is_package, resource readers
         return getattr(self._loader, name)
 
 
@@ -176,7 +179,7 @@ def _headless_environment() -> None:
             f.write('<?xml version="1.0"?>\n<fontconfig></fontconfig>\n')
         os.environ["FONTCONFIG_FILE"] = fonts
     except OSError:
-        pass   # (no folder: matplotlib makes a temporary one, and says so on stderr)
+        pass  # (no folder: matplotlib makes a temporary one, and says so on stderr)
     os.environ["MPLCONFIGDIR"] = folder
     os.environ["MPLBACKEND"] = f"module://{BACKEND}"
 
@@ -198,7 +201,7 @@ _NOTHING = _Nothing()
 
 
 def _matplotlib_loaded(module) -> None:
-    logging.getLogger("matplotlib").setLevel(logging.ERROR)   # (the font cache being built)
+    logging.getLogger("matplotlib").setLevel(logging.ERROR)  # (the font cache being built)
 
 
 def _registry_loaded(module) -> None:
@@ -241,8 +244,11 @@ def _pyplot_loaded(module) -> None:
     module.switch_backend, module.figure = switch_backend, figure_without_hooks
 
 
-_HEADLESS = {"matplotlib": _matplotlib_loaded, "matplotlib.backends.registry": _registry_loaded,
-             "matplotlib.pyplot": _pyplot_loaded}
+_HEADLESS = {
+    "matplotlib": _matplotlib_loaded,
+    "matplotlib.backends.registry": _registry_loaded,
+    "matplotlib.pyplot": _pyplot_loaded,
+}
 
 
 class _BackendLoader:
@@ -256,11 +262,11 @@ class _BackendLoader:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         class FigureManager(FigureManagerBase):
-            def show(self):             # fig.show(): no window, and nothing to warn about
+            def show(self):  # fig.show(): no window, and nothing to warn about
                 pass
 
             @classmethod
-            def pyplot_show(cls, *args, **kwargs):   # plt.show()
+            def pyplot_show(cls, *args, **kwargs):  # plt.show()
                 pass
 
         class FigureCanvas(FigureCanvasAgg):
@@ -274,6 +280,7 @@ class _BackendLoader:
 
 
 # --------------------------------------------------------------------------- stand-ins
+
 
 class _StandInLoader:
     def __init__(self, library: str):
@@ -302,13 +309,13 @@ def _kinds(library: str) -> tuple:
     return _classes[library]
 
 
-def _stand_in(library: str) -> "StandIn":
+def _stand_in(library: str) -> StandIn:
     return _kinds(library)[0]
 
 
 def _stand_in_module(library: str, name: str) -> ModuleType:
     module = _kinds(library)[2](name)
-    module.__all__ = []   # a star import gets no names (the library's are not known here)
+    module.__all__ = []  # a star import gets no names (the library's are not known here)
     return module
 
 
@@ -341,7 +348,7 @@ class StandIn:
     _library: str
 
     def __getattr__(self, name: str):
-        if name.startswith("__") and name.endswith("__"):   # protocols it does not have
+        if name.startswith("__") and name.endswith("__"):  # protocols it does not have
             raise AttributeError(name)
         return self
 
@@ -378,7 +385,7 @@ class StandIn:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> None:   # (an exception inside goes on)
+    def __exit__(self, *exc) -> None:  # (an exception inside goes on)
         return None
 
     def __int__(self) -> int:

@@ -22,6 +22,7 @@ The grader kills whatever a worker left behind (a cgroup sweep) before the next 
 Control messages are JSON datagrams on a SOCK_SEQPACKET socket; a fork request carries the
 worker's channel and its stdout/stderr files as file descriptors.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -57,8 +58,8 @@ class Server:
         self.config = config
         self.root = config["scratch_root"]
         self.count = 0
-        self.children: dict[int, str] = {}      # pid -> its private folder
-        self.statuses: dict[int, int] = {}      # pid -> exit status, once reaped
+        self.children: dict[int, str] = {}  # pid -> its private folder
+        self.statuses: dict[int, int] = {}  # pid -> exit status, once reaped
 
     def serve(self) -> None:
         while True:
@@ -98,8 +99,10 @@ class Server:
                 self._become_worker(channel, out, err, folder)
             except BaseException as exc:
                 try:
-                    worker.wire.send(socket.socket(fileno=channel),
-                                     {"op": "not-ready", "error": f"{type(exc).__name__}: {exc}"})
+                    worker.wire.send(
+                        socket.socket(fileno=channel),
+                        {"op": "not-ready", "error": f"{type(exc).__name__}: {exc}"},
+                    )
                 except BaseException:
                     pass
             os._exit(1)
@@ -128,9 +131,15 @@ class Server:
         gc.enable()
         policy = self.config["worker_landlock"]
         policy = dict(policy, read=policy["read"] + [folder], write=policy["write"] + [folder])
-        worker.become_worker(socket.socket(fileno=channel),
-                             {"private_namespaces": True, "deny_sockets": self.config["deny_sockets"],
-                              "deny_keys": self.config.get("deny_keys") is True, "landlock": policy})
+        worker.become_worker(
+            socket.socket(fileno=channel),
+            {
+                "private_namespaces": True,
+                "deny_sockets": self.config["deny_sockets"],
+                "deny_keys": self.config.get("deny_keys") is True,
+                "landlock": policy,
+            },
+        )
 
     def wait(self, pid: int, seconds: float) -> int | None:
         """The worker's exit status once it has ended (negative: the signal that ended it)."""
@@ -173,11 +182,13 @@ def main() -> None:
         os.makedirs(config["scratch_root"], exist_ok=True)
         if config.get("scratch_bytes"):  # before Landlock, which forbids every mount
             import namespaces
+
             namespaces.enter_scratch(config["scratch_root"], int(config["scratch_bytes"]))
         if config["deny_sockets"]:
             importlib.import_module("pyseccomp")  # loaded once here, applied by each worker
         if config.get("server_landlock"):
             import landlock
+
             policy = config["server_landlock"]
             landlock.restrict(policy["read"], policy["write"], policy.get("own_process") is True)
     except (OSError, ImportError, RuntimeError) as exc:
@@ -186,6 +197,7 @@ def main() -> None:
     # The frameworks the task allows, imported once here (they start no thread on import, so
     # forking stays safe); every worker inherits them warm, outside its student's clock.
     import preload
+
     preload.preload(config.get("preload"))
     # What the server holds now is shared with every worker; freezing it keeps the workers'
     # garbage collector from touching (and so copying) those pages.

@@ -9,15 +9,27 @@ hence the raw system call.
 
 Standard library only: also imported inside the sandbox.
 """
+
 from __future__ import annotations
 
 import ctypes
 import platform
 
 KEYCTL_JOIN_SESSION_KEYRING = 1
-SYS_KEYCTL = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv64": 219,
-              "i386": 288, "i686": 288, "armv7l": 311, "ppc64le": 130, "ppc64": 130,
-              "s390x": 280, "loongarch64": 219}
+SYS_KEYCTL = {
+    "x86_64": 250,
+    "amd64": 250,
+    "aarch64": 219,
+    "arm64": 219,
+    "riscv64": 219,
+    "i386": 288,
+    "i686": 288,
+    "armv7l": 311,
+    "ppc64le": 130,
+    "ppc64": 130,
+    "s390x": 280,
+    "loongarch64": 219,
+}
 
 
 # Looked up once, at import: join_new_session also runs between fork and exec.
@@ -32,5 +44,7 @@ def join_new_session() -> bool:
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    return libc.syscall(ctypes.c_long(_NUMBER), ctypes.c_int(KEYCTL_JOIN_SESSION_KEYRING),
-                        ctypes.c_void_p(None)) >= 0
+    return (
+        libc.syscall(ctypes.c_long(_NUMBER), ctypes.c_int(KEYCTL_JOIN_SESSION_KEYRING), ctypes.c_void_p(None))
+        >= 0
+    )

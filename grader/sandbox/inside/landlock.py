@@ -9,6 +9,7 @@ the grader, although it runs as the same user. Irreversible, and inherited by ch
 This file is imported by the worker (standard library only) and by the grader (for
 ``abi_version``).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -42,8 +43,9 @@ def abi_version() -> int:
     if not os.uname().sysname == "Linux":
         return 0
     try:
-        version = _libc().syscall(SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
-                                  ctypes.c_uint32(CREATE_RULESET_VERSION))
+        version = _libc().syscall(
+            SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION)
+        )
     except (OSError, AttributeError):
         return 0
     return max(int(version), 0)
@@ -62,8 +64,21 @@ def _file_rights(abi: int) -> int:
 # reads maps and environ; thread pools size themselves from status, stat, cpuset, cgroup),
 # granted file by file to the process's own /proc/PID: never mem, pagemap, fd/, task/ (a
 # thread's folder holds its mem too), nor any other process's entries.
-OWN_PROCESS_FILES = ("cmdline", "comm", "environ", "maps", "stat", "statm", "status", "cgroup",
-                     "cpuset", "mounts", "mountinfo", "limits", "auxv")
+OWN_PROCESS_FILES = (
+    "cmdline",
+    "comm",
+    "environ",
+    "maps",
+    "stat",
+    "statm",
+    "status",
+    "cgroup",
+    "cpuset",
+    "mounts",
+    "mountinfo",
+    "limits",
+    "auxv",
+)
 # Each allowed /proc entry stays open (O_PATH, which reads nothing): procfs makes a new inode
 # whenever an entry is looked up afresh, and a rule holds only for the inode it was made on.
 _pinned: list[int] = []
@@ -95,9 +110,11 @@ def restrict(read_paths: list[str], write_paths: list[str], own_process: bool = 
     try:
         read_dir = EXECUTE | READ_FILE | READ_DIR
         own = own_process_paths() if own_process else []
-        for path, rights in ([(p, read_dir) for p in read_paths]
-                             + [(p, READ_FILE) for p in own]
-                             + [(p, handled_fs) for p in write_paths]):
+        for path, rights in (
+            [(p, read_dir) for p in read_paths]
+            + [(p, READ_FILE) for p in own]
+            + [(p, handled_fs) for p in write_paths]
+        ):
             _allow(libc, ruleset, path, rights, abi, keep=path in own)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise LandlockError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
@@ -118,8 +135,12 @@ def _allow(libc, ruleset: int, path: str, rights: int, abi: int, keep: bool = Fa
             rights &= _file_rights(abi)  # directory rights on a file are an error
         rule = struct.pack("=Qi", rights, fd)  # struct landlock_path_beneath_attr (packed)
         buf = ctypes.create_string_buffer(rule, len(rule))
-        if libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH),
-                        buf, ctypes.c_uint32(0)) != 0:
+        if (
+            libc.syscall(
+                SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), buf, ctypes.c_uint32(0)
+            )
+            != 0
+        ):
             raise LandlockError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
     except BaseException:
         os.close(fd)

@@ -2,6 +2,7 @@
 
 Standard library only: ``apply`` also runs inside the sandbox (the fork server's workers).
 """
+
 from __future__ import annotations
 
 import os
@@ -21,13 +22,13 @@ class Limits:
     call_seconds: float = 10.0
     call_multiple: float = 100.0
     call_floor_seconds: float = 0.5
-    call_limit: str = "derived"   # or "absolute"
+    call_limit: str = "derived"  # or "absolute"
     submission_seconds: float = 60.0
     file_mib: int = 64
     open_files: int = 256
     processes: int = 64
     output_chars: int = 4000  # of stdout/stderr shown per call
-    scratch_mib: int = 256    # the worker's private folder (a tmpfs, charged to its memory)
+    scratch_mib: int = 256  # the worker's private folder (a tmpfs, charged to its memory)
     # Modules a worker imports before it says hello (the frameworks the task allows that are
     # installed: frameworks.preload); set by the grader, never by a task.yaml.
     preload: tuple[str, ...] = ()
@@ -45,8 +46,9 @@ class CallLimit:
 
 def absolute_limit(limits: Limits) -> CallLimit:
     """``call_seconds`` of wall-clock time, as every call had before limits were derived."""
-    return CallLimit(limits.call_seconds, limits.call_seconds,
-                     f"the fixed limit of {limits.call_seconds:g} s per call")
+    return CallLimit(
+        limits.call_seconds, limits.call_seconds, f"the fixed limit of {limits.call_seconds:g} s per call"
+    )
 
 
 def rlimits(limits: Limits, cpu: bool = True) -> list[tuple[int, int, int]]:
@@ -54,10 +56,12 @@ def rlimits(limits: Limits, cpu: bool = True) -> list[tuple[int, int, int]]:
     leaves CPU time out, for a long-lived process that only forks such processes."""
     mib = 1 << 20
     seconds = int(limits.submission_seconds) + 5
-    wanted = [(resource.RLIMIT_AS, limits.memory_mib * mib, limits.memory_mib * mib),
-              (resource.RLIMIT_FSIZE, limits.file_mib * mib, limits.file_mib * mib),
-              (resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
-              (resource.RLIMIT_CORE, 0, 0)]
+    wanted = [
+        (resource.RLIMIT_AS, limits.memory_mib * mib, limits.memory_mib * mib),
+        (resource.RLIMIT_FSIZE, limits.file_mib * mib, limits.file_mib * mib),
+        (resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
+        (resource.RLIMIT_CORE, 0, 0),
+    ]
     if cpu:
         wanted.append((resource.RLIMIT_CPU, seconds, seconds + 5))  # SIGXCPU before SIGKILL
     if os.getuid() != 0:  # root ignores RLIMIT_NPROC; the cgroup's pids cap holds it there

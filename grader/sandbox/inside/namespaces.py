@@ -17,6 +17,7 @@ Imported by the fork server and the worker (standard library only); run as a scr
 the probe that tells the grader whether this works here (exit status 0; ``--mount``: the
 capped tmpfs too).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -34,8 +35,11 @@ def _unshare(flags: int) -> None:
     if libc.unshare(flags) != 0:
         error = ctypes.get_errno()
         raise OSError(error, f"unshare failed: {os.strerror(error)}")
-    for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
-                       ("/proc/self/gid_map", f"{gid} {gid} 1")):
+    for path, text in (
+        ("/proc/self/setgroups", "deny"),
+        ("/proc/self/uid_map", f"{uid} {uid} 1"),
+        ("/proc/self/gid_map", f"{gid} {gid} 1"),
+    ):
         with open(path, "w") as f:
             f.write(text)
 

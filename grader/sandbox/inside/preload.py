@@ -6,6 +6,7 @@ Standard library only; imported inside the sandbox. A framework that is missing 
 import is left alone here: the student's own import then fails in the student's run and the
 grader reports the environment's gap (grading._environment_problem).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -24,7 +25,7 @@ def preload(modules, warm_up: bool = False) -> list[str]:
         try:
             importlib.import_module(name)
         except Exception:
-            sys.modules.pop(name, None)   # a half-imported framework is retried by the student's import
+            sys.modules.pop(name, None)  # a half-imported framework is retried by the student's import
             continue
         done.append(name)
     if "torch" in done:

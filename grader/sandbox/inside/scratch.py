@@ -3,6 +3,7 @@ did to it (a folder it made unlistable, mode 0300, survives ``shutil.rmtree``).
 
 Standard library only: the fork server uses it inside the sandbox, the grader outside.
 """
+
 from __future__ import annotations
 
 import os

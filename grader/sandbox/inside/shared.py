@@ -15,6 +15,7 @@ their frame as one marker byte on the (stream) channel, which the worker takes w
 
 Imported on both sides of the trust boundary: standard library and numpy only.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -29,12 +30,18 @@ MAX_FDS = 64  # per message: a worker may hold 256 open files (and SCM_MAX_FD is
 
 # --------------------------------------------------------------------------- grader side
 
+
 def shareable(value) -> bool:
     """Whether an argument goes to the worker in shared memory (a plain array of numbers
     with at least one element; an empty array cannot change)."""
     import numpy as np
-    return (type(value) is np.ndarray and value.dtype.kind in "biufc"
-            and not value.dtype.fields and value.nbytes > 0)
+
+    return (
+        type(value) is np.ndarray
+        and value.dtype.kind in "biufc"
+        and not value.dtype.fields
+        and value.nbytes > 0
+    )
 
 
 class SharedArray:
@@ -43,6 +50,7 @@ class SharedArray:
 
     def __init__(self, value, position: int):
         import numpy as np
+
         arr = np.ascontiguousarray(value)
         self.position = position
         self.shape, self.descr, self.nbytes = arr.shape, arr.dtype.str, arr.nbytes
@@ -64,6 +72,7 @@ class SharedArray:
         """The array as it is now in the shared memory (None if the file lost bytes, which
         only a file without seals allows)."""
         import numpy as np
+
         data = os.pread(self.fd, self.nbytes, 0)
         if len(data) != self.nbytes:
             return None
@@ -86,6 +95,7 @@ def _seal(fd: int) -> None:
     """Neither side may resize the file from now on (the worker could otherwise shrink it
     under a mapping); its bytes stay writable."""
     import fcntl
+
     if not hasattr(fcntl, "F_ADD_SEALS"):
         return
     try:
@@ -100,6 +110,7 @@ def send_fds(sock: socket.socket, fds: list[int]) -> None:
 
 
 # --------------------------------------------------------------------------- worker side
+
 
 def receive_fds(sock: socket.socket, count: int) -> list[int]:
     """The descriptors that follow a frame whose header announced ``count`` of them (fewer
@@ -119,8 +130,9 @@ try:
     import weakref
 
     import numpy as _np
+
     _dtype, _frombuffer = _np.dtype, _np.frombuffer
-except ImportError:   # (the grader's side imports this module too; it needs none of it)
+except ImportError:  # (the grader's side imports this module too; it needs none of it)
     pass
 _PROT, _MAP_SHARED = mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED
 
@@ -140,8 +152,14 @@ def map_array(fd: int, descr: str, shape: list):
     if _libc is None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                              ctypes.c_int, ctypes.c_long]
+        libc.mmap.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_long,
+        ]
         libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         _libc = libc
     address = _libc.mmap(None, size, _PROT, _MAP_SHARED, fd, 0)

@@ -26,6 +26,7 @@ makes its threads with clone.
 
 Irreversible, and inherited by every process the worker starts. Imported inside the sandbox.
 """
+
 from __future__ import annotations
 
 import errno
@@ -33,9 +34,25 @@ import importlib
 
 SOCKETS = ("socket", "io_uring_setup")
 KEYS = ("keyctl", "add_key", "request_key")
-IPC = ("shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
-       "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
-       "mq_notify", "mq_getsetattr")
+IPC = (
+    "shmget",
+    "shmat",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+)
 NEW_PROCESSES = ("fork", "vfork")
 CLONE_THREAD = 0x00010000
 
@@ -45,6 +62,7 @@ def deny(sockets: bool = False, keys: bool = False, ipc: bool = False, processes
     if not (sockets or keys or ipc or processes):
         return
     import pyseccomp as seccomp
+
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in SOCKETS if sockets else ():
         rules.add_rule(seccomp.ERRNO(errno.EACCES), name)
@@ -55,7 +73,9 @@ def deny(sockets: bool = False, keys: bool = False, ipc: bool = False, processes
     if processes:
         for name in NEW_PROCESSES:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
-        rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
+        rules.add_rule(
+            seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0)
+        )
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     rules.load()
 

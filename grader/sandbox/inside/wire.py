@@ -9,6 +9,7 @@ This module is imported on both sides of the trust boundary, so it uses only the
 library and numpy, and it never unpickles anything. numpy is imported on first use, so the
 grader can start a worker before it pays for numpy itself.
 """
+
 from __future__ import annotations
 
 import io
@@ -19,8 +20,9 @@ import select
 import socket
 import struct
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Sequence, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:  # numpy itself is imported on first use (see above)
     import numpy as np
@@ -38,7 +40,7 @@ class Caps:
     """Upper bounds on what one frame may carry."""
 
     json_bytes: int = 1 << 20
-    blob_count: int = 256      # a script's answer: 64 globals and 128 computed arrays
+    blob_count: int = 256  # a script's answer: 64 globals and 128 computed arrays
     blob_bytes: int = 512 << 20
     total_bytes: int = 1 << 30
     ndim: int = 32
@@ -71,6 +73,7 @@ class WireClosed(WireError):
 
 
 # --------------------------------------------------------------------------- frames
+
 
 def _prefix_and_header(header: dict, blobs) -> bytes:
     header = dict(header, blobs=[len(b) for b in blobs])
@@ -109,7 +112,7 @@ class _BytesChannel:
         self.data, self.at = memoryview(data), 0
 
     def recv(self, n: int, flags: int = 0, /) -> bytes:
-        chunk = bytes(self.data[self.at:self.at + n])
+        chunk = bytes(self.data[self.at : self.at + n])
         self.at += len(chunk)
         return chunk
 
@@ -118,7 +121,7 @@ def unpack(data: bytes, caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytearray
     return recv(_BytesChannel(data), None, caps)
 
 
-READ_CHUNK = 1 << 22   # a payload is read this much at a time, as it arrives
+READ_CHUNK = 1 << 22  # a payload is read this much at a time, as it arrives
 
 
 def _recv_exact(sock: _Channel, n: int, deadline: float | None) -> bytearray:
@@ -138,7 +141,9 @@ def _recv_exact(sock: _Channel, n: int, deadline: float | None) -> bytearray:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WireTimeout("no answer before the time limit") from None
-            ready, _, _ = select.select([cast(socket.socket, sock)], [], [], remaining)  # (a socket: it has a deadline)
+            ready, _, _ = select.select(
+                [cast(socket.socket, sock)], [], [], remaining
+            )  # (a socket: it has a deadline)
             if not ready:
                 raise WireTimeout("no answer before the time limit") from None
             continue
@@ -150,8 +155,9 @@ def _recv_exact(sock: _Channel, n: int, deadline: float | None) -> bytearray:
     return buf
 
 
-def recv(sock: _Channel, deadline: float | None = None,
-         caps: Caps = DEFAULT_CAPS) -> tuple[dict, list[bytearray]]:
+def recv(
+    sock: _Channel, deadline: float | None = None, caps: Caps = DEFAULT_CAPS
+) -> tuple[dict, list[bytearray]]:
     magic, length = PREFIX.unpack(_recv_exact(sock, PREFIX.size, deadline))
     if magic != MAGIC:
         raise WireError("corrupted channel (bad frame marker)")
@@ -164,19 +170,26 @@ def recv(sock: _Channel, deadline: float | None = None,
     if not isinstance(header, dict):
         raise WireError("message header is not a JSON object")
     sizes = header.get("blobs", [])
-    if (not isinstance(sizes, list) or len(sizes) > caps.blob_count
-            or not all(type(s) is int and s >= 0 for s in sizes)):
+    if (
+        not isinstance(sizes, list)
+        or len(sizes) > caps.blob_count
+        or not all(type(s) is int and s >= 0 for s in sizes)
+    ):
         raise WireError("message declares payloads that are not a list of sizes")
     if any(s > caps.blob_bytes for s in sizes) or sum(sizes) > caps.total_bytes:
-        raise WireError(f"message declares {sum(sizes)} bytes of payloads, over the size caps "
-                        f"({caps.blob_bytes} bytes each, {caps.total_bytes} in all)")
+        raise WireError(
+            f"message declares {sum(sizes)} bytes of payloads, over the size caps "
+            f"({caps.blob_bytes} bytes each, {caps.total_bytes} in all)"
+        )
     return header, [_recv_exact(sock, s, deadline) for s in sizes]
 
 
 # --------------------------------------------------------------------------- arrays
 
+
 def array_to_npy(arr) -> bytes:
     import numpy as np
+
     arr = np.asarray(arr)
     if not arr.flags.c_contiguous:  # (not ascontiguousarray: it would make a 0-d array 1-d)
         arr = np.ascontiguousarray(arr)
@@ -198,11 +211,13 @@ def array_to_npy(arr) -> bytes:
 _PLAIN_DESCR = re.compile(rb"[<>|=][biufc][0-9]{1,2}")
 _NPY_V1_HEADER = re.compile(
     rb"\{'descr': '(" + _PLAIN_DESCR.pattern + rb")', 'fortran_order': (True|False), "
-    rb"'shape': \(((?:[0-9]{1,18}, ?)*(?:[0-9]{1,18})?)\), \} *\n")
+    rb"'shape': \(((?:[0-9]{1,18}, ?)*(?:[0-9]{1,18})?)\), \} *\n"
+)
 
 
 def _plain_header(data) -> tuple[tuple, bool, np.dtype, int] | None:
     import numpy as np
+
     if len(data) < 10 or data[:8] != b"\x93NUMPY\x01\x00":
         return None
     end = 10 + int.from_bytes(data[8:10], "little")
@@ -222,6 +237,7 @@ def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS):
     """Parse a .npy blob without trusting its header: the shape must match the bytes.
     A bytearray (as ``recv`` returns) is used in place; immutable bytes are copied."""
     import numpy as np
+
     plain = _plain_header(data)
     if plain is not None:
         shape, fortran, dtype, offset = plain
@@ -254,9 +270,11 @@ def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS):
 
 # --------------------------------------------------------------------------- values
 
+
 def encode(value, blobs: list[bytes], depth: int = 0):
     """Turn plain data and arrays into JSON-able data, appending arrays to ``blobs``."""
     import numpy as np
+
     if depth > DEFAULT_CAPS.nesting:
         raise ValueError("value is nested too deeply")
     if value is None or isinstance(value, (bool, str)):

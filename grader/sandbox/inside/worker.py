@@ -4,6 +4,7 @@ Runs as ``python -I worker.py CHANNEL_FD`` inside the sandbox. It receives input
 back outputs as plain data (see wire.py); it never receives expected values, and nothing
 it says is trusted: the grader validates every answer and computes every verdict itself.
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,8 +31,8 @@ import wire  # noqa: E402
 _ndarray, _may_share_memory = np.ndarray, np.may_share_memory
 _NUMPY_NAMES = dict(vars(np))
 
-TEXT_CAP = 4000           # characters of an exception message or repr sent back
-OUTPUT_BYTES_CAP = 256 << 20   # an output array larger than this is refused here already
+TEXT_CAP = 4000  # characters of an exception message or repr sent back
+OUTPUT_BYTES_CAP = 256 << 20  # an output array larger than this is refused here already
 
 
 def _flush_std_streams() -> None:
@@ -69,16 +70,42 @@ def _error_record(exc: BaseException, submission: str | None) -> dict:
 # warning came from, reading a setter's parameters): what it does for the submission's call
 # (a process its animation writer starts, a callback it runs that is exec, a figure hook)
 # is the submission's.
-ROUTES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "subprocess.Popen",
-                        "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
-                        "os.forkpty", "pty.spawn", "socket.__new__"})
-DYNAMIC_CODE = frozenset({"exec", "compile"})   # exec/eval/compile called by the submission
-INTROSPECTION = frozenset({"sys._getframe", "sys._current_frames", "sys._current_exceptions",
-                           "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-                           "sys.settrace", "sys.setprofile", "sys.addaudithook",
-                           "function.__new__", "code.__new__", "object.__getattr__",
-                           "object.__setattr__", "object.__delattr__",
-                           "_thread.start_new_thread"})
+ROUTES_OUT = frozenset(
+    {
+        "ctypes.dlopen",
+        "ctypes.dlsym",
+        "ctypes.cdata",
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "pty.spawn",
+        "socket.__new__",
+    }
+)
+DYNAMIC_CODE = frozenset({"exec", "compile"})  # exec/eval/compile called by the submission
+INTROSPECTION = frozenset(
+    {
+        "sys._getframe",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys.addaudithook",
+        "function.__new__",
+        "code.__new__",
+        "object.__getattr__",
+        "object.__setattr__",
+        "object.__delattr__",
+        "_thread.start_new_thread",
+    }
+)
 # Data turned into code, whichever frame does it, while the submission is on the stack and
 # nothing is being imported: unpickling (np.load(allow_pickle=True) of bytes it made),
 # code objects from bytes, and the process's own memory opened as a file (/proc/self/mem:
@@ -86,9 +113,9 @@ INTROSPECTION = frozenset({"sys._getframe", "sys._current_frames", "sys._current
 DATA_AS_CODE = frozenset({"pickle.find_class", "marshal.loads", "marshal.load"})
 _PROCESS_MEMORY = re.compile(r"^/proc/[^/]+(/task/[^/]+)?/(mem|pagemap)$")
 EVIDENCE_CAP = 100
-OVERFLOW = "evidence-overflow()"   # more records than the cap: itself evidence
-_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the worker's own modules
-_STDLIB = os.path.dirname(os.__file__) + os.sep                 # the standard library's
+OVERFLOW = "evidence-overflow()"  # more records than the cap: itself evidence
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the worker's own modules
+_STDLIB = os.path.dirname(os.__file__) + os.sep  # the standard library's
 # The recorder's frames that do the submission's arithmetic (computed.py): what happens in
 # there is the submission's doing, as it was before its code was rewritten.
 _PASS_THROUGH = computed.OPERATOR_CODES
@@ -102,10 +129,37 @@ DISPLAY_OWN = frozenset({"sys._getframe", "object.__getattr__"})
 # of them raises is raised for whoever called it (ctypes.CDLL's dlopen is its caller's). Any
 # other module's frames (a framework's, matplotlib's, typing's own frame lookups) act on
 # their own account.
-_ROUTE_TOOLS = frozenset({"ctypes", "_ctypes", "subprocess", "os", "posix", "posixpath", "socket",
-                          "multiprocessing", "pty", "inspect", "traceback", "threading", "_thread",
-                          "signal", "shutil", "pickle", "copyreg", "code", "codeop", "pdb", "bdb",
-                          "trace", "runpy", "gc", "sys", "builtins", "marshal"})
+_ROUTE_TOOLS = frozenset(
+    {
+        "ctypes",
+        "_ctypes",
+        "subprocess",
+        "os",
+        "posix",
+        "posixpath",
+        "socket",
+        "multiprocessing",
+        "pty",
+        "inspect",
+        "traceback",
+        "threading",
+        "_thread",
+        "signal",
+        "shutil",
+        "pickle",
+        "copyreg",
+        "code",
+        "codeop",
+        "pdb",
+        "bdb",
+        "trace",
+        "runpy",
+        "gc",
+        "sys",
+        "builtins",
+        "marshal",
+    }
+)
 
 
 def _is_route_tool(frame) -> bool:
@@ -122,8 +176,18 @@ def _compiled_from_string(code) -> bool:
     return name.startswith("<") and not name.startswith("<frozen")
 
 
-_NAMES_ONLY = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List,
-               ast.Load, ast.BinOp, ast.BitOr, ast.Constant)
+_NAMES_ONLY = (
+    ast.Expression,
+    ast.Name,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Tuple,
+    ast.List,
+    ast.Load,
+    ast.BinOp,
+    ast.BitOr,
+    ast.Constant,
+)
 
 
 def _names_only(source: str) -> bool:
@@ -133,9 +197,10 @@ def _names_only(source: str) -> bool:
         tree = ast.parse(source.strip(), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
-    return all(isinstance(node, _NAMES_ONLY) for node in ast.walk(tree)) and \
-        all(not isinstance(node, ast.Constant) or node.value is None or isinstance(node.value, str)
-            for node in ast.walk(tree))
+    return all(isinstance(node, _NAMES_ONLY) for node in ast.walk(tree)) and all(
+        not isinstance(node, ast.Constant) or node.value is None or isinstance(node.value, str)
+        for node in ast.walk(tree)
+    )
 
 
 def _signature(code) -> tuple:
@@ -158,13 +223,13 @@ class RuntimeEvidence:
         self.submission = submission
         self.sock = sock
         self.entries: list[str] = []
-        self.busy = False   # the hook's own frame walk raises the events it listens to
+        self.busy = False  # the hook's own frame walk raises the events it listens to
         try:
             with open(submission, "rb") as f:
                 self.text = f.read().decode("utf-8", "replace")
         except OSError:
             self.text = ""
-        self.file_strings: set[tuple] = set()   # code compiled by a library from the file's text
+        self.file_strings: set[tuple] = set()  # code compiled by a library from the file's text
 
     def __call__(self, event, args):
         if self.busy or event not in _WATCHED:
@@ -176,7 +241,7 @@ class RuntimeEvidence:
             self.busy = False
 
     def _record(self, event, args) -> None:
-        raiser = sys._getframe(2)   # the frame whose call raised the event
+        raiser = sys._getframe(2)  # the frame whose call raised the event
         if event == "import":
             frame: FrameType | None = raiser
             while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
@@ -231,8 +296,13 @@ class RuntimeEvidence:
             source = args[0]
             if isinstance(source, bytes):
                 source = source.decode("utf-8", "replace")
-            if isinstance(source, str) and source.strip() and source.strip() in self.text \
-                    and not _names_only(source) and self._caused_by_submission(raiser):
+            if (
+                isinstance(source, str)
+                and source.strip()
+                and source.strip() in self.text
+                and not _names_only(source)
+                and self._caused_by_submission(raiser)
+            ):
                 for mode in ("eval", "exec"):
                     try:
                         self.file_strings.add(_signature(compile(source, "<string>", mode)))
@@ -253,9 +323,10 @@ class RuntimeEvidence:
         try:
             full = os.path.normpath(os.path.join(os.getcwd(), path))
         except (OSError, ValueError):
-            return True   # no working directory to resolve it against: count it
-        return bool(_PROCESS_MEMORY.match(full)) or (not os.path.isabs(path) and
-                                                     os.path.basename(full) in ("mem", "pagemap"))
+            return True  # no working directory to resolve it against: count it
+        return bool(_PROCESS_MEMORY.match(full)) or (
+            not os.path.isabs(path) and os.path.basename(full) in ("mem", "pagemap")
+        )
 
     def _caused_by_submission(self, frame) -> bool:
         while frame is not None:
@@ -275,7 +346,7 @@ class RuntimeEvidence:
     def _add(self, entry: str) -> None:
         if entry in self.entries:
             return
-        if len(self.entries) >= EVIDENCE_CAP:   # a flood could hide what follows: say so
+        if len(self.entries) >= EVIDENCE_CAP:  # a flood could hide what follows: say so
             entry = OVERFLOW
             if entry in self.entries:
                 return
@@ -294,8 +365,10 @@ def _describe(value, blobs: list[bytes], depth: int = 0):
         if value.dtype.kind not in wire.ALLOWED_DTYPE_KINDS or value.dtype.fields:
             return {"$obj": f"ndarray of dtype {value.dtype}", "repr": _safe_repr(value)}
         if value.size * value.dtype.itemsize > OUTPUT_BYTES_CAP:
-            return {"$obj": "oversized array",
-                    "repr": f"an array of shape {value.shape} ({value.dtype}) is too large to return"}
+            return {
+                "$obj": "oversized array",
+                "repr": f"an array of shape {value.shape} ({value.dtype}) is too large to return",
+            }
         plain = np.ndarray.view(value, np.ndarray) if type(value) is not np.ndarray else value
         blobs.append(wire.array_to_npy(np.array(plain, copy=True)))
         record: dict[str, object] = {"$nd": len(blobs) - 1}
@@ -321,8 +394,7 @@ def _describe(value, blobs: list[bytes], depth: int = 0):
             arr = np.array(value)
         except Exception:
             arr = None
-        if arr is not None and arr.dtype.kind in wire.ALLOWED_DTYPE_KINDS \
-                and arr.nbytes <= OUTPUT_BYTES_CAP:
+        if arr is not None and arr.dtype.kind in wire.ALLOWED_DTYPE_KINDS and arr.nbytes <= OUTPUT_BYTES_CAP:
             blobs.append(wire.array_to_npy(arr))
             return {"$nd": len(blobs) - 1, "subclass": type(value).__name__}
         if len(value) <= 1000:
@@ -331,9 +403,9 @@ def _describe(value, blobs: list[bytes], depth: int = 0):
     return {"$obj": type(value).__qualname__[:100], "repr": _safe_repr(value)}
 
 
-GLOBALS_CAP = 64                # arrays a script left in its globals that are sent back
-COMPUTED_CAP = 128              # arrays it computed elsewhere (computed.py) that are sent back
-ARRAYS_BYTES_CAP = 128 << 20    # the bytes of all of them together
+GLOBALS_CAP = 64  # arrays a script left in its globals that are sent back
+COMPUTED_CAP = 128  # arrays it computed elsewhere (computed.py) that are sent back
+ARRAYS_BYTES_CAP = 128 << 20  # the bytes of all of them together
 
 
 def _as_numbers(value):
@@ -377,8 +449,9 @@ def _numbers_left(namespace: dict, drawn: frozenset = frozenset()) -> list[tuple
     return left
 
 
-def _numbers_sent(namespace: dict, recorder: computed.Recorder, wanted: frozenset,
-                  out: list[bytes]) -> tuple[dict, list[dict]]:
+def _numbers_sent(
+    namespace: dict, recorder: computed.Recorder, wanted: frozenset, out: list[bytes]
+) -> tuple[dict, list[dict]]:
     """The arrays the script left in its globals ({name: wire record}) and those it computed
     elsewhere ([wire record naming it], most telling first: computed.candidates), within
     the caps. Arrays of the shapes the checks want are chosen first, then the others, smallest
@@ -389,18 +462,23 @@ def _numbers_sent(namespace: dict, recorder: computed.Recorder, wanted: frozense
         arr = _plain_numbers(candidate.value, ARRAYS_BYTES_CAP)
         if arr is not None and arr.ndim > 0:
             made.append((candidate, arr))
-    entries = [(0, i, arr) for i, (_, _, arr) in enumerate(left)] + \
-              [(1, i, arr) for i, (_, arr) in enumerate(made)]
-    order = sorted(range(len(entries)), key=lambda k: (
-        tuple(entries[k][2].shape) not in wanted, entries[k][2].nbytes, k))
+    entries = [(0, i, arr) for i, (_, _, arr) in enumerate(left)] + [
+        (1, i, arr) for i, (_, arr) in enumerate(made)
+    ]
+    order = sorted(
+        range(len(entries)), key=lambda k: (tuple(entries[k][2].shape) not in wanted, entries[k][2].nbytes, k)
+    )
     chosen: set[int] = set()
     seen: set[int] = set()
     counts, total = [0, 0], 0
     for k in order:
         group, i, arr = entries[k]
         value = left[i][1] if group == 0 else made[i][0].value
-        if counts[group] >= (GLOBALS_CAP, COMPUTED_CAP)[group] or total + arr.nbytes > ARRAYS_BYTES_CAP \
-                or (group == 1 and id(value) in seen):
+        if (
+            counts[group] >= (GLOBALS_CAP, COMPUTED_CAP)[group]
+            or total + arr.nbytes > ARRAYS_BYTES_CAP
+            or (group == 1 and id(value) in seen)
+        ):
             continue
         seen.add(id(value))
         counts[group] += 1
@@ -408,7 +486,7 @@ def _numbers_sent(namespace: dict, recorder: computed.Recorder, wanted: frozense
         chosen.add(k)
     sent_left: dict[str, dict] = {}
     sent_made: list[dict] = []
-    for k, (group, i, arr) in enumerate(entries):   # in the script's order
+    for k, (group, i, arr) in enumerate(entries):  # in the script's order
         if k not in chosen:
             continue
         out.append(wire.array_to_npy(np.array(arr, copy=True)))
@@ -417,8 +495,12 @@ def _numbers_sent(namespace: dict, recorder: computed.Recorder, wanted: frozense
             sent_left[name[:100]] = {"$nd": len(out) - 1, "type": type(value).__name__[:100]}
         else:
             candidate = made[i][0]
-            sent_made.append(dict(computed.describe(candidate), **{
-                "$nd": len(out) - 1, "type": type(candidate.value).__name__[:100]}))
+            sent_made.append(
+                dict(
+                    computed.describe(candidate),
+                    **{"$nd": len(out) - 1, "type": type(candidate.value).__name__[:100]},
+                )
+            )
     return sent_left, sent_made
 
 
@@ -435,8 +517,11 @@ def _shapes(value) -> frozenset:
     """The shapes the grader's checks want (a list of lists of ints), else none."""
     if not isinstance(value, list) or len(value) > 100:
         return frozenset()
-    return frozenset(tuple(shape) for shape in value if isinstance(shape, list) and len(shape) <= 32
-                     and all(type(n) is int and n >= 0 for n in shape))
+    return frozenset(
+        tuple(shape)
+        for shape in value
+        if isinstance(shape, list) and len(shape) <= 32 and all(type(n) is int and n >= 0 for n in shape)
+    )
 
 
 def _safe_repr(value) -> str:
@@ -494,8 +579,15 @@ def _copy_back(shared_back: list, _copyto=np.copyto, _uint8=np.uint8) -> None:
             pass
 
 
-def _argument(value, blobs: list[bytes], fds: list[int], shared_back: list,
-              _map_array=shared.map_array, _array_copy=np.array, _decode=wire.decode):
+def _argument(
+    value,
+    blobs: list[bytes],
+    fds: list[int],
+    shared_back: list,
+    _map_array=shared.map_array,
+    _array_copy=np.array,
+    _decode=wire.decode,
+):
     """One argument: for an array the grader shared, an ordinary array of its own (it owns
     its data, like any caller's array, so a function cannot tell the grader's from another
     and mutate only the latter), copied back into the shared memory after the call; else
@@ -527,8 +619,7 @@ class Worker:
         self.module: ModuleType | None = None
         self.submission: str | None = None
         self.evidence: RuntimeEvidence | None = None
-        for name in ("serve", "_serve_one", "_answer", "_watch", "load", "run", "call",
-                     "_check_numpy"):
+        for name in ("serve", "_serve_one", "_answer", "_watch", "load", "run", "call", "_check_numpy"):
             setattr(self, name, getattr(self, name))
 
     def serve(self) -> None:
@@ -564,8 +655,11 @@ class Worker:
             reply, out = self.run(header["path"], _shapes(header.get("shapes")))
             self._answer(reply, out, header.get("id"))
         else:
-            self._answer({"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}}, [],
-                         header.get("id"))
+            self._answer(
+                {"ok": False, "error": {"type": "Protocol", "message": f"bad op {op!r}"}},
+                [],
+                header.get("id"),
+            )
 
     def _answer(self, reply: dict, out: list[bytes], request_id=None) -> None:
         """Send an answer to request ``request_id`` (the grader checks that answers come
@@ -636,7 +730,7 @@ class Worker:
         out: list[bytes] = []
         try:
             left, made = _numbers_sent(namespace, recorder, wanted, out)
-        except BaseException:   # a recorder the script tampered with: it loses these arrays
+        except BaseException:  # a recorder the script tampered with: it loses these arrays
             del out[:]
             left, made = _numbers_sent(namespace, computed.Recorder([], 0), wanted, out)
         reply = _with_stand_ins({"ok": error is None, "globals": left, "computed": made})
@@ -644,19 +738,30 @@ class Worker:
             reply["error"] = error
         return reply, out
 
-    def call(self, name: str, item: dict, blobs: list[bytes], fds: list[int],
-             _argument=_argument, _copy_back=_copy_back) -> tuple[dict, list[bytes]]:
+    def call(
+        self,
+        name: str,
+        item: dict,
+        blobs: list[bytes],
+        fds: list[int],
+        _argument=_argument,
+        _copy_back=_copy_back,
+    ) -> tuple[dict, list[bytes]]:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
         check's) are mapped from its memory, so what the call does to them is seen there;
         nothing about the arguments after the call is sent back."""
-        shared_back: list = []   # (the grader's memory, the array the function got)
+        shared_back: list = []  # (the grader's memory, the array the function got)
         try:
             args = [_argument(v, blobs, fds, shared_back) for v in item.get("args", [])]
-            kwargs = {str(k): _argument(v, blobs, fds, shared_back)
-                      for k, v in item.get("kwargs", {"$dict": {}})["$dict"].items()}
+            kwargs = {
+                str(k): _argument(v, blobs, fds, shared_back)
+                for k, v in item.get("kwargs", {"$dict": {}})["$dict"].items()
+            }
         except (OSError, ValueError, IndexError) as exc:
-            return {"ok": False, "error": {"type": "Sandbox", "message":
-                                           f"an argument could not be handed over: {exc}"}}, []
+            return {
+                "ok": False,
+                "error": {"type": "Sandbox", "message": f"an argument could not be handed over: {exc}"},
+            }, []
         function = getattr(self.module, name, None)
         if not callable(function):
             return {"ok": False, "error": {"type": "Missing", "message": f"{name} is not defined"}}, []
@@ -698,21 +803,28 @@ def become_worker(sock: socket.socket, confinement: dict) -> None:
     try:
         if confinement.get("private_namespaces") is True:
             import namespaces
+
             scratch = confinement.get("scratch")
             namespaces.enter_private((str(scratch[0]), int(scratch[1])) if scratch else None)
         elif confinement.get("drop_capabilities") is True:
             import capabilities
+
             capabilities.drop_all()
-        denied = {group: confinement.get(f"deny_{group}") is True
-                  for group in ("sockets", "keys", "ipc", "processes")}
+        denied = {
+            group: confinement.get(f"deny_{group}") is True
+            for group in ("sockets", "keys", "ipc", "processes")
+        }
         if denied["keys"]:
             import keyring
+
             keyring.join_new_session()  # best effort: the filter below is what holds
         if any(denied.values()):
             import syscalls
+
             syscalls.deny(**denied)
         if confinement.get("landlock"):
             import landlock
+
             policy = confinement["landlock"]
             landlock.restrict(policy["read"], policy["write"], policy.get("own_process") is True)
     except (OSError, RuntimeError) as exc:
@@ -720,6 +832,7 @@ def become_worker(sock: socket.socket, confinement: dict) -> None:
         os._exit(1)
     if confinement.get("preload"):  # confined already: a framework imports under the same walls
         import preload
+
         preload.preload(confinement["preload"], warm_up=True)
     wire.send(sock, {"op": "ready"})  # before any student code: proves the sandbox works
     Worker(sock).serve()

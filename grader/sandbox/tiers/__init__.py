@@ -11,9 +11,10 @@ strongest. Grading someone else's work (a batch, Gradescope, CI with hidden chec
 runs in a tier that is unsafe for it (rlimits, where the submission could read the task or
 rewrite the results).
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from grader.sandbox.tiers.base import SandboxUnavailable, Start, Tier
 from grader.sandbox.tiers.bubblewrap import Bubblewrap
@@ -21,8 +22,18 @@ from grader.sandbox.tiers.landlock import Landlock
 from grader.sandbox.tiers.rlimits import Rlimits
 from grader.sandbox.tiers.unprivileged import Unprivileged, refuse_open_paths
 
-__all__ = ["TIERS", "NAMES", "SandboxUnavailable", "Start", "Tier", "choose_tier",
-           "downgrade_note", "refuse_open_paths", "tier", "working_tiers"]
+__all__ = [
+    "TIERS",
+    "NAMES",
+    "SandboxUnavailable",
+    "Start",
+    "Tier",
+    "choose_tier",
+    "downgrade_note",
+    "refuse_open_paths",
+    "tier",
+    "working_tiers",
+]
 
 TIERS: tuple[Tier, ...] = (Bubblewrap(), Landlock(), Unprivileged(), Rlimits())  # strongest first
 NAMES = tuple(t.name for t in TIERS)
@@ -35,8 +46,9 @@ def tier(name: str) -> Tier:
     try:
         return _BY_NAME[name]
     except KeyError:
-        raise SandboxUnavailable(f"there is no isolation tier {str(name)[:50]!r}: use auto or "
-                                 f"one of {', '.join(NAMES)}.") from None
+        raise SandboxUnavailable(
+            f"there is no isolation tier {str(name)[:50]!r}: use auto or one of {', '.join(NAMES)}."
+        ) from None
 
 
 def choose_tier(requested: str = "auto", others_work: bool = False, shared_state: bool = False) -> str:
@@ -71,9 +83,11 @@ def choose_tier(requested: str = "auto", others_work: bool = False, shared_state
 
 
 def _shares_state(named: Tier) -> str:
-    return (f"someone else's work is not graded in the {named.name} tier here, because its workers "
-            f"could share state: {'; '.join(named.gaps())}. Fix that (see the README's sandbox "
-            f"section), or accept it with --allow-shared-state (GRADER_ALLOW_SHARED_STATE=1).")
+    return (
+        f"someone else's work is not graded in the {named.name} tier here, because its workers "
+        f"could share state: {'; '.join(named.gaps())}. Fix that (see the README's sandbox "
+        f"section), or accept it with --allow-shared-state (GRADER_ALLOW_SHARED_STATE=1)."
+    )
 
 
 def downgrade_note(name: str) -> str:

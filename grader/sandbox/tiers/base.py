@@ -6,6 +6,7 @@ how to read a worker's exit status, what is weaker about it than the strongest t
 whether warm workers (a fork server, warm.py) can use it and how that server is started.
 The registry (tiers/__init__.py) holds one object per tier, strongest first.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -93,9 +94,11 @@ class Tier:
         folder ``folder`` (made by the grader on the machine). ``in_cgroup``: the worker is
         in a cgroup of its own that holds all it starts and keeps the CPU time of those
         that ended (else it may start no process where it has no PID namespace)."""
-        command = self.python("worker.py", str(channel),
-                              json.dumps(dict(self.confinement(limits, folder, in_cgroup),
-                                              preload=list(limits.preload))))
+        command = self.python(
+            "worker.py",
+            str(channel),
+            json.dumps(dict(self.confinement(limits, folder, in_cgroup), preload=list(limits.preload))),
+        )
         return Start(command, dict(worker_env(), HOME=folder, TMPDIR=folder), folder, folder)
 
     def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
@@ -148,10 +151,22 @@ class Tier:
         """What a process restricted by Landlock may still touch: the runtime, the machine
         facts frameworks size themselves by, its own process's harmless /proc entries
         (landlock.OWN_PROCESS_FILES) and ``read``; writing only ``write`` (and /dev/null)."""
-        runtime = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/dev/urandom",
-                   self.worker_dir] + runtime_dirs()
-        return {"read": runtime + list(MACHINE_FACTS) + list(read), "write": list(write) + ["/dev/null"],
-                "own_process": True}
+        runtime = [
+            "/usr",
+            "/bin",
+            "/sbin",
+            "/lib",
+            "/lib32",
+            "/lib64",
+            "/libx32",
+            "/dev/urandom",
+            self.worker_dir,
+        ] + runtime_dirs()
+        return {
+            "read": runtime + list(MACHINE_FACTS) + list(read),
+            "write": list(write) + ["/dev/null"],
+            "own_process": True,
+        }
 
     def __repr__(self) -> str:
         return f"<tier {self.name}>"
@@ -160,18 +175,33 @@ class Tier:
 # What TensorFlow and PyTorch read of the machine to size their thread pools and memory
 # (CPUs, caches, NUMA nodes, the CPU set), read-only; any process on the machine may read
 # them. Without them PyTorch prints "Error in cpuinfo" and guesses.
-MACHINE_FACTS = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu",
-                 "/sys/devices/system/node", "/sys/bus/cpu/devices", "/sys/bus/node/devices",
-                 "/sys/kernel/mm/hugepages", "/sys/fs/cgroup/cpuset/cpuset.cpus",
-                 "/sys/fs/cgroup/cpuset/cpuset.mems", "/sys/fs/cgroup/cpuset.cpus.effective",
-                 "/etc/localtime")
+MACHINE_FACTS = (
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/sys/devices/system/cpu",
+    "/sys/devices/system/node",
+    "/sys/bus/cpu/devices",
+    "/sys/bus/node/devices",
+    "/sys/kernel/mm/hugepages",
+    "/sys/fs/cgroup/cpuset/cpuset.cpus",
+    "/sys/fs/cgroup/cpuset/cpuset.mems",
+    "/sys/fs/cgroup/cpuset.cpus.effective",
+    "/etc/localtime",
+)
 
 
 def succeeds(cmd: list[str], env: dict[str, str] | None = None) -> bool:
     """Whether a probe command runs and exits with status 0 (silently, within 20 s)."""
     try:
-        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=env, timeout=20)
+        done = subprocess.run(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            timeout=20,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
@@ -187,16 +217,28 @@ def die_with_parent() -> None:
 # one worker per core, and a call's limit counts the CPU time of every thread), so TensorFlow
 # (intra- and inter-op pools) and PyTorch (OMP_NUM_THREADS above) run one thread each; and
 # their log lines at start-up (CPU features, oneDNN notices) are not written at all.
-FRAMEWORK_ENV = {"TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1",
-                 "TF_CPP_MIN_LOG_LEVEL": "2",
-                 "KMP_WARNINGS": "0", "GRPC_VERBOSITY": "ERROR"}
+FRAMEWORK_ENV = {
+    "TF_NUM_INTRAOP_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "1",
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+    "KMP_WARNINGS": "0",
+    "GRPC_VERBOSITY": "ERROR",
+}
 
 
 def worker_env() -> dict[str, str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-           # One BLAS thread: numpy then fits the address-space limit and costs no extra CPU.
-           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        # One BLAS thread: numpy then fits the address-space limit and costs no extra CPU.
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     env.update(FRAMEWORK_ENV)
     # Machine-specific BLAS kernel choices (not secrets) that some CPUs need to work at all.
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
@@ -205,13 +247,17 @@ def worker_env() -> dict[str, str]:
     return env
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def runtime_dirs() -> list[str]:
     """Directories the worker's Python needs (bound read-only into bwrap's sandbox)."""
     numpy = importlib.util.find_spec("numpy")  # where it is, without importing it
     assert numpy is not None and numpy.submodule_search_locations is not None
-    found = {sys.prefix, sys.base_prefix, os.path.dirname(numpy.submodule_search_locations[0]),
-             os.path.dirname(os.path.realpath(sys.executable))}
+    found = {
+        sys.prefix,
+        sys.base_prefix,
+        os.path.dirname(numpy.submodule_search_locations[0]),
+        os.path.dirname(os.path.realpath(sys.executable)),
+    }
     dirs = sorted(os.path.realpath(d) for d in found) + sorted(found)
     kept: list[str] = []
     for d in dirs:
@@ -220,24 +266,25 @@ def runtime_dirs() -> list[str]:
     return kept
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def private_namespaces_work(tier: Tier) -> bool:
     """Whether a worker can enter user, IPC and network namespaces of its own in ``tier``
     (namespaces.py; user namespaces may be disabled, or not nest inside bwrap's)."""
     return tier.probe("namespaces.py")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def syscall_filter_works() -> bool:
     """Whether a worker can forbid itself system calls here (syscalls.py: new sockets,
     the kernel's keyrings, IPC objects, new processes)."""
     return syscalls.available()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cgroups_work() -> bool:
     """Whether the grader may make cgroups here (asked once per process)."""
     from grader.sandbox import cgroup
+
     return cgroup.available()
 
 
@@ -247,11 +294,19 @@ def no_filter_gaps(ipc: bool) -> list[str]:
     cgroup, processes that outlive it."""
     if syscall_filter_works():
         return []
-    gaps = ["SysV IPC objects and POSIX message queues outlive the worker that made them "
-            "and are open to the next (no IPC namespace of its own, and no system-call filter)"] if ipc else []
+    gaps = (
+        [
+            "SysV IPC objects and POSIX message queues outlive the worker that made them "
+            "and are open to the next (no IPC namespace of its own, and no system-call filter)"
+        ]
+        if ipc
+        else []
+    )
     if not cgroups_work():
-        gaps.append("a process a worker starts can outlive it and hide its CPU time (no cgroup, "
-                    "and no system-call filter to forbid new processes)")
+        gaps.append(
+            "a process a worker starts can outlive it and hide its CPU time (no cgroup, "
+            "and no system-call filter to forbid new processes)"
+        )
     return gaps
 
 
@@ -260,4 +315,5 @@ def forks_confined_workers() -> bool:
     signal nor trace its server or earlier workers) and a cgroup the grader may make (the
     sweep between submissions)."""
     from grader.sandbox import cgroup
+
     return landlock.abi_version() >= 6 and cgroup.available()

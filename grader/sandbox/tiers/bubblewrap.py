@@ -1,5 +1,6 @@
 """The bubblewrap tier: every namespace unshared, only the runtime and the inside modules
 visible, a private /tmp, the environment cleared; the strongest tier."""
+
 from __future__ import annotations
 
 import functools
@@ -11,11 +12,20 @@ import sys
 
 from grader.sandbox.inside import landlock as lsm
 from grader.sandbox.inside.limits import Limits
-from grader.sandbox.tiers.base import (WORKER_DIR, Start, Tier, forks_confined_workers, private_namespaces_work,
-                   runtime_dirs, succeeds, syscall_filter_works, worker_env)
+from grader.sandbox.tiers.base import (
+    WORKER_DIR,
+    Start,
+    Tier,
+    forks_confined_workers,
+    private_namespaces_work,
+    runtime_dirs,
+    succeeds,
+    syscall_filter_works,
+    worker_env,
+)
 
-WORKER_DIR_INSIDE = "/opt/grader-worker"   # where bwrap shows WORKER_DIR
-SCRATCH_INSIDE = "/tmp/workers"            # a fork server's workers' folders (bwrap's /tmp)
+WORKER_DIR_INSIDE = "/opt/grader-worker"  # where bwrap shows WORKER_DIR
+SCRATCH_INSIDE = "/tmp/workers"  # a fork server's workers' folders (bwrap's /tmp)
 
 
 class Bubblewrap(Tier):
@@ -29,9 +39,11 @@ class Bubblewrap(Tier):
         return why_not_bubblewrap()
 
     def refusal(self) -> str:
-        return (f"the bubblewrap sandbox was required but does not work on this machine: "
-                f"{why_not_bubblewrap()}. Or run with --isolation auto to grade in the strongest "
-                f"tier that works here.")
+        return (
+            f"the bubblewrap sandbox was required but does not work on this machine: "
+            f"{why_not_bubblewrap()}. Or run with --isolation auto to grade in the strongest "
+            f"tier that works here."
+        )
 
     def worker(self, channel: int, limits: Limits, folder: str, in_cgroup: bool) -> Start:
         # bwrap's network namespace holds no socket of the machine: only the key system
@@ -60,31 +72,51 @@ class Bubblewrap(Tier):
 
     def fork_server(self, channel: int, limits: Limits, config: dict) -> Start:
         # bwrap's /tmp is the capped tmpfs of the server's workers' folders.
-        config = dict(config, scratch_root=SCRATCH_INSIDE, scratch_bytes=None,
-                      worker_landlock=self.landlock_policy([], []), server_landlock=None)
+        config = dict(
+            config,
+            scratch_root=SCRATCH_INSIDE,
+            scratch_bytes=None,
+            worker_landlock=self.landlock_policy([], []),
+            server_landlock=None,
+        )
         command = self.python("forkserver.py", str(channel), json.dumps(config))
-        return Start(bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/",
-                     SCRATCH_INSIDE)
+        return Start(
+            bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/", SCRATCH_INSIDE
+        )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bubblewrap_works() -> bool:
     bwrap = shutil.which("bwrap")
     if not bwrap or not sys.platform.startswith("linux"):
         return False
-    return succeeds([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
-                     "--proc", "/proc", "--dev", "/dev", "true"])
+    return succeeds(
+        [
+            bwrap,
+            "--unshare-all",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "true",
+        ]
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def why_not_bubblewrap() -> str:
     """Why bubblewrap does not work here and how to fix it (userns.py); asked once per
     process (it runs bwrap), since every report below bubblewrap says it."""
     from grader.sandbox.userns import why_bubblewrap_fails
+
     return why_bubblewrap_fails().rstrip(".")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bubblewrap_sizes_tmpfs() -> bool:
     """Whether this bwrap knows ``--size`` (0.8 and later): a size-capped tmpfs."""
     try:
@@ -95,8 +127,9 @@ def bubblewrap_sizes_tmpfs() -> bool:
     return version >= (0, 8)
 
 
-def bubblewrap_command(binds: list[tuple[str, str]], command: list[str],
-                       tmp_bytes: int | None = None) -> list[str]:
+def bubblewrap_command(
+    binds: list[tuple[str, str]], command: list[str], tmp_bytes: int | None = None
+) -> list[str]:
     """``command`` in a bwrap sandbox that sees the runtime read-only, a private /tmp (a
     tmpfs of at most ``tmp_bytes`` where bwrap can cap it; its pages are charged to the
     cgroup's memory in any case), the inside modules, and ``binds`` (source, destination)
@@ -105,10 +138,34 @@ def bubblewrap_command(binds: list[tuple[str, str]], command: list[str],
     # Order matters: bwrap mounts in argument order, so /tmp comes before binds that may
     # live under it (a virtualenv in /tmp would otherwise be hidden by the tmpfs).
     size = ["--size", str(tmp_bytes)] if tmp_bytes and bubblewrap_sizes_tmpfs() else []
-    cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--uid", "65534", "--gid", "65534", "--proc", "/proc", "--dev", "/dev",
-           "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users",
-           *size, "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
+    cmd = [
+        "bwrap",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--ro-bind",
+        "/dev/null",
+        "/proc/keys",
+        "--ro-bind",
+        "/dev/null",
+        "/proc/key-users",
+        *size,
+        "--tmpfs",
+        "/tmp",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+    ]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             cmd += ["--symlink", os.readlink(top), top]

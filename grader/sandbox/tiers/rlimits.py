@@ -1,5 +1,6 @@
 """The rlimits tier: resource limits and a cleared environment only, for a student checking
 their own file (the submission can read and write what the grader can)."""
+
 from __future__ import annotations
 
 from grader.sandbox.inside.limits import Limits
@@ -9,9 +10,11 @@ from grader.sandbox.tiers.base import Tier, syscall_filter_works
 class Rlimits(Tier):
     name = "rlimits"
     weakness = "resource limits only: the submission can read and write what the grader can"
-    unsafe_for_others_work = ("grading someone else's work is refused in the rlimits tier, where "
-                              "the submission could read the task and its reference and rewrite "
-                              "the results")
+    unsafe_for_others_work = (
+        "grading someone else's work is refused in the rlimits tier, where "
+        "the submission could read the task and its reference and rewrite "
+        "the results"
+    )
 
     def works(self) -> bool:
         return True

@@ -10,6 +10,7 @@ the places every user may write are closed to the one group every worker holds
 make no IPC object (syscalls.py); without a cgroup it may start no process, and at its end
 every process of its user is killed (user_processes.py) and what it owns in the folders that
 could not be closed is removed."""
+
 from __future__ import annotations
 
 import functools
@@ -19,12 +20,20 @@ import shlex
 import stat
 import subprocess
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from grader.sandbox import shared_places, user_processes
 from grader.sandbox.inside.limits import Limits
-from grader.sandbox.tiers.base import (WORKER_DIR, SandboxUnavailable, Start, Tier, die_with_parent, no_filter_gaps,
-                   syscall_filter_works, worker_env)
+from grader.sandbox.tiers.base import (
+    WORKER_DIR,
+    SandboxUnavailable,
+    Start,
+    Tier,
+    die_with_parent,
+    no_filter_gaps,
+    syscall_filter_works,
+    worker_env,
+)
 
 # A worker of this tier runs as WORKER_UID_BASE + its pid: no other live process has that
 # uid (no classmate's worker to signal, trace or read), and no file does.
@@ -32,13 +41,15 @@ WORKER_UID_BASE = 1_500_000_000
 # The one supplementary group of every worker of this tier, and of no other process: the
 # places every user may write carry an ACL entry that shuts it out.
 SHUT_OUT_GID = WORKER_UID_BASE - 1
-OWN_FOLDER = "own"   # the worker's folder, inside the one the grader made for it
+OWN_FOLDER = "own"  # the worker's folder, inside the one the grader made for it
 
 
 class Unprivileged(Tier):
     name = "unprivileged"
-    weakness = ("the worker runs as a user of its own; it sees every file that every user may read, "
-                "and the other processes of the machine")
+    weakness = (
+        "the worker runs as a user of its own; it sees every file that every user may read, "
+        "and the other processes of the machine"
+    )
     file_permissions_are_walls = True
 
     def works(self) -> bool:
@@ -48,33 +59,43 @@ class Unprivileged(Tier):
         return "not root, so workers cannot run as a user of their own"
 
     def refusal(self) -> str:
-        return ("the unprivileged tier was required but does not work here: it needs the grader "
-                "to run as root, and its Python and packages readable by every user.")
+        return (
+            "the unprivileged tier was required but does not work here: it needs the grader "
+            "to run as root, and its Python and packages readable by every user."
+        )
 
     def gaps(self) -> list[str]:
         gaps = no_filter_gaps(ipc=True)
         still_open = shared_places.closed_to(SHUT_OUT_GID).open
         if still_open:
-            shown = ", ".join(still_open[:5]) + (f" and {len(still_open) - 5} more" if len(still_open) > 5 else "")
-            gaps.append(f"files that every user may write could not be closed to workers (their "
-                        f"filesystem has no ACLs): {shown}")
+            shown = ", ".join(still_open[:5]) + (
+                f" and {len(still_open) - 5} more" if len(still_open) > 5 else ""
+            )
+            gaps.append(
+                f"files that every user may write could not be closed to workers (their "
+                f"filesystem has no ACLs): {shown}"
+            )
         return gaps
 
     def described_weakness(self) -> str:
         swept = shared_places.closed_to(SHUT_OUT_GID).swept
         if not swept:
             return self.weakness
-        return (f"{self.weakness}; {', '.join(swept)} could not be closed to workers (no ACLs there): "
-                f"what a worker leaves there is removed after it, but two workers running at the "
-                f"same time could share it")
+        return (
+            f"{self.weakness}; {', '.join(swept)} could not be closed to workers (no ACLs there): "
+            f"what a worker leaves there is removed after it, but two workers running at the "
+            f"same time could share it"
+        )
 
     def worker(self, channel: int, limits: Limits, folder: str, in_cgroup: bool) -> Start:
-        shared_places.closed_to(SHUT_OUT_GID)   # before the first worker of this process
+        shared_places.closed_to(SHUT_OUT_GID)  # before the first worker of this process
         own = os.path.join(folder, OWN_FOLDER)
         os.mkdir(own, 0o700)
-        command = self.python("worker.py", str(channel),
-                              json.dumps(dict(self.confinement(limits, own, in_cgroup),
-                                              preload=list(limits.preload))))
+        command = self.python(
+            "worker.py",
+            str(channel),
+            json.dumps(dict(self.confinement(limits, own, in_cgroup), preload=list(limits.preload))),
+        )
         return Start(command, dict(worker_env(), HOME=own, TMPDIR=own), own, own)
 
     def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
@@ -82,8 +103,12 @@ class Unprivileged(Tier):
         # (the machine's network and named sockets), no IPC objects (no IPC namespace), and
         # without a cgroup no new processes.
         filters = syscall_filter_works()
-        return {"deny_sockets": filters, "deny_keys": filters, "deny_ipc": filters,
-                "deny_processes": filters and not in_cgroup}
+        return {
+            "deny_sockets": filters,
+            "deny_keys": filters,
+            "deny_ipc": filters,
+            "deny_processes": filters and not in_cgroup,
+        }
 
     def started(self, pid: int, folder: str) -> None:
         # Its folder is its own (it writes nothing before it is asked), inside one that only
@@ -99,7 +124,7 @@ class Unprivileged(Tier):
         die_with_parent()  # after become_user: a change of user clears the parent-death signal
 
     def cpu_seconds(self, pid: int) -> float:
-        if syscall_filter_works():   # it could start no process: its own time is all of it
+        if syscall_filter_works():  # it could start no process: its own time is all of it
             return super().cpu_seconds(pid)
         return user_processes.cpu_seconds(WORKER_UID_BASE + pid)
 
@@ -109,18 +134,31 @@ class Unprivileged(Tier):
         shared_places.sweep(shared_places.closed_to(SHUT_OUT_GID).swept, uid)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def unprivileged_works() -> bool:
     """Whether the grader is root and a process it starts as a user of its own can run the
     worker's Python and import numpy (their folders must be readable by every user)."""
     if not sys.platform.startswith("linux") or os.geteuid() != 0:
         return False
-    probe = [sys.executable, "-I", "-B", "-c", "import numpy, sys; sys.path.insert(0, sys.argv[1]); "
-             "import wire", WORKER_DIR]
+    probe = [
+        sys.executable,
+        "-I",
+        "-B",
+        "-c",
+        "import numpy, sys; sys.path.insert(0, sys.argv[1]); import wire",
+        WORKER_DIR,
+    ]
     try:
-        done = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=worker_env(), cwd="/", timeout=60,
-                              preexec_fn=lambda: become_user(WORKER_UID_BASE + os.getpid()))
+        done = subprocess.run(
+            probe,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=worker_env(),
+            cwd="/",
+            timeout=60,
+            preexec_fn=lambda: become_user(WORKER_UID_BASE + os.getpid()),
+        )
     except (OSError, subprocess.TimeoutExpired, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -172,14 +210,15 @@ def refuse_open_paths(secret: Sequence[str], written: Sequence[str] = ()) -> Non
         raise SandboxUnavailable(
             f"in the unprivileged tier a submission runs as a user of its own and could read "
             f"or write what every user may: {', '.join(exposed)}. Close them first: "
-            f"chmod -R o-rwx {shown}")
+            f"chmod -R o-rwx {shown}"
+        )
 
 
 def _any_open(path: str) -> bool:
     if open_to_other_users(path):
         if not os.path.isdir(path):
             return True
-        for root, dirs, files in os.walk(path):
+        for root, _dirs, files in os.walk(path):
             if any(open_to_other_users(os.path.join(root, name)) for name in files):
                 return True
     return False
