@@ -26,7 +26,7 @@ import dataclasses
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from grader.grading.checks.kind import ANY_TASK, Kind
 from grader.records.result import SKIPPED, CheckResult, judged
@@ -332,7 +332,7 @@ def _routes(tree: ast.AST, allowed_names: Sequence[str], where: Callable[[int], 
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 name = key.value
             else:
-                why = f"{node.func.id}() with a computed name"
+                why = f"{cast(ast.Name, node.func).id}() with a computed name"
         elif (
             isinstance(node, ast.Subscript)
             and isinstance(node.slice, ast.Constant)
