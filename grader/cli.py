@@ -325,9 +325,9 @@ def _write(text: str, path: str | None) -> None:
 def cmd_check(args) -> int:
     from grader.grading.grade import grade
     from grader.grading.redact import for_students
+    from grader.grading.task_yaml import load_task
     from grader.report import RENDERERS
     from grader.submission.file import SubmissionError
-    from grader.task.spec import load_task
 
     task = load_task(args.task)
     options = dataclasses.replace(_options(args), others_work=args.others_work)
@@ -355,7 +355,7 @@ def cmd_check(args) -> int:
 
 def cmd_batch(args) -> int:
     from grader.classroom.batch import run_batch
-    from grader.task.spec import load_task
+    from grader.grading.task_yaml import load_task
 
     if args.jobs < 1:
         raise _Usage("--jobs must be at least 1")
@@ -470,8 +470,8 @@ def _problems(title: str, problems: list[str]) -> int:
 def cmd_collect(args) -> int:
     from grader.classroom.collect import CollectError, Template, parse_deadline, run_collect
     from grader.classroom.roster import RosterError, load_roster
+    from grader.grading.task_yaml import load_task
     from grader.student_text import visible
-    from grader.task.spec import load_task
 
     if args.jobs < 1:
         raise _Usage("--jobs must be at least 1")
@@ -519,10 +519,10 @@ def cmd_collect(args) -> int:
 
 
 def cmd_gradescope(args) -> int:
+    from grader.grading.task_yaml import load_task
     from grader.grading.validate import validate
     from grader.integrations.gradescope_build import build
     from grader.integrations.self_package import NotInstalled, distribution
-    from grader.task.spec import load_task
 
     task = load_task(args.task)
     try:
@@ -554,9 +554,9 @@ def cmd_gradescope(args) -> int:
 
 
 def cmd_freeze(args) -> int:
-    from grader.grading.frozen import freeze
+    from grader.grading.freezing import freeze
+    from grader.grading.task_yaml import load_task
     from grader.task.reference import load_reference
-    from grader.task.spec import load_task
 
     for folder in args.tasks:
         task = load_task(folder)
@@ -570,7 +570,7 @@ def cmd_freeze(args) -> int:
 
 def cmd_kit(args) -> int:
     from grader.grading.kit import make_kit
-    from grader.task.spec import load_task
+    from grader.grading.task_yaml import load_task
 
     for folder in args.tasks:
         print(f"wrote {make_kit(load_task(folder), args.output)}")
@@ -586,8 +586,8 @@ def cmd_ci(args) -> int:
 def cmd_extras(args) -> int:
     """One line: the extras of numgrader that install the frameworks the tasks allow, comma-
     separated, for ``pip install "numgrader[$(grader extras tasks/*)]"`` (empty: none)."""
+    from grader.grading.task_yaml import load_task
     from grader.task.frameworks import allowed
-    from grader.task.spec import load_task
 
     wanted: list[str] = []
     for folder in args.tasks:
@@ -599,8 +599,8 @@ def cmd_extras(args) -> int:
 
 
 def cmd_validate(args) -> int:
+    from grader.grading.task_yaml import load_task
     from grader.grading.validate import validate
-    from grader.task.spec import load_task
 
     if args.samples and len(args.tasks) > 1:
         raise _Usage("--samples goes with a single task")

@@ -187,7 +187,7 @@ def grade_bytes(task_ref, name: str, content: bytes, options: Options) -> dict:
             _task_folders[task_ref.digest] = folder
         task_ref = _task_folders[task_ref.digest]
     from grader.grading.grade import grade
-    from grader.task.spec import load_task
+    from grader.grading.task_yaml import load_task
 
     task = load_task(task_ref)
     return grade(task, SubmissionFile(name, content), options).to_dict()

@@ -180,7 +180,7 @@ def _most_common(failures: dict[str, Counter]) -> list[CommonFailure]:
 
 def mismatch_words(task: Task) -> dict[str, str]:
     """For each check of a task (spec.Task), what a mismatch means (its kind says)."""
-    from grader.grading.checks import kind_of
+    from grader.grading.kinds import kind_of
 
     return {check.name: kind_of(check).mismatch(check.options) for check in task.checks}
 

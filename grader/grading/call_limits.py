@@ -19,7 +19,12 @@ import platform
 import tempfile
 import time
 
+from grader.grading import frozen
+from grader.grading.case_set import ReferenceFailed
+from grader.grading.cases import _versions, cache_dir, expected_output
+from grader.grading.kinds import kind_of
 from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
+from grader.task.frameworks import allowed
 
 __all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds", "script_limit"]
 
@@ -59,7 +64,6 @@ def script_limit(task, reference, limits: Limits) -> CallLimit:
     framework), at most ``call_seconds``; the fixed limit for a kit (no reference)."""
     if limits.call_limit == "absolute" or reference is None:
         return absolute_limit(limits)
-    from grader.task.frameworks import allowed
 
     seconds = _script_seconds(task, reference)
     frameworks = allowed(task.allowed_imports)
@@ -79,7 +83,6 @@ def _script_seconds(task, reference) -> float:
     key = (task.folder, task.digest)
     if key in _script_memory:
         return _script_memory[key]
-    from grader.grading.checks import kind_of
 
     computes = [(kind_of(c).reference_value, c) for c in task.checks]
     best = float("inf")
@@ -160,7 +163,6 @@ def reference_seconds(task, reference, check, cases, use_disk: bool = True) -> l
 def _time_one(task, reference, check, args: dict) -> float:
     """The least CPU time (all threads: the worker's BLAS has one) of a few runs; a case
     the reference raises on is not timed here (making the cases reports it)."""
-    from grader.grading.cases import ReferenceFailed, expected_output
 
     best = float("inf")
     for _ in range(REPEATS):
@@ -176,8 +178,6 @@ def _time_one(task, reference, check, args: dict) -> float:
 
 
 def _key(task, check, count: int) -> str:
-    from grader.grading import frozen
-    from grader.grading.cases import _versions
 
     freeze = frozen.load(task)
     ident = json.dumps(
@@ -197,7 +197,6 @@ def _key(task, check, count: int) -> str:
 
 
 def _folder() -> str:
-    from grader.grading.cases import cache_dir
 
     return os.path.join(os.path.dirname(cache_dir()), "timings")
 

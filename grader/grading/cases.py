@@ -14,11 +14,15 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from grader import __version__
+from grader.grading import frozen
+from grader.grading.case_set import CaseSet, CasesFailed, ReferenceFailed
+from grader.grading.kinds import kind_of
 from grader.sandbox import wire
+from grader.task.edges import judged_by
 from grader.task.reference import call_reference
 from grader.task.spec import CheckSpec, SpecError, Task
 from grader.task.strategies import literal_case
@@ -26,28 +30,6 @@ from grader.task.strategies import literal_case
 CACHE_FORMAT = 3  # 2: numpy scalars travel as 0-d arrays (were 1-d); 3: recipes of drawn arrays
 _CACHE_CAPS = wire.Caps(json_bytes=64 << 20, blob_count=1 << 20, total_bytes=4 << 30)
 _memory: dict[str, CaseSet] = {}
-
-
-@dataclass
-class CaseSet:
-    cases: list[dict]  # argument sets, in the order they are tried
-    expected: list  # the reference's output for each (None where not needed)
-    literal_count: int  # the first ones are literal (examples, edge cases)
-    # per case, argument name -> how to rebuild an array drawn from a seed (rebuild.py);
-    # shown to the student, never graded on (an empty list: none recorded)
-    recipes: list[dict] = field(default_factory=list)
-
-    def recipes_of(self, index: int) -> dict:
-        return self.recipes[index] if index < len(self.recipes) else {}
-
-
-class ReferenceFailed(Exception):
-    """The trusted reference raised on a case: a task bug, reported to the instructor."""
-
-
-class CasesFailed(Exception):
-    """A check's cases cannot be generated (a range emptied by the values it refers to,
-    a strategy Hypothesis refuses): a task bug, reported to the instructor."""
 
 
 def split_arguments(params: tuple[str, ...], args: dict) -> tuple[list, dict]:
@@ -93,8 +75,6 @@ def case_set(
     (never generated again: frozen.py), else generated here (cached by the versions that
     made them)."""
     if use_freeze:
-        from grader.grading import frozen
-
         freeze = frozen.load(task)
         if freeze is not None:
             return frozen.case_set(freeze, check)
@@ -105,8 +85,6 @@ def case_set(
         return _memory[key]
     found = _read(key) if use_disk else None
     if found is None:
-        from grader.grading.checks import kind_of
-
         kind = kind_of(check)
         literal = [literal_case(c) for c in check.options.literal_cases]
         generated = []
@@ -135,19 +113,16 @@ def case_set(
 def avoided_edges(task: Task, check: CheckSpec, literal_cases) -> tuple:
     """The task's edges a check's drawn cases keep clear of: those it does not judge
     (edges.py: it lists no case on them and does not name them)."""
-    from grader.task.edges import judged_by
 
     return tuple(e for e in task.edges if not judged_by(e, literal_cases, check.edges))
 
 
 def reference_value(task: Task, reference, check: CheckSpec):
     """What a script check compares with: the frozen value, else the reference's."""
-    from grader.grading import frozen
 
     freeze = frozen.load(task)
     if freeze is not None:
         return frozen.value(freeze, check)
-    from grader.grading.checks import kind_of
 
     compute = kind_of(check).reference_value
     if compute is None:
@@ -164,7 +139,6 @@ def _versions() -> str:
         hypothesis_version = version("hypothesis")
     except Exception:
         hypothesis_version = "?"
-    from grader import __version__
 
     return f"{CACHE_FORMAT}/{__version__}/{hypothesis_version}/{np.__version__}"
 

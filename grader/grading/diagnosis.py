@@ -28,7 +28,9 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from grader.grading.cases import ReferenceFailed, split_arguments
+from grader.grading.case_set import ReferenceFailed
+from grader.grading.cases import split_arguments
+from grader.grading.checks.examples import check_cases
 from grader.grading.compare import check_values
 from grader.grading.mistakes import Variant, fails, output, passes, profiled, too_slow, variants
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis
@@ -152,7 +154,6 @@ def _observe(ctx: Context, checks: list[CheckSpec], take: Callable[[CheckSpec, O
     more cases, as each answer arrives (calls on a budget of their own, DIAGNOSIS_SECONDS
     in all, a new worker's load included; any answer but a value or an exception ends them;
     a check no mistake can still explain gets no more)."""
-    from grader.grading.checks.examples import check_cases
 
     sandbox = ctx.sandbox
     stop = time.monotonic() + DIAGNOSIS_SECONDS

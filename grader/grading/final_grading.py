@@ -24,6 +24,9 @@ import dataclasses
 import textwrap
 from dataclasses import dataclass
 
+from grader.grading import frozen
+from grader.grading.kinds import kind_of
+from grader.grading.policy import judges
 from grader.records.result import SKIPPED, CheckResult
 from grader.records.statuses import FINAL_GRADING
 from grader.task.spec import CheckSpec
@@ -41,8 +44,6 @@ class Later:
 
 def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later]:
     """Which of a kit's checks (its public ones) wait for final grading, and why."""
-    from grader.grading.checks import kind_of
-    from grader.grading.policy import judges
 
     later: dict[str, Later] = {}
     for check in checks:
@@ -74,7 +75,6 @@ def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later
 def score_here(task) -> float:
     """The most a submission scores on ``task`` here: in a kit, without the checks left to
     final grading (for a submission that cannot be graded at all, say)."""
-    from grader.grading import frozen
 
     freeze = frozen.load(task)
     if freeze is None or not freeze.kit:

@@ -18,14 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 
-from grader import __version__
-from grader.grading.cases import CaseSet
+from grader.grading.case_set import CaseSet
 from grader.sandbox import wire
-from grader.task.case_size import smallest_first
 from grader.task.spec import CheckSpec, SpecError, Task
 
 FOLDER, CASES, MANIFEST, ARRAYS = "frozen", "cases.json", "manifest.json", "arrays"
@@ -46,7 +42,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _file_sha(path: str) -> str | None:
+def file_sha(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
             return sha256(f.read())
@@ -62,115 +58,9 @@ def refreeze_command(task: Task) -> str:
     return f"grader freeze {task.folder}"
 
 
-# --------------------------------------------------------------------------- writing
-
-
-def freeze(
-    task: Task,
-    reference,
-    only: list[CheckSpec] | None = None,
-    out_folder: str | None = None,
-    spec_path: str | None = None,
-    kit: bool = False,
-) -> str:
-    """Generate every check's cases and expected outputs (or ``only`` those checks) and
-    write them under ``out_folder`` (default: the task's own folder); returns the digest.
-    A ``kit`` copies them from the task's own freeze instead, never generating anew."""
-    from grader.grading.cases import case_set, reference_value
-    from grader.grading.checks import kind_of
-
-    target = os.path.join(out_folder or task.folder, FOLDER)
-    arrays: dict[str, bytes] = {}
-    checks = {}
-    for check in only if only is not None else task.checks:
-        blobs: list[bytes] = []
-        if check.call is not None:
-            cases = _by_size(case_set(task, reference, check, use_disk=False, use_freeze=kit))
-            entry = {
-                "cases": wire.encode(cases.cases, blobs),
-                "expected": wire.encode(cases.expected, blobs),
-                "literal_count": cases.literal_count,
-            }
-            if any(cases.recipes):
-                entry["recipes"] = cases.recipes
-        elif (compute := kind_of(check).reference_value) is not None:
-            value = reference_value(task, reference, check) if kit else compute(reference, check)
-            entry = {"value": wire.encode(value, blobs)}
-        else:
-            continue
-        names = []
-        for blob in blobs:
-            arrays[sha256(blob)] = blob
-            names.append(sha256(blob))
-        entry["arrays"] = names
-        checks[check.name] = entry
-    cases_json = json.dumps(
-        {"format": FORMAT, "task": task.id, "checks": checks}, sort_keys=True, indent=1
-    ).encode()
-    spec_sha = _file_sha(spec_path or task.spec_path)
-    reference_sha = None if kit else _file_sha(task.reference_path)
-    digest = _digest(spec_sha, reference_sha, sha256(cases_json), sorted(arrays))
-    manifest = {
-        "format": FORMAT,
-        "grader_version": __version__,
-        "task": task.id,
-        "kit": kit,
-        "spec_sha256": spec_sha,
-        "reference_sha256": reference_sha,
-        "cases_sha256": sha256(cases_json),
-        "digest": digest,
-    }
-    _write_folder(target, cases_json, arrays, manifest)
-    return digest
-
-
-def _by_size(cases: CaseSet) -> CaseSet:
-    """Generated cases smallest first (case_size.py; literal ones keep their place in
-    front), so the file reads small to large. Checks try every set smallest first anyway
-    (checks/calls.py); the verdict does not depend on the order."""
-    lit = cases.literal_count
-    generated = smallest_first(cases.cases[lit:])
-    keep = list(range(lit)) + [lit + i for i in generated]
-    return CaseSet(
-        [cases.cases[i] for i in keep],
-        [cases.expected[i] for i in keep],
-        lit,
-        [cases.recipes_of(i) for i in keep],
-    )
-
-
-def _digest(spec_sha, reference_sha, cases_sha, array_shas) -> str:
+def digest_of(spec_sha, reference_sha, cases_sha, array_shas) -> str:
     h = hashlib.sha256(json.dumps([FORMAT, spec_sha, reference_sha, cases_sha, array_shas]).encode())
     return h.hexdigest()[:24]
-
-
-def _write_folder(target: str, cases_json: bytes, arrays: dict[str, bytes], manifest: dict) -> None:
-    """Write the whole freeze beside the old one, then swap: never half a freeze."""
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    fresh = tempfile.mkdtemp(prefix=".frozen-", dir=parent)
-    try:
-        os.makedirs(os.path.join(fresh, ARRAYS))
-        for name, blob in arrays.items():
-            with open(os.path.join(fresh, ARRAYS, name + ".npy"), "wb") as f:
-                f.write(blob)
-        with open(os.path.join(fresh, CASES), "wb") as f:
-            f.write(cases_json)
-        with open(os.path.join(fresh, MANIFEST), "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-            f.write("\n")
-        os.chmod(fresh, 0o755)
-        old = None
-        if os.path.exists(target):
-            old = target + ".old"
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(target, old)
-        os.replace(fresh, target)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(fresh, ignore_errors=True)
-        raise
 
 
 # --------------------------------------------------------------------------- reading
@@ -206,14 +96,14 @@ def load(task: Task) -> Freeze | None:
             f"{manifest_path}: frozen with format {manifest.get('format')!r}, "
             f"this grader reads format {FORMAT}"
         )
-    if manifest.get("spec_sha256") != _file_sha(task.spec_path):
+    if manifest.get("spec_sha256") != file_sha(task.spec_path):
         problems.append(f"{task.spec_path}: changed since the cases were frozen")
-    if not kit and manifest.get("reference_sha256") != _file_sha(task.reference_path):
+    if not kit and manifest.get("reference_sha256") != file_sha(task.reference_path):
         problems.append(f"{task.reference_path}: changed since the cases were frozen")
     if manifest.get("cases_sha256") != sha256(cases_json):
         problems.append(f"{os.path.join(folder, CASES)}: changed since it was written")
     array_names = sorted({n for entry in checks.values() for n in entry.get("arrays", [])})
-    if manifest.get("digest") != _digest(
+    if manifest.get("digest") != digest_of(
         manifest.get("spec_sha256"),
         manifest.get("reference_sha256"),
         manifest.get("cases_sha256"),

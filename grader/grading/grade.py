@@ -12,10 +12,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import __version__
-from grader.grading import final_grading
-from grader.grading.checks import kind_of
+from grader.grading import final_grading, frozen, mistakes
+from grader.grading.call_limits import derived_limit, pooled, reference_seconds, script_limit
+from grader.grading.case_set import CasesFailed, ReferenceFailed
+from grader.grading.cases import _versions, cache_dir, case_set, expected_output, reference_value
+from grader.grading.checks.calls import describe_error, error_cell, error_line
+from grader.grading.checks.examples import check_cases
 from grader.grading.checks.script_work import wanted_shapes
-from grader.grading.policy import counted
+from grader.grading.checks.typed_in import Numbers
+from grader.grading.diagnosis import diagnose
+from grader.grading.kinds import kind_of
+from grader.grading.policy import counted, one_fill
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from grader.records.statuses import (
     CRASHED,
@@ -39,7 +46,9 @@ from grader.student_text import clip
 from grader.student_text import name as visible_name
 from grader.submission.file import PythonSource, SubmissionFile, read_submission
 from grader.submission.source import read_source
+from grader.submission.source_numbers import SourceNumbers
 from grader.task import frameworks
+from grader.task.reference import load_reference
 from grader.task.spec import CheckSpec, SpecError, Task
 
 # numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
@@ -89,32 +98,25 @@ class Context:
         """The numbers the submission's source holds, written or encoded, ready for the
         typed-in rule (source_numbers.py, checks/typed_in.py): read once, when asked."""
         if self._numbers is None:
-            from grader.grading.checks.typed_in import Numbers
-            from grader.submission.source_numbers import SourceNumbers
-
             # (read in the bounded child with the rest, source_scan.py; a file it could not
             # read runs no check that asks)
             self._numbers = Numbers(self.source.numbers or SourceNumbers((), (), capped=True))
         return self._numbers
 
     def case_set(self, check: CheckSpec):
-        from grader.grading.cases import case_set
 
         return case_set(self.task, self.reference, check, self.use_cache)
 
     def reference_value(self, check: CheckSpec):
-        from grader.grading.cases import reference_value
 
         return reference_value(self.task, self.reference, check)
 
     def expected(self, check: CheckSpec, args: dict):
-        from grader.grading.cases import expected_output
 
         return expected_output(self.task, self.reference, check, args)
 
     def call_limits(self, check: CheckSpec, cases) -> list:
         """Each case's call limit (call_limits.py), in the order of ``cases.cases``."""
-        from grader.grading.call_limits import derived_limit, pooled, reference_seconds
 
         limits = self.sandbox.limits
         times = (
@@ -140,8 +142,6 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     )
     tier = choose_tier(options.isolation, options.others_work, options.shared_state)
     if sandbox_tier(tier).file_permissions_are_walls:
-        from grader.grading.cases import cache_dir
-
         refuse_open_paths([task.folder, cache_dir()])
     # The frameworks the task allows and the file imports: imported by its worker (or the
     # batch's fork server) before the student's clock starts.
@@ -157,7 +157,6 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
         ) as sandbox,
     ):
         sandbox.start()  # the worker imports numpy while this process does the same
-        from grader.task.reference import load_reference
 
         reference = load_reference(task)
         ctx = Context(task, sandbox, reference, source, [], options.use_cache)
@@ -172,7 +171,6 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             load, defined = _unreadable(task, source.problem), set()
         elif task.kind == "script":
             sandbox.wanted_shapes = wanted_shapes(ctx, _graded_here(task))
-            from grader.grading.call_limits import script_limit
 
             outcome = sandbox.run_script(script_limit(task, reference, limits))
             load = _run_result(task, outcome)
@@ -188,7 +186,6 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
             load = dataclasses.replace(load, message="; ".join(filter(None, [load.message, *notes])))
         ctx.runtime_imports = sandbox.evidence  # grows while checks run; read by imports checks
         later = final_grading.in_a_kit(task.checks) if _is_kit(task) else {}
-        from grader.grading.diagnosis import diagnose
 
         order = _in_running_order(task.checks)
         done = [load]
@@ -283,9 +280,6 @@ _one_fill_checks: dict[tuple[str, str], frozenset[str]] = {}
 def one_fill_checks(task: Task, reference, use_cache: bool) -> frozenset[str]:
     """The values checks whose expected outputs one repeated value matches: read from their
     expected outputs here, on the trusted side (frozen where frozen)."""
-    from grader.grading.checks import kind_of
-    from grader.grading.checks.examples import check_cases
-    from grader.grading.policy import one_fill
 
     key = (task.folder, task.digest)
     if key in _one_fill_checks:
@@ -315,7 +309,6 @@ def _graded_here(task: Task) -> list[CheckSpec]:
 
 
 def _is_kit(task: Task) -> bool:
-    from grader.grading import frozen
 
     freeze = frozen.load(task)
     return freeze is not None and freeze.kit
@@ -324,8 +317,6 @@ def _is_kit(task: Task) -> bool:
 def cases_digest(task: Task) -> str:
     """Which cases a grade was decided on: the freeze's digest, or the versions that
     generated them (a grade then holds for those versions only)."""
-    from grader.grading import frozen
-    from grader.grading.cases import _versions
 
     freeze = frozen.load(task)
     return freeze.digest if freeze is not None else f"generated ({_versions()})"
@@ -336,8 +327,6 @@ def _in_running_order(checks) -> list[CheckSpec]:
     in each group, imports checks last, so that they weigh what the submission was seen
     doing in every call before them."""
     needed = {name for c in checks for name in c.needs}
-
-    from grader.grading.checks import kind_of
 
     def group(hidden: bool) -> list[CheckSpec]:
         members = [c for c in checks if c.hidden == hidden]
@@ -366,7 +355,6 @@ def _environment_problem(task: Task, error: dict) -> str | None:
 
 
 def _failure_text(outcome, doing: str) -> str:
-    from grader.grading.checks.calls import describe_error
 
     return {
         RAISED: lambda: f"{doing} {describe_error(outcome.error)}",
@@ -391,7 +379,6 @@ def _run_result(task: Task, outcome) -> CheckResult:
             RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description, reason=ENVIRONMENT
         )
     ran_part_way = outcome.status == RAISED and outcome.error.get("type") != "SyntaxError"
-    from grader.grading.checks.calls import error_cell, error_line
 
     return CheckResult(
         RUN_CHECK,
@@ -413,9 +400,6 @@ def prepare(task: Task, options: Options = Options(), profile_mistakes: bool = T
     known mistakes are imported (a broken mistakes.py stops here, before any student code
     runs) and, with ``profile_mistakes`` (a batch), profiled; one submission profiles only
     what its diagnosis needs, and only when a check failed."""
-    from grader.grading.call_limits import reference_seconds
-    from grader.grading.cases import CasesFailed, ReferenceFailed, case_set
-    from grader.task.reference import load_reference
 
     reference = load_reference(task)
     problems = []
@@ -433,7 +417,6 @@ def prepare(task: Task, options: Options = Options(), profile_mistakes: bool = T
         raise SpecError(problems)
     answer_bytes(task, reference, options.use_cache)
     one_fill_checks(task, reference, options.use_cache)
-    from grader.grading import mistakes
 
     mistakes.variants(task)
     if profile_mistakes:
@@ -452,7 +435,6 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
         environment = outcome.status == RAISED and _environment_problem(task, outcome.error)
         why = environment or _failure_text(outcome, "importing your file")
         reason: Reason = ENVIRONMENT if environment else call_reason(outcome.status)
-        from grader.grading.checks.calls import error_cell, error_line
 
         line = error_line(outcome.error) if outcome.status == RAISED else None
         return CheckResult(
@@ -501,7 +483,6 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
 def _run_or_skip(
     ctx: Context, check: CheckSpec, load: CheckResult, defined: set[str], done: list[CheckResult]
 ) -> CheckResult:
-    from grader.grading.checks import kind_of
 
     skipped = None
     if load.status == ERROR and not kind_of(check).reads_source:  # static checks still run
@@ -538,7 +519,6 @@ def _run_or_skip(
             function=check.call,
             hidden=check.hidden,
         )
-    from grader.grading.cases import ReferenceFailed
 
     try:
         return with_hint(check, kind_of(check).run(ctx, check))
@@ -616,17 +596,12 @@ def answer_bytes(task: Task, reference, use_cache: bool = True) -> int:
         return _answer_bytes[key]
     largest = 0
     if task.kind == "script":
-        from grader.grading.cases import reference_value
-        from grader.grading.checks import kind_of
-
         for check in _graded_here(task):
             if kind_of(check).arrays_in_answer:
                 with contextlib.suppress(Exception):
                     largest += int(np.asarray(reference_value(task, reference, check), dtype=float).nbytes)
         cap = max(SCRIPT_FLOOR_BYTES, SCRIPT_MARGIN * largest)
     else:
-        from grader.grading.cases import case_set
-
         for check in task.checks:
             if check.call is None:
                 continue

@@ -23,7 +23,11 @@ import shutil
 
 import yaml
 
-from grader.grading import final_grading, frozen
+from grader.grading import final_grading, freezing, frozen
+from grader.grading.cases import reference_value
+from grader.grading.checks.typed_in import Numbers, typed_in
+from grader.grading.kinds import kind_of
+from grader.submission.source_numbers import scan
 from grader.task.reference import load_reference
 from grader.task.spec import SpecError, Task
 
@@ -72,7 +76,7 @@ def make_kit(task: Task, out_dir: str) -> str:
         spec_path = os.path.join(staging, "task.yaml")
         with open(spec_path, "w", encoding="utf-8") as f:
             f.write(header + body)
-        frozen.freeze(
+        freezing.freeze(
             task, load_reference(task), only=frozen_here, out_folder=staging, spec_path=spec_path, kit=True
         )
         shutil.rmtree(folder, ignore_errors=True)
@@ -91,10 +95,6 @@ def _read(path: str) -> str:
 def _refuse_leaks(task: Task, checks, texts: dict[str, str]) -> None:
     """A file of the kit must not hold the expected value of a check whose kind keeps it
     private (the table's numbers, written or encoded): read as a hostile source would be."""
-    from grader.grading.cases import reference_value
-    from grader.grading.checks import kind_of
-    from grader.grading.checks.typed_in import Numbers, typed_in
-    from grader.submission.source_numbers import scan
 
     numbers = {name: Numbers(scan(text)) for name, text in texts.items()}
     problems = []

@@ -22,7 +22,12 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from grader.grading.cases import split_arguments
+from grader.grading.checks.calls import compare_output
+from grader.grading.checks.examples import check_cases
+from grader.grading.kinds import kind_of
 from grader.task.deadline import TooSlow, deadline
+from grader.task.reference import call_reference
 from grader.task.spec import MistakeSpec, SpecError, Task
 
 # Instructor code, run in this process: an endless loop in it costs this long, once
@@ -109,7 +114,6 @@ def variants(task: Task) -> tuple[Variant, ...]:
 def profiled(check) -> bool:
     """The checks a profile (and a diagnosis) looks at: visible ones that compare a
     function's output with the reference's."""
-    from grader.grading.checks import kind_of
 
     return (
         check.call is not None
@@ -130,8 +134,6 @@ def fails(task: Task, reference, variant: Variant, check, use_cache: bool = True
     set as the check would judge a student's (raising is failing). Kept per process."""
     key = variant.key + (check.name,)
     if key not in _fails:
-        from grader.grading.checks.examples import check_cases
-
         cases = check_cases(task, reference, check, use_cache)
         _fails[key] = any(
             not judged_ok(task, variant, check, args, expected)
@@ -144,8 +146,6 @@ def output(task: Task, variant: Variant, check, args: dict) -> Any:
     """The mistake's output on one case (raises what the mistaken code raises). A mistake
     that once took longer than MISTAKE_SECONDS is too slow for good (``too_slow``): it
     raises TooSlow at once after that, for every case."""
-    from grader.grading.cases import split_arguments
-    from grader.task.reference import call_reference
 
     if variant.key in _too_slow:
         raise TooSlow(_too_slow[variant.key])
@@ -177,7 +177,6 @@ def judged_ok(task: Task, variant: Variant, check, args: dict, expected: Any) ->
 
 def passes(check, expected: Any, value: Any, args: dict) -> bool:
     """Whether ``check`` passes a mistake's output ``value`` (judged as a student's would be)."""
-    from grader.grading.checks.calls import compare_output
 
     return compare_output(check, expected, types.SimpleNamespace(value=value), args).ok
 

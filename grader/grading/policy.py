@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from grader.grading.compare import numbers_of
+from grader.grading.kinds import kind_of
 from grader.records.result import PASSED, SKIPPED, CheckResult
 from grader.records.statuses import IDLE
 from grader.task.index_expr import parse_select
@@ -135,7 +136,6 @@ def _shows_work(check: CheckSpec, filled: frozenset[str]) -> bool:
 
 
 def _work_checks(checks, filled: frozenset[str]) -> list[CheckSpec]:
-    from grader.grading.checks import kind_of
 
     judged = [c for c in checks if not kind_of(c).policy]
     return [c for c in judged if _shows_work(c, filled)] or judged
@@ -163,7 +163,6 @@ def counted(
     (final_grading.py): left as they are; ``near`` the failed checks of the work whose
     wrong answer still showed work (``near_miss``): they support
     a policy check as a pass does."""
-    from grader.grading.checks import kind_of
 
     specs = {c.name: c for c in checks}
     passed = {r.name for r in results if r.status == PASSED} | set(near)

@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from grader.grading import cases
+from grader.grading import cases, frozen
 from grader.grading.checks.examples import literal_expectation
 from grader.grading.compare import check_values
 from grader.grading.grade import LOAD_CHECK, RUN_CHECK, Options, grade
+from grader.grading.mistakes import profile, too_slow, variants
 from grader.records.result import PASSED
+from grader.records.statuses import ENVIRONMENT
+from grader.task.frameworks import BY_MODULE
 from grader.task.reference import load_reference
 from grader.task.samples import diagnosis_mismatch, mismatch, read_diagnosis, read_expectation, sample_files
 from grader.task.spec import SpecError, Task
@@ -45,8 +48,6 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
         report.findings.append(finding)
         if progress:
             progress(finding)
-
-    from grader.grading import frozen
 
     try:
         freeze = frozen.load(task)
@@ -152,14 +153,11 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
 def _missing_environment(result) -> str | None:
     """Why a sample could not run on this machine (a package its task allows is not installed:
     the first line's reason is ENVIRONMENT), in words with the fix; None when it ran."""
-    from grader.records.statuses import ENVIRONMENT
 
     first = result.checks[0] if result.checks else None
     if first is None or first.name not in (LOAD_CHECK, RUN_CHECK) or first.reason != ENVIRONMENT:
         return None
     import re
-
-    from grader.task.frameworks import BY_MODULE
 
     found = re.search(r"does not have '([^']+)'", first.message)
     name = found.group(1) if found else "a package"
@@ -171,7 +169,6 @@ def _mistake_findings(
     task: Task, reference, options: Options, diagnosed: dict[str, list[str]]
 ) -> list[Finding]:
     """Each declared mistake is really wrong (fails a check) and is diagnosed on a sample."""
-    from grader.grading.mistakes import profile, too_slow, variants
 
     findings = []
     profiled = profile(task, reference, options.use_cache)

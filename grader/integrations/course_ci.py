@@ -26,12 +26,13 @@ import sys
 from grader.grading.final_grading import score_here, summary
 from grader.grading.grade import Options, grade
 from grader.grading.redact import for_students
+from grader.grading.task_yaml import load_task
 from grader.records.result import ERROR, FAILED, PASSED, Result, ungradable
 from grader.report import github
 from grader.report.junit import render_many
 from grader.student_text import for_markdown, for_markdown_code, visible
 from grader.submission.file import SubmissionError, hand_ins_for
-from grader.task.spec import SpecError, Task, load_task
+from grader.task.spec import SpecError, Task
 
 
 def find_tasks(root: str) -> list[Task]:

@@ -10,8 +10,8 @@ import shutil
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli, write
 
+from grader.grading.task_yaml import load_task
 from grader.task.samples import read_diagnosis, sample_files
-from grader.task.spec import load_task
 
 DIAGNOSED = [p for p in sample_files(PE_SAMPLES) if read_diagnosis(p)]
 UNRELATED = [

@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, make_task
 
 from grader.grading.grade import Options, grade
-from grader.task.spec import load_task
+from grader.grading.task_yaml import load_task
 
 SUBMISSIONS = os.path.join(ROOT, "submissions")
 
@@ -183,7 +183,7 @@ def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_
     samples.mkdir()
     (samples / "with_mxnet.py").write_text("# expect: full marks\nimport mxnet\nprint(4)\n")
     (samples / "plain.py").write_text("# expect: full marks\nprint(2 + 2)\n")
-    from grader.grading.frozen import freeze
+    from grader.grading.freezing import freeze
     from grader.task.reference import load_reference
 
     freeze(load_task(folder), load_reference(load_task(folder)))

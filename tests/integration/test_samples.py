@@ -7,9 +7,9 @@ import pytest
 from conftest import PE_SAMPLES, ROOT
 
 from grader.grading.grade import LOAD_CHECK, RUN_CHECK, Options, grade
+from grader.grading.task_yaml import load_task
 from grader.records.result import ERROR, PASSED
 from grader.task.samples import mismatch, read_expectation, sample_files
-from grader.task.spec import load_task
 
 TASKS = sorted(os.listdir(os.path.join(ROOT, "tasks")))
 SAMPLES = [(task, path) for task in TASKS for path in sample_files(os.path.join(ROOT, "submissions", task))]

@@ -8,7 +8,7 @@ import pytest
 from conftest import ROOT
 
 from grader.grading.grade import grade
-from grader.task.spec import load_task
+from grader.grading.task_yaml import load_task
 
 
 def task(name):
@@ -321,7 +321,7 @@ def test_no_statement_writes_its_expected_answer_in_a_printable_form():
 
     from grader.grading.cases import reference_value
     from grader.grading.checks.printed_answer import read_answer
-    from grader.task.spec import load_task
+    from grader.grading.task_yaml import load_task
 
     checked = 0
     for folder in sorted(os.listdir(os.path.join(ROOT, "tasks"))):

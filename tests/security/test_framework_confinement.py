@@ -16,7 +16,7 @@ import pytest
 from conftest import ISOLATING, ROOT, in_container, make_task, write
 
 from grader.grading.grade import Options, grade
-from grader.task.spec import load_task
+from grader.grading.task_yaml import load_task
 
 PROBE = """
 import os

@@ -441,7 +441,7 @@ def test_a_check_that_raises_is_that_checks_error(monkeypatch):
     """Whatever a submission makes a check trip over costs that check, not the grading."""
     from grader.grading import checks
     from grader.grading.grade import Options, grade
-    from grader.task.spec import load_task
+    from grader.grading.task_yaml import load_task
 
     def tripping(ctx, check):
         raise OverflowError("cannot convert float infinity to integer")

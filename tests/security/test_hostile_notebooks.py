@@ -149,7 +149,7 @@ def test_stored_outputs_are_not_an_answer(tmp_path):
 GRADE_AND_MEASURE = """
 import json, resource, sys
 from grader.grading.grade import Options, grade
-from grader.task.spec import load_task
+from grader.grading.task_yaml import load_task
 result = grade(load_task(sys.argv[1]), sys.argv[2], Options(others_work=True))
 print(json.dumps({"report": result.to_dict(),
                   "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

@@ -11,9 +11,9 @@ import numpy as np
 from conftest import ROOT
 
 from grader.grading.grade import Options, answer_bytes, grade
+from grader.grading.task_yaml import load_task
 from grader.sandbox import Sandbox, choose_tier
 from grader.task.reference import load_reference
-from grader.task.spec import load_task
 
 TASKS = os.path.join(ROOT, "tasks")
 

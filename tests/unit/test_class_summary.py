@@ -120,7 +120,7 @@ def test_common_failures_are_counted_per_check_and_read_as_sentences():
     from conftest import PE_TASK
 
     from grader.classroom.class_summary import mismatch_words
-    from grader.task.spec import load_task
+    from grader.grading.task_yaml import load_task
 
     words = mismatch_words(load_task(PE_TASK))
     assert words["exponent-2i-over-d"] == "the values differ from the reference"

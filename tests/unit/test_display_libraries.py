@@ -14,9 +14,10 @@ import pytest
 from conftest import make_task
 from test_spec import GOOD_YAML
 
+from grader.grading.task_yaml import load_task
 from grader.sandbox.inside import computed, display
 from grader.submission.notebook import display_helper, notebook_code
-from grader.task.spec import SpecError, load_task
+from grader.task.spec import SpecError
 
 
 def test_a_task_displays_matplotlib_and_seaborn_unless_it_says_otherwise(tmp_path):

@@ -6,8 +6,9 @@ import pytest
 from conftest import make_task
 
 from grader.grading.cases import case_set
+from grader.grading.task_yaml import load_task
 from grader.task.reference import load_reference
-from grader.task.spec import SpecError, load_task
+from grader.task.spec import SpecError
 
 EDGE_TASK = """
 id: widths

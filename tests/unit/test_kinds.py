@@ -8,10 +8,12 @@ import textwrap
 import jsonschema
 import pytest
 
-from grader.grading.checks import KINDS, kind_of
+from grader.grading.checks import KINDS
 from grader.grading.checks.kind import ANY_TASK, COMMON_FIELDS, FUNCTIONS, SCRIPT, Kind, Options, Reading
 from grader.grading.checks.schema import SCHEMA_PATH, check_schema, task_schema, text
-from grader.task.spec import SpecError, load_task
+from grader.grading.kinds import kind_of
+from grader.grading.task_yaml import load_task
+from grader.task.spec import SpecError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -108,12 +110,12 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
           - {name: d, kind: counts, at_least: 300}
         """)
     )
-    import grader.task.spec
+    import grader.grading.task_yaml
 
     monkeypatch.setitem(KINDS, "counts", counts)
     # (the schema in force and its validator are built once per process: built again here)
-    monkeypatch.setattr(grader.task.spec, "_schema_in_force", None)
-    monkeypatch.setattr(grader.task.spec, "_validator", None)
+    monkeypatch.setattr(grader.grading.task_yaml, "_schema_in_force", None)
+    monkeypatch.setattr(grader.grading.task_yaml, "_validator", None)
     with pytest.raises(SpecError) as caught:
         load_task(str(folder))
     assert "checks[1].at_least: too many." in str(caught.value)

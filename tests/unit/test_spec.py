@@ -3,7 +3,8 @@
 import pytest
 from conftest import make_task
 
-from grader.task.spec import SpecError, load_task
+from grader.grading.task_yaml import load_task
+from grader.task.spec import SpecError
 
 GOOD_YAML = """
 id: square

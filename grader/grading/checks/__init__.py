@@ -4,8 +4,6 @@ errors list the kinds in."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from grader.grading.checks import (
     examples,
     imports,
@@ -29,8 +27,3 @@ KINDS: dict[str, Kind] = {
         leaves_sum.KIND,
     )
 }
-
-
-def kind_of(check: Any) -> Kind:
-    """The kind of a CheckSpec (its ``kind`` names one: the schema allows no other)."""
-    return KINDS[check.kind]

@@ -16,11 +16,13 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from grader.grading.cases import CaseSet, ReferenceFailed, split_arguments
+from grader.grading.case_set import CaseSet, ReferenceFailed
+from grader.grading.cases import avoided_edges, split_arguments
 from grader.grading.checks import fields
 from grader.grading.checks.kind import Options, Reading
 from grader.grading.compare import Verdict, check_shape, check_type, check_values
 from grader.grading.pictures import picture
+from grader.grading.policy import near_miss
 from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
 from grader.records.statuses import (
     BUDGET,
@@ -208,7 +210,6 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
 
 
 def _came_near(check: CheckSpec[CallOptions], failure: Failure, args: dict) -> bool:
-    from grader.grading.policy import near_miss
 
     assert failure.outputs is not None
     expected, got, select = failure.outputs
@@ -228,7 +229,6 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     failure it met (case_size.py) is returned. It only changes the input shown: the
     verdict was decided on the task's cases, and the time it takes is not the student's
     (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check."""
-    from grader.grading.cases import avoided_edges
     from grader.task.hypothesis_driver import explore
 
     if ctx.reference is None:

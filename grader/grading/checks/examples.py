@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from grader.grading.cases import CaseSet, case_set
+from grader.grading.case_set import CaseSet
+from grader.grading.cases import case_set
 from grader.grading.checks import fields
 from grader.grading.checks.calls import (
     CALL_FIELDS,

@@ -10,6 +10,7 @@ import json
 import sys
 from typing import Any
 
+from grader.grading.checks import KINDS
 from grader.grading.checks.kind import COMMON_FIELDS, Kind
 from grader.task.spec import SCHEMA_PATH
 
@@ -26,7 +27,6 @@ def check_schema(kinds: dict[str, Kind]) -> dict[str, Any]:
 
 
 def task_schema() -> dict[str, Any]:
-    from grader.grading.checks import KINDS
 
     with open(SCHEMA_PATH, encoding="utf-8") as f:
         schema = json.load(f)

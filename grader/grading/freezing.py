@@ -1,0 +1,121 @@
+"""``grader freeze``: a task's cases and the reference's outputs generated once and written
+as the task's freeze (frozen.py reads it).
+
+Above cases.py (which consults the freeze it writes) so that reading never imports writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+from grader import __version__
+from grader.grading.case_set import CaseSet
+from grader.grading.cases import case_set, reference_value
+from grader.grading.frozen import ARRAYS, CASES, FOLDER, FORMAT, MANIFEST, digest_of, file_sha, sha256
+from grader.grading.kinds import kind_of
+from grader.sandbox import wire
+from grader.task.case_size import smallest_first
+from grader.task.spec import CheckSpec, Task
+
+
+def freeze(
+    task: Task,
+    reference,
+    only: list[CheckSpec] | None = None,
+    out_folder: str | None = None,
+    spec_path: str | None = None,
+    kit: bool = False,
+) -> str:
+    """Generate every check's cases and expected outputs (or ``only`` those checks) and
+    write them under ``out_folder`` (default: the task's own folder); returns the digest.
+    A ``kit`` copies them from the task's own freeze instead, never generating anew."""
+    target = os.path.join(out_folder or task.folder, FOLDER)
+    arrays: dict[str, bytes] = {}
+    checks = {}
+    for check in only if only is not None else task.checks:
+        blobs: list[bytes] = []
+        if check.call is not None:
+            cases = _by_size(case_set(task, reference, check, use_disk=False, use_freeze=kit))
+            entry = {
+                "cases": wire.encode(cases.cases, blobs),
+                "expected": wire.encode(cases.expected, blobs),
+                "literal_count": cases.literal_count,
+            }
+            if any(cases.recipes):
+                entry["recipes"] = cases.recipes
+        elif (compute := kind_of(check).reference_value) is not None:
+            value = reference_value(task, reference, check) if kit else compute(reference, check)
+            entry = {"value": wire.encode(value, blobs)}
+        else:
+            continue
+        names = []
+        for blob in blobs:
+            arrays[sha256(blob)] = blob
+            names.append(sha256(blob))
+        entry["arrays"] = names
+        checks[check.name] = entry
+    cases_json = json.dumps(
+        {"format": FORMAT, "task": task.id, "checks": checks}, sort_keys=True, indent=1
+    ).encode()
+    spec_sha = file_sha(spec_path or task.spec_path)
+    reference_sha = None if kit else file_sha(task.reference_path)
+    digest = digest_of(spec_sha, reference_sha, sha256(cases_json), sorted(arrays))
+    manifest = {
+        "format": FORMAT,
+        "grader_version": __version__,
+        "task": task.id,
+        "kit": kit,
+        "spec_sha256": spec_sha,
+        "reference_sha256": reference_sha,
+        "cases_sha256": sha256(cases_json),
+        "digest": digest,
+    }
+    _write_folder(target, cases_json, arrays, manifest)
+    return digest
+
+
+def _by_size(cases: CaseSet) -> CaseSet:
+    """Generated cases smallest first (case_size.py; literal ones keep their place in
+    front), so the file reads small to large. Checks try every set smallest first anyway
+    (checks/calls.py); the verdict does not depend on the order."""
+    lit = cases.literal_count
+    generated = smallest_first(cases.cases[lit:])
+    keep = list(range(lit)) + [lit + i for i in generated]
+    return CaseSet(
+        [cases.cases[i] for i in keep],
+        [cases.expected[i] for i in keep],
+        lit,
+        [cases.recipes_of(i) for i in keep],
+    )
+
+
+def _write_folder(target: str, cases_json: bytes, arrays: dict[str, bytes], manifest: dict) -> None:
+    """Write the whole freeze beside the old one, then swap: never half a freeze."""
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    fresh = tempfile.mkdtemp(prefix=".frozen-", dir=parent)
+    try:
+        os.makedirs(os.path.join(fresh, ARRAYS))
+        for name, blob in arrays.items():
+            with open(os.path.join(fresh, ARRAYS, name + ".npy"), "wb") as f:
+                f.write(blob)
+        with open(os.path.join(fresh, CASES), "wb") as f:
+            f.write(cases_json)
+        with open(os.path.join(fresh, MANIFEST), "w") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.chmod(fresh, 0o755)
+        old = None
+        if os.path.exists(target):
+            old = target + ".old"
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(target, old)
+        os.replace(fresh, target)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise

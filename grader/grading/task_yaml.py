@@ -1,0 +1,392 @@
+"""task.yaml -> a validated ``Task``; every error names the file, line and field, and the fix.
+
+Validation has two layers: the published JSON Schema (``grader/schema/task.schema.json``,
+also what editors use) for the shape of the file, then the rules a schema cannot express
+(names that refer to each other, files that must exist, index expressions that must parse).
+It lives in grading/ because each check's own fields are read by its kind (checks/).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+import yaml
+
+from grader.grading.cases import cache_dir
+from grader.grading.checks import KINDS
+from grader.grading.checks.kind import Reading
+from grader.grading.checks.schema import task_schema
+from grader.sandbox import Limits
+from grader.task import edges
+from grader.task.spec import (
+    DEFAULT_CASES,
+    DEFAULT_DISPLAY,
+    MISTAKES_FILE,
+    CheckSpec,
+    MistakeSpec,
+    SpecError,
+    Task,
+)
+from grader.task.tolerance import Tolerance
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+
+def _read_yaml(path: str) -> tuple[object, dict[tuple, int], list[str]]:
+    """Parse YAML keeping the line of every node; returns (data, lines, problems)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else path
+        problem = getattr(exc, "problem", None) or str(exc)
+        return None, {}, [f"{where}: not valid YAML: {problem}. Check the indentation and quoting there."]
+    lines: dict[tuple, int] = {}
+    problems: list[str] = []
+    _walk(node, (), lines, problems, path)
+    return data, lines, problems
+
+
+def _walk(node, at: tuple, lines: dict, problems: list, path: str) -> None:
+    if node is None:
+        return
+    lines[at] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key, value in node.value:
+            name = key.value
+            if name in seen:
+                problems.append(
+                    f"{path}:{key.start_mark.line + 1}: {_dotted(at + (name,))}: "
+                    f"duplicate key. Keep one '{name}:' entry."
+                )
+            seen.add(name)
+            _walk(value, at + (name,), lines, problems, path)
+            lines[at + (name,)] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, at + (i,), lines, problems, path)
+
+
+def _dotted(at) -> str:
+    text = ""
+    for part in at:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _line(lines: dict, at: tuple) -> int:
+    at = tuple(at)
+    while at and at not in lines:
+        at = at[:-1]
+    return lines.get(at, 1)
+
+
+# --------------------------------------------------------------------------- schema
+
+_validator = None
+
+
+def _schema_problems(data, lines: dict, path: str) -> list[str]:
+    global _validator
+    if _validator is None:
+        import jsonschema  # only when a spec is read: its import is not free
+
+        _validator = jsonschema.Draft202012Validator(_schema())
+    from jsonschema.exceptions import best_match, relevance
+
+    problems = []
+    for error in sorted(_validator.iter_errors(data), key=relevance):
+        if error.context:
+            error = best_match(error.context) or error
+        at = tuple(error.absolute_path)
+        unknown = _unknown_keys(error)
+        if unknown:
+            at += (unknown[0],)
+            text = (
+                f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}."
+                f"{_allowed_keys(error)}"
+            )
+        else:
+            text = f"{error.message}.{_hint(error)}"
+        problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {text}")
+    # (a check without a kind meets every kind's rules, some of them alike: each said once)
+    return list(dict.fromkeys(problems))[:10]
+
+
+_schema_in_force: dict[str, Any] | None = None
+
+
+def _schema() -> dict[str, Any]:
+    """The schema in force: the published one with its check part made from the kinds."""
+    global _schema_in_force
+    if _schema_in_force is None:
+        _schema_in_force = task_schema()
+    return _schema_in_force
+
+
+def _unknown_keys(error) -> list[str]:
+    """Keys rejected by additionalProperties: false or a propertyNames list."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = set(error.schema.get("properties", {}))
+        return [k for k in error.instance if k not in known]
+    if "propertyNames" in error.relative_schema_path or "propertyNames" in error.schema_path:
+        return [str(error.instance)]
+    return []
+
+
+def _allowed_keys(error) -> str:
+    if error.validator == "additionalProperties":
+        names = list(error.schema.get("properties", {}))
+    elif error.validator == "enum":
+        names = list(error.validator_value)
+    else:
+        return ""
+    return f" Allowed here: {', '.join(names)}." if names else ""
+
+
+def _hint(error) -> str:
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator == "enum":
+        return f" Use one of: {', '.join(map(str, error.validator_value))}."
+    if error.validator == "required":
+        return " Add it."
+    if description:
+        return f" ({description})"
+    return ""
+
+
+def _validity_marker(path: str) -> str:
+    """A cache entry named by the hash of the spec and the schema: same bytes, same verdict."""
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read())
+    h.update(json.dumps(_schema(), sort_keys=True).encode())
+    return os.path.join(os.path.dirname(cache_dir()), "valid-specs", h.hexdigest()[:32])
+
+
+def _known_valid(path: str) -> bool:
+    return os.path.exists(_validity_marker(path))
+
+
+def _remember_valid(path: str) -> None:
+    marker = _validity_marker(path)
+    try:
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        open(marker, "w").close()
+    except OSError:
+        pass  # only costs the schema check next time
+
+
+# --------------------------------------------------------------------------- the task
+
+
+def load_task(folder: str) -> Task:
+    folder = os.path.abspath(folder)
+    path = os.path.join(folder, "task.yaml")
+    if not os.path.isdir(folder):
+        raise SpecError([f"{folder}: no such task folder. Give the folder that holds task.yaml."])
+    if not os.path.isfile(path):
+        raise SpecError([f"{path}: missing. A task folder needs a task.yaml (see README: writing a task)."])
+    data, lines, problems = _read_yaml(path)
+    if data is None and not problems:
+        problems = [f"{path}:1: the file is empty. Start with id:, title:, version:, functions:, checks:."]
+    if problems:
+        raise SpecError(problems)
+    if not _known_valid(path):
+        problems = _schema_problems(data, lines, path)
+        if problems:
+            raise SpecError(problems)
+        _remember_valid(path)
+    assert isinstance(data, dict)  # (the schema wants a mapping at the top)
+    task = _build(data, folder, path, lines)
+    return task
+
+
+def _is_kit(folder: str) -> bool:
+    """A student kit (kit.py) has frozen cases and no reference."""
+    try:
+        with open(os.path.join(folder, "frozen", "manifest.json")) as f:
+            return json.load(f).get("kit") is True
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
+
+    problems: list[str] = []
+
+    def problem(at: tuple, text: str) -> None:
+        problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {text}")
+
+    kind = data.get("kind", "functions")
+    functions = {name: tuple(params) for name, params in data.get("functions", {}).items()}
+    files = {}
+    for key, default in (("statement", "statement.md"), ("reference", "reference.py")):
+        files[key] = os.path.join(folder, data.get(key, default))
+        if not os.path.isfile(files[key]) and not (key == "reference" and _is_kit(folder)):
+            problem((key,), f"file {files[key]} does not exist. Create it or fix the name.")
+    default_tolerance = Tolerance(**data.get("tolerance", {}))
+    checks: list[CheckSpec[Any]] = []
+    for i, raw in enumerate(data["checks"]):
+        at = ("checks", i)
+        _check_names(raw, at, checks, problem)
+        if kind not in KINDS[raw["kind"]].families:
+            article = "an" if raw["kind"][0] in "aeiou" else "a"
+            fitting = [k.name for k in KINDS.values() if kind in k.families]
+            problem(
+                at + ("kind",),
+                f"{article} {raw['kind']} check does not fit a {kind} task. Use {', '.join(fitting)}.",
+            )
+        call = raw.get("call")
+        if call is not None and call not in functions:
+            problem(
+                at + ("call",),
+                f"'{call}' is not among functions: ({', '.join(functions)}). "
+                "Declare it under functions: or fix the name.",
+            )
+        reading = Reading(
+            raw,
+            at,
+            call,
+            functions.get(call, ()),
+            default_tolerance,
+            data.get("cases", DEFAULT_CASES),
+            problem,
+        )
+        checks.append(
+            CheckSpec(
+                name=raw["name"],
+                kind=raw["kind"],
+                options=KINDS[raw["kind"]].read(reading),
+                points=float(raw.get("points", 1)),
+                description=raw.get("description", ""),
+                needs=tuple(raw.get("needs", ())),
+                hidden=bool(raw.get("hidden", False)),
+                call=call,
+                line=_line(lines, at),
+                hint=raw.get("hint", ""),
+                edges=tuple(raw.get("edges", ())),
+            )
+        )
+    parameters = {p for params in functions.values() for p in params}
+    task_edges = edges.read(data.get("edges", {}), lambda at: _line(lines, at), problem, parameters)
+    for i, check in enumerate(checks):
+        for name in check.edges:
+            if name not in {e.name for e in task_edges}:
+                problem(
+                    ("checks", i, "edges"),
+                    f"'{name}' is not among the task's edges: "
+                    f"({', '.join(e.name for e in task_edges) or 'none'}). Declare it under "
+                    "edges: or fix the name.",
+                )
+    imports = data.get("imports", {})
+    mistakes_path = os.path.join(folder, MISTAKES_FILE)
+    mistakes = _mistakes(data, kind, functions, mistakes_path, lines, problem)
+    if problems:
+        raise SpecError(problems)
+    limits = Limits(**data.get("limits", {}))
+    return Task(
+        id=data["id"],
+        title=data["title"],
+        version=str(data["version"]),
+        kind=kind,
+        folder=folder,
+        spec_path=path,
+        statement_path=files["statement"],
+        reference_path=files["reference"],
+        functions=functions,
+        allowed_imports=tuple(imports.get("allowed", ())),
+        stdlib_imports=tuple(imports.get("stdlib", ())),
+        limits=limits,
+        display_imports=tuple(imports.get("display", DEFAULT_DISPLAY)),
+        tolerance=default_tolerance,
+        checks=tuple(checks),
+        digest=_digest(path, files["reference"]),
+        mistakes=mistakes,
+        mistakes_path=mistakes_path,
+        edges=task_edges,
+    )
+
+
+def _mistakes(
+    data: dict, kind: str, functions: dict, mistakes_path: str, lines: dict, problem
+) -> tuple[MistakeSpec, ...]:
+    """The declared mistakes, with the rules a schema cannot express (whether mistakes.py
+    defines each replacement is checked when it is imported: mistakes.py)."""
+    declared = data.get("mistakes", [])
+    if declared and kind != "functions":
+        problem(
+            ("mistakes",),
+            "known mistakes are declared for a functions task only (a mistake "
+            "replaces task functions). Remove mistakes:.",
+        )
+        return ()
+    if declared and not os.path.isfile(mistakes_path):
+        problem(
+            ("mistakes",),
+            f"file {mistakes_path} does not exist. Write the mistaken "
+            "functions there (beside reference.py), or remove mistakes:.",
+        )
+    found: list[MistakeSpec] = []
+    for i, raw in enumerate(declared):
+        at = ("mistakes", i)
+        if raw["name"] in {m.name for m in found}:
+            problem(
+                at + ("name",), f"mistake name '{raw['name']}' is used twice. Mistake names must be unique."
+            )
+        for function in raw["replaces"]:
+            if function not in functions:
+                problem(
+                    at + ("replaces", function),
+                    f"'{function}' is not among functions: "
+                    f"({', '.join(functions)}). A mistake replaces task functions.",
+                )
+        found.append(
+            MistakeSpec(raw["name"], raw["explanation"], tuple(raw["replaces"].items()), _line(lines, at))
+        )
+    return tuple(found)
+
+
+def _check_names(raw: dict, at: tuple, earlier: list[CheckSpec[Any]], problem) -> None:
+    """A check's name is new, and what it needs comes before it (and is visible if it is)."""
+    names = {c.name for c in earlier}
+    hidden = {c.name for c in earlier if c.hidden}
+    if raw["name"] in names:
+        problem(at + ("name",), f"check name '{raw['name']}' is used twice. Check names must be unique.")
+    for need in raw.get("needs", []):
+        if need not in names:
+            problem(
+                at + ("needs",),
+                f"'{need}' is not a check defined above this one. "
+                "A check can only need checks listed before it.",
+            )
+        elif need in hidden and not raw.get("hidden", False):
+            problem(
+                at + ("needs",),
+                f"'{need}' is hidden, and hidden checks run after every "
+                "visible one. Make this check hidden too, or drop the need.",
+            )
+
+
+def _digest(*paths: str) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        if os.path.isfile(p):  # (a kit has no reference)
+            with open(p, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()[:16]
