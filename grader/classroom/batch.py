@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader.classroom import grade_files, page_files
-from grader.classroom.class_summary import mismatch_words, render_markdown, summarize, write_jsonl
 from grader.classroom.gradebook import Gradebook
 from grader.classroom.progress import Progress
 from grader.records.result import ungradable
+from grader.report.class_summary import mismatch_words, render_markdown, summarize, write_jsonl
 from grader.student_text import clean_report, for_markdown, line, student_id, visible
 from grader.student_text import name as visible_name
 from grader.submission.file import SubmissionError, SubmissionFile, read_submission, source_stem

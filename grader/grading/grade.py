@@ -23,6 +23,7 @@ from grader.grading.checks.typed_in import Numbers
 from grader.grading.diagnosis import diagnose
 from grader.grading.kinds import kind_of
 from grader.grading.policy import counted, one_fill
+from grader.grading.source_scan import read_source
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from grader.records.statuses import (
     CRASHED,
@@ -45,7 +46,6 @@ from grader.sandbox import tier as sandbox_tier
 from grader.student_text import clip
 from grader.student_text import name as visible_name
 from grader.submission.file import PythonSource, SubmissionFile, read_submission
-from grader.submission.source import read_source
 from grader.submission.source_numbers import SourceNumbers
 from grader.task import frameworks
 from grader.task.reference import load_reference

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from grader.classroom.class_summary import BUCKETS, ClassSummary, CommonFailure, how_many_students
 from grader.report import svg
+from grader.report.class_summary import BUCKETS, ClassSummary, CommonFailure, how_many_students
 from grader.report.html import page
 from grader.report.svg import Bar, text
 

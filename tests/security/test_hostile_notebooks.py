@@ -142,7 +142,7 @@ def test_stored_outputs_are_not_an_answer(tmp_path):
 
 # --------------------------------------------------------------------------- documents that expand
 # A hand-in's bytes are capped (1 MiB), but what the grader builds when it reads them is not,
-# unless the reading is bounded (grader/submission/bounded.py, grader/submission/source.py): an 866-byte
+# unless the reading is bounded (grader/submission/bounded.py, grader/grading/source_scan.py): an 866-byte
 # notebook of format 3 whose heading has level 2*10^8 became gigabytes when converted, a
 # 1 MiB file of `a;a;a;...` a syntax tree of 900 MiB, in the grader's own process.
 

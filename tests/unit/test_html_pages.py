@@ -7,11 +7,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from grader.classroom.class_summary import summarize
 from grader.classroom.page_files import page_name, student_page
 from grader.grading.redact import for_students
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Picture, Result
 from grader.report import RENDERERS, class_page, html, svg
+from grader.report.class_summary import summarize
 
 HOSTILE = [
     "<script>document.title='pwned'</script>",

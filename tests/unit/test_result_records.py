@@ -2,9 +2,9 @@
 
 import json
 
-from grader.classroom.class_summary import summarize
 from grader.records.result import CheckResult, Result, total, ungradable
 from grader.records.statuses import CALL_STATUSES, REASONS, TIMED_OUT, call_reason
+from grader.report.class_summary import summarize
 
 
 def _result(*checks: CheckResult) -> Result:

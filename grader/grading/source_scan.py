@@ -47,7 +47,7 @@ def read_source(
         "display": list(display),
     }
     try:
-        answer = bounded.call("grader.submission.source:read_in_child", request, BOUND)
+        answer = bounded.call("grader.grading.source_scan:read_in_child", request, BOUND)
     except bounded.TooCostly as exc:
         return PythonSource(
             None,
