@@ -1,1 +1,5 @@
-"""TODO part docstring."""
+"""Records: the plain data every other part passes around.
+
+Owns a grade's ``Result`` and ``CheckResult`` (result.py) and the words at the seams, as
+``Literal`` types (statuses.py). Imports nothing of the grader: every part may import it.
+"""

@@ -1,4 +1,9 @@
-"""Renderers of a Result: each module has ``render(result, **options) -> str``; add a format here."""
+"""Reports: renderers of a Result, and the class summary the class page draws.
+
+Each format is a module with ``render(result, **options) -> str`` and one line in
+``RENDERERS``; renderers only render (plain data in, text out). May import records/,
+student_text and grading/ (what a student may see: redact.py); never classroom/.
+"""
 
 from grader.report import gradescope, json_report, junit, text
 
