@@ -19,7 +19,7 @@ import platform
 import tempfile
 import time
 
-from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
+from grader.records.limits import CallLimit, Limits, absolute_limit
 
 __all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds", "script_limit"]
 

@@ -12,8 +12,8 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 
+from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.sandbox.inside import shared, wire
-from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
 from grader.sandbox.process import FreshWorker, WorkerProcess
 from grader.sandbox.replies import CallOutcome, outcome_from_reply, shown_id
 from grader.sandbox.tiers import NAMES, SandboxUnavailable

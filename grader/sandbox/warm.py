@@ -32,10 +32,10 @@ import threading
 import time
 from collections.abc import Sequence
 
+from grader.records.limits import Limits
 from grader.sandbox.cgroup import Cgroup
 from grader.sandbox.inside import scratch
-from grader.sandbox.inside.limits import Limits, rlimits
-from grader.sandbox.process import SUBMISSION_NAME, WorkerProcess, enter_child
+from grader.sandbox.process import SUBMISSION_NAME, WorkerProcess, enter_child, rlimits_of
 from grader.sandbox.tiers import SandboxUnavailable
 from grader.sandbox.tiers import tier as tier_named
 from grader.sandbox.tiers.base import syscall_filter_works
@@ -80,7 +80,7 @@ class ForkServer:
             theirs.fileno(),
             limits,
             {
-                "rlimits": rlimits(limits),
+                "rlimits": rlimits_of(limits),
                 "deny_sockets": filters,
                 "deny_keys": filters,
                 "preload": list(limits.preload),
@@ -98,7 +98,7 @@ class ForkServer:
             start_new_session=True,
             # The server itself has no CPU-time limit: each worker sets its own.
             preexec_fn=functools.partial(
-                enter_child, rlimits(limits, cpu=False), self.cgroup, tier_named(tier)
+                enter_child, rlimits_of(limits, cpu=False), self.cgroup, tier_named(tier)
             ),
         )
         theirs.close()

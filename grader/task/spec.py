@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 import yaml
 
-from grader.sandbox import Limits
+from grader.records.limits import Limits
 from grader.task import edges
 from grader.task.edges import Edge
 from grader.task.tolerance import Tolerance

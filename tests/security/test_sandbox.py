@@ -9,8 +9,9 @@ import pytest
 from conftest import BUBBLEWRAP, PE_TASK, RLIMITS, ROOT, runtime_mount_points_in_tmp, tier_works, write
 
 from grader.grading.grade import Options, grade
+from grader.records.limits import Limits
 from grader.sandbox import warm
-from grader.sandbox.launcher import Limits, Sandbox
+from grader.sandbox.launcher import Sandbox
 
 HOSTILE = """
 import os, sys, time

@@ -16,10 +16,10 @@ from grader.grading.checks.calls import compare_output
 from grader.grading.checks.examples import check_cases
 from grader.grading.diagnosis import MORE_CASES, diagnose
 from grader.grading.grade import Context, prepare
+from grader.records.limits import Limits
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Result
 from grader.records.statuses import MISMATCH, OK, TIMEOUT
 from grader.report import text
-from grader.sandbox import Limits
 from grader.task.reference import load_reference
 from grader.task.samples import diagnosis_mismatch, read_diagnosis
 from grader.task.spec import SpecError, load_task

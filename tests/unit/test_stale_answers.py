@@ -43,7 +43,8 @@ class _FakeProcess:
 
 
 def test_stale_answer_is_not_taken_for_the_next_call():
-    from grader.sandbox import Limits, wire
+    from grader.records.limits import Limits
+    from grader.sandbox import wire
     from grader.sandbox.launcher import Sandbox
 
     def answer(header):

@@ -20,9 +20,9 @@ import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
+from grader.records.limits import Limits
 from grader.sandbox import cpu_time, inside
 from grader.sandbox.inside import landlock, syscalls
-from grader.sandbox.inside.limits import Limits
 
 # Everything that runs inside the sandbox lives in this folder (and bwrap shows only it).
 WORKER_DIR = os.path.dirname(os.path.abspath(inside.__file__))

@@ -10,8 +10,8 @@ import shutil
 import subprocess
 import sys
 
+from grader.records.limits import Limits
 from grader.sandbox.inside import landlock as lsm
-from grader.sandbox.inside.limits import Limits
 from grader.sandbox.tiers.base import (
     WORKER_DIR,
     Start,

@@ -9,8 +9,8 @@ import os
 import sys
 import tempfile
 
+from grader.records.limits import Limits
 from grader.sandbox.inside import landlock as lsm
-from grader.sandbox.inside.limits import Limits
 from grader.sandbox.tiers.base import (
     Start,
     Tier,

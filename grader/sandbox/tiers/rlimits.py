@@ -3,7 +3,7 @@ their own file (the submission can read and write what the grader can)."""
 
 from __future__ import annotations
 
-from grader.sandbox.inside.limits import Limits
+from grader.records.limits import Limits
 from grader.sandbox.tiers.base import Tier, syscall_filter_works
 
 

@@ -22,8 +22,8 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+from grader.records.limits import Limits
 from grader.sandbox import shared_places, user_processes
-from grader.sandbox.inside.limits import Limits
 from grader.sandbox.tiers.base import (
     WORKER_DIR,
     SandboxUnavailable,
