@@ -15,7 +15,7 @@ import time
 from grader.records.limits import Limits
 from grader.sandbox import cpu_time
 from grader.sandbox.cgroup import Cgroup
-from grader.sandbox.inside import keyring, scratch, wire
+from grader.sandbox.inside import keyring, protocol, scratch, wire
 from grader.sandbox.inside.limits import apply as apply_limits
 from grader.sandbox.inside.limits import rlimits
 from grader.sandbox.tiers import SandboxUnavailable, Tier
@@ -57,7 +57,7 @@ class WorkerProcess:
             header, _ = wire.recv(self.sock, time.monotonic() + seconds)
         except wire.WireError as exc:
             header = {"error": str(exc)}
-        if header.get("op") != "ready":
+        if header.get("op") != protocol.READY:
             _, err = self.take_output()
             self.kill()
             raise SandboxUnavailable(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from grader.sandbox.inside import wire
+from grader.sandbox.inside import protocol, wire
 from grader.submission.source_map import SourceMap
 
 
@@ -51,17 +51,17 @@ def outcome_from_reply(
         raise wire.WireError("answer has neither a result nor an error")
     if not ok and not isinstance(reply.get("error"), dict):
         raise wire.WireError("a failed answer without its error")
-    if op == "run":
+    if op == protocol.RUN:
         value = dict(_script_info(reply, blobs, where), stand_ins=_stand_ins(reply))
         if ok:
             return CallOutcome("ok", value=value)
         return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
-    if op == "load":
+    if op == protocol.LOAD:
         value = dict(_load_info(reply, functions, require_functions=ok), stand_ins=_stand_ins(reply))
         if ok:
             return CallOutcome("ok", value=value)
         return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
-    if op != "call":
+    if op != protocol.CALL:
         raise ValueError(f"no such request: {op}")
     if not ok:
         return CallOutcome("raised", error=_clean_error(reply["error"]))
@@ -110,7 +110,7 @@ def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dic
     return {"functions": described}
 
 
-GLOBALS_CAP, COMPUTED_CAP = 64, 128  # as worker.py sends at most (wire.Caps.blob_count holds both)
+GLOBALS_CAP, COMPUTED_CAP = protocol.GLOBALS_CAP, protocol.COMPUTED_CAP  # (wire.Caps.blob_count holds both)
 CODE_SHOWN = 60  # characters of an expression quoted in a name
 
 
@@ -193,17 +193,19 @@ def _clean_error(error: dict) -> dict:
     if not isinstance(frames, list):
         frames = []
     return {
-        "type": str(error.get("type", "Error"))[:100],
-        "missing_module": str(error["missing_module"])[:100] if error.get("missing_module") else None,
-        "message": str(error.get("message", ""))[:4000],
+        "type": str(error.get("type", "Error"))[: protocol.TYPE_CHARS],
+        "missing_module": str(error["missing_module"])[: protocol.TYPE_CHARS]
+        if error.get("missing_module")
+        else None,
+        "message": str(error.get("message", ""))[: protocol.TEXT_CAP],
         "line": error.get("line") if type(error.get("line")) is int else None,
         "frames": [
             {
                 "line": f.get("line") if type(f.get("line")) is int else None,
                 "function": str(f.get("function", ""))[:100],
-                "code": str(f.get("code", ""))[:200],
+                "code": str(f.get("code", ""))[: protocol.CODE_CHARS],
             }
-            for f in frames[:5]
+            for f in frames[: protocol.ERROR_FRAMES]
             if isinstance(f, dict)
         ],
     }
