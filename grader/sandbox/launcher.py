@@ -13,12 +13,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from grader.records.limits import CallLimit, Limits, absolute_limit
+from grader.records.statuses import BUDGET, CRASHED, MALFORMED, OK, RAISED, TIMEOUT
+from grader.records.worker_error import WorkerError
 from grader.sandbox.inside import protocol, shared, wire
 from grader.sandbox.process import FreshWorker, WorkerProcess
-from grader.sandbox.replies import CallOutcome, outcome_from_reply, shown_id
+from grader.sandbox.replies import CallOutcome, outcome_from_reply, sanitised, shown_id
 from grader.sandbox.tiers import NAMES, SandboxUnavailable
 from grader.sandbox.waiting import GRACE_SECONDS, Waiter
-from grader.student_text import line, sanitised
+from grader.student_text import line
 from grader.submission.source_map import SourceMap
 
 __all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
@@ -234,7 +236,7 @@ class Sandbox:
         while i < len(items):
             if self.process is None or not self.loaded:
                 reload = self.load()
-                if reload.status != "ok":
+                if reload.status != OK:
                     i += 1
                     yield reload
                     continue
@@ -267,7 +269,7 @@ class Sandbox:
                         )
                         self._note_timing(function, outcome, limit)
                         if arrays is not None:
-                            if outcome.status == "ok":
+                            if outcome.status == OK:
                                 outcome.inputs_after = _read_back(window_items[k], arrays[k])
                             _close(arrays[k])
                         pending -= 1
@@ -300,9 +302,9 @@ class Sandbox:
         return self._answer(process, since, op, request_id, limit, cpu_since)[0]
 
     def _note_timing(self, function: str, outcome: CallOutcome, limit: CallLimit | None) -> None:
-        if outcome.status in ("ok", "raised"):
+        if outcome.status in (OK, RAISED):
             self.finished.add(function)
-        elif outcome.status == "timeout" and function not in self.timed_out:
+        elif outcome.status == TIMEOUT and function not in self.timed_out:
             self.timed_out[function] = limit or absolute_limit(self.limits)
 
     def _answer(
@@ -340,28 +342,28 @@ class Sandbox:
                 reply, reply_blobs, op, self.functions, (self.source_map or SourceMap()).where
             )
         except wire.WireTimeout:
-            outcome = CallOutcome("timeout", error={"message": waiter.why_stopped()})
+            outcome = CallOutcome(TIMEOUT, error=WorkerError(waiter.why_stopped()))
         except wire.WireClosed:
             outcome = CallOutcome(
-                "crashed", error={"message": f"the worker process {process.exit_description()}"}
+                CRASHED, error=WorkerError(f"the worker process {process.exit_description()}")
             )
         except wire.WireError as exc:
             outcome = CallOutcome(
-                "malformed", error={"message": f"the worker's answer was unusable: {str(exc)[:500]}"}
+                MALFORMED, error=WorkerError(f"the worker's answer was unusable: {str(exc)[:500]}")
             )
         except Exception as exc:  # the trusted side never crashes on what a worker sends
             outcome = CallOutcome(
-                "malformed",
-                error={
-                    "message": (f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")
-                },
+                MALFORMED,
+                error=WorkerError(
+                    f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}"
+                ),
             )
         self.grace_left -= max(0.0, time.monotonic() - since - limit.seconds)
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
-        if self.source_map is not None and outcome.error:
+        if self.source_map is not None and outcome.error is not None:
             outcome.error = self.source_map.located(outcome.error)
-        if outcome.status in ("timeout", "crashed", "malformed"):
+        if outcome.status in (TIMEOUT, CRASHED, MALFORMED):
             # Whatever state the worker is in now is unknown: replace it for the next call.
             process.kill()
             self.process = None
@@ -414,10 +416,8 @@ class Sandbox:
 
     def _out_of_budget(self) -> CallOutcome:
         return CallOutcome(
-            "budget",
-            error={
-                "message": (f"the submission used up its {self.limits.submission_seconds:g} s time budget")
-            },
+            BUDGET,
+            error=WorkerError(f"the submission used up its {self.limits.submission_seconds:g} s time budget"),
         )
 
 

@@ -19,6 +19,7 @@ from grader.grading.grade import Context, prepare
 from grader.records.limits import Limits
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Result
 from grader.records.statuses import MISMATCH, OK, TIMEOUT
+from grader.records.worker_error import WorkerError
 from grader.report import text
 from grader.task.reference import load_reference
 from grader.task.samples import diagnosis_mismatch, read_diagnosis
@@ -216,12 +217,12 @@ class StandInSandbox:
         for args, kwargs in items:
             self.made += 1
             if self.hang_after is not None and self.made > self.hang_after:
-                yield types.SimpleNamespace(status=TIMEOUT, value=None, error={"message": "timed out"})
+                yield types.SimpleNamespace(status=TIMEOUT, value=None, error=WorkerError("timed out"))
                 continue
             try:
                 value = self.functions[function](*copy.deepcopy(args), **copy.deepcopy(kwargs))
             except Exception as exc:
-                yield types.SimpleNamespace(status="raised", value=None, error={"message": str(exc)})
+                yield types.SimpleNamespace(status="raised", value=None, error=WorkerError(str(exc)))
                 continue
             yield types.SimpleNamespace(status=OK, value=value)
 
