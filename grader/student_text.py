@@ -2,7 +2,7 @@
 
 Everything a submission makes is hostile text: exception messages, what it prints, the
 names of its functions, parameters and variables, the reprs of what it returns, and its
-own file name. Where that text enters the trusted side (``sanitised`` on a worker's answer,
+own file name. Where that text enters the trusted side (``sandbox/replies.sanitised`` on a worker's answer,
 ``output`` on its captured stdout/stderr, ``name`` on a file name or student id,
 ``clean_report`` on every report stored or read back from a gradebook), it is made
 
@@ -21,7 +21,6 @@ come from an old gradebook or a message built on the trusted side around student
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import unicodedata
@@ -122,55 +121,6 @@ def student_id(file_name: str) -> str:
 
 
 # --------------------------------------------------------------------------- at the boundary
-
-
-def sanitised(outcome):
-    """A worker's answer (a CallOutcome) with every string it carries made safe: the
-    error's fields, the output, and the names and reprs inside the value. Arrays and
-    numbers are left as they are: verdicts are computed on them."""
-    error = outcome.error if isinstance(outcome.error, dict) else {}
-    if error:
-        clean = dict(error)
-        for key, cap in (("type", LINE_BYTES), ("missing_module", LINE_BYTES), ("message", MESSAGE_BYTES)):
-            if isinstance(clean.get(key), str):
-                clean[key] = line(clean[key], cap)
-        if isinstance(clean.get("frames"), list):
-            clean["frames"] = [_frame(f) for f in clean["frames"] if isinstance(f, dict)]
-        outcome.error = clean
-    # (capped where it was captured: WorkerProcess.take_output)
-    outcome.stdout = visible(outcome.stdout or "", multiline=True)
-    outcome.stderr = visible(outcome.stderr or "", multiline=True)
-    outcome.value = _value(outcome.value)
-    return outcome
-
-
-def _frame(frame: dict) -> dict:
-    frame = dict(frame)
-    for key, cap in (("function", LINE_BYTES), ("code", CODE_BYTES)):
-        if isinstance(frame.get(key), str):
-            frame[key] = line(frame[key], cap)
-    return frame
-
-
-def _value(value, depth: int = 0):
-    """Strings inside a returned value or a load/script description, made safe."""
-    from grader.sandbox import wire
-
-    if depth > 64:
-        return value
-    if isinstance(value, str):
-        return line(value)
-    if isinstance(value, dict):
-        return {line(k): _value(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_value(v, depth + 1) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_value(v, depth + 1) for v in value)
-    if isinstance(value, wire.Opaque):
-        return wire.Opaque(line(value.type_name), line(value.text, MESSAGE_BYTES))
-    if isinstance(value, wire.ForeignArray):
-        return dataclasses.replace(value, container=line(value.container))
-    return value
 
 
 def clean_report(report):

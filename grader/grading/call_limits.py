@@ -23,7 +23,7 @@ from grader.grading import frozen
 from grader.grading.case_set import ReferenceFailed
 from grader.grading.cases import _versions, cache_dir, expected_output
 from grader.grading.kinds import kind_of
-from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
+from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.task.frameworks import allowed
 
 __all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds", "script_limit"]

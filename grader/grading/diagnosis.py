@@ -33,9 +33,9 @@ from grader.grading.cases import split_arguments
 from grader.grading.checks.examples import check_cases
 from grader.grading.compare import check_values
 from grader.grading.mistakes import Variant, fails, output, passes, profiled, too_slow, variants
+from grader.records.limits import CallLimit
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis
 from grader.records.statuses import MISMATCH, OK, RAISED
-from grader.sandbox.inside.limits import CallLimit
 from grader.task.case_size import smallest_first
 from grader.task.deadline import TooSlow
 

@@ -41,6 +41,7 @@ from grader.records.statuses import (
     Reason,
     call_reason,
 )
+from grader.records.worker_error import WorkerError
 from grader.sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, workers
 from grader.sandbox import tier as sandbox_tier
 from grader.student_text import clip
@@ -336,11 +337,11 @@ def _in_running_order(checks) -> list[CheckSpec]:
     return group(False) + group(True)
 
 
-def _environment_problem(task: Task, error: dict) -> str | None:
+def _environment_problem(task: Task, error: WorkerError) -> str | None:
     """A missing package that the task allows is the grading machine's gap, not a mistake."""
     import importlib.util
 
-    missing = (error.get("missing_module") or "").split(".")[0]
+    missing = (error.missing_module or "").split(".")[0]
     allowed = {name.split(".")[0] for name in task.allowed_imports}
     if not missing or missing not in allowed:
         return None
@@ -359,11 +360,11 @@ def _failure_text(outcome, doing: str) -> str:
     return {
         RAISED: lambda: f"{doing} {describe_error(outcome.error)}",
         TIMEOUT: lambda: (
-            f"{doing} {outcome.error['message']}: is there an endless loop or a "
+            f"{doing} {outcome.error.message}: is there an endless loop or a "
             "long computation at the top level?"
         ),
-        CRASHED: lambda: f"while {doing}, {outcome.error['message']} (sys.exit, os._exit or a crash?)",
-    }.get(outcome.status, lambda: outcome.error.get("message", "the file could not be run"))()
+        CRASHED: lambda: f"while {doing}, {outcome.error.message} (sys.exit, os._exit or a crash?)",
+    }.get(outcome.status, lambda: outcome.error.message if outcome.error else "the file could not be run")()
 
 
 def _run_result(task: Task, outcome) -> CheckResult:
@@ -378,7 +379,7 @@ def _run_result(task: Task, outcome) -> CheckResult:
         return CheckResult(
             RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description, reason=ENVIRONMENT
         )
-    ran_part_way = outcome.status == RAISED and outcome.error.get("type") != "SyntaxError"
+    ran_part_way = outcome.status == RAISED and outcome.error.type != "SyntaxError"
 
     return CheckResult(
         RUN_CHECK,

@@ -14,9 +14,9 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from grader.records.limits import Limits
 from grader.sandbox import warm
 from grader.sandbox.inside import wire
-from grader.sandbox.inside.limits import Limits
 from grader.sandbox.inside.wire import ForeignArray, Opaque
 from grader.sandbox.process import FreshWorker, WorkerProcess
 from grader.sandbox.tiers import (

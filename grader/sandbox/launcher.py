@@ -12,13 +12,15 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from grader.sandbox.inside import shared, wire
-from grader.sandbox.inside.limits import CallLimit, Limits, absolute_limit
+from grader.records.limits import CallLimit, Limits, absolute_limit
+from grader.records.statuses import BUDGET, CRASHED, MALFORMED, OK, RAISED, TIMEOUT
+from grader.records.worker_error import WorkerError
+from grader.sandbox.inside import protocol, shared, wire
 from grader.sandbox.process import FreshWorker, WorkerProcess
-from grader.sandbox.replies import CallOutcome, outcome_from_reply, shown_id
+from grader.sandbox.replies import CallOutcome, outcome_from_reply, sanitised, shown_id
 from grader.sandbox.tiers import NAMES, SandboxUnavailable
 from grader.sandbox.waiting import GRACE_SECONDS, Waiter
-from grader.student_text import line, sanitised
+from grader.student_text import line
 from grader.submission.source_map import SourceMap
 
 __all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
@@ -27,8 +29,8 @@ STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 FRAMEWORK_STARTUP_SECONDS = 60  # ... and more for each framework it preloads (TensorFlow: ~10 s)
 FIRST_WINDOW, MAX_WINDOW = 2, 32  # calls per message: grows while they keep passing
 WINDOW_BYTES = 1 << 20  # of arguments per message (one call may exceed it)
-EVIDENCE_CAP = 100  # entries of runtime evidence kept per submission
-OVERFLOW = "evidence-overflow()"
+EVIDENCE_CAP = protocol.EVIDENCE_CAP  # entries of runtime evidence kept per submission
+OVERFLOW = protocol.OVERFLOW
 EVIDENCE_FRAMES_CAP = 1000  # evidence frames before an answer: more is malformed
 ABANDON_SECONDS = 0.25  # to take answers already under way after an early stop
 
@@ -162,8 +164,8 @@ class Sandbox:
         process = self.start()
         if not process.ready:
             self._await_ready(process)
-        header, blobs = self._submission_request("load", process)
-        outcome = self._request(process, dict(header, functions=self.functions), blobs, "load")
+        header, blobs = self._submission_request(protocol.LOAD, process)
+        outcome = self._request(process, {**header, "functions": self.functions}, blobs, protocol.LOAD)
         self.loaded = outcome.status == "ok"
         return outcome
 
@@ -175,7 +177,7 @@ class Sandbox:
         process = self.start()
         if not process.ready:
             self._await_ready(process)
-        return self._request(process, *self._submission_request("run", process), "run", limit)
+        return self._request(process, *self._submission_request(protocol.RUN, process), protocol.RUN, limit)
 
     def _await_ready(self, process: WorkerProcess) -> None:
         """Wait for the worker's hello; the wait is given back to the budget: a worker's
@@ -184,13 +186,15 @@ class Sandbox:
         process.await_ready(startup_seconds(self.limits))
         self.deadline += time.monotonic() - since
 
-    def _submission_request(self, op: str, process: WorkerProcess) -> tuple[dict, list[bytes]]:
+    def _submission_request(
+        self, op: str, process: WorkerProcess
+    ) -> tuple[protocol.SubmissionRequest, list[bytes]]:
         """The submission's bytes, which the worker writes into its private folder before
         any student code runs: no worker ever sees the file the submission came from."""
-        header: dict = {"op": op, "path": process.inner_path, "source": 0}
+        header: protocol.SubmissionRequest = {"op": op, "path": process.inner_path, "source": 0}
         if self.answer_bytes is not None:  # the worker refuses larger outputs itself (courtesy)
             header["answer_bytes"] = self.answer_bytes
-        if op == "run" and self.wanted_shapes:
+        if op == protocol.RUN and self.wanted_shapes:
             header["shapes"] = [list(shape) for shape in self.wanted_shapes]
         if self.display:
             header["display"] = list(self.display)
@@ -232,7 +236,7 @@ class Sandbox:
         while i < len(items):
             if self.process is None or not self.loaded:
                 reload = self.load()
-                if reload.status != "ok":
+                if reload.status != OK:
                     i += 1
                     yield reload
                     continue
@@ -261,11 +265,11 @@ class Sandbox:
                         k = sent - pending
                         limit = limits[i] if limits is not None else None
                         outcome, since, cpu_since = self._answer(
-                            process, since, "call", ids[-pending], limit, cpu_since
+                            process, since, protocol.CALL, ids[-pending], limit, cpu_since
                         )
                         self._note_timing(function, outcome, limit)
                         if arrays is not None:
-                            if outcome.status == "ok":
+                            if outcome.status == OK:
                                 outcome.inputs_after = _read_back(window_items[k], arrays[k])
                             _close(arrays[k])
                         pending -= 1
@@ -277,14 +281,14 @@ class Sandbox:
                     if pending:
                         self._abandon(process, ids[-pending:])
             finally:
-                for item in arrays or []:
-                    _close(item)
+                for handed in arrays or []:
+                    _close(handed)
             window = min(window * 2, MAX_WINDOW)
 
     def _request(
         self,
         process: WorkerProcess,
-        header: dict,
+        header: protocol.SubmissionRequest,
         blobs: list[bytes],
         op: str,
         limit: CallLimit | None = None,
@@ -298,9 +302,9 @@ class Sandbox:
         return self._answer(process, since, op, request_id, limit, cpu_since)[0]
 
     def _note_timing(self, function: str, outcome: CallOutcome, limit: CallLimit | None) -> None:
-        if outcome.status in ("ok", "raised"):
+        if outcome.status in (OK, RAISED):
             self.finished.add(function)
-        elif outcome.status == "timeout" and function not in self.timed_out:
+        elif outcome.status == TIMEOUT and function not in self.timed_out:
             self.timed_out[function] = limit or absolute_limit(self.limits)
 
     def _answer(
@@ -338,28 +342,28 @@ class Sandbox:
                 reply, reply_blobs, op, self.functions, (self.source_map or SourceMap()).where
             )
         except wire.WireTimeout:
-            outcome = CallOutcome("timeout", error={"message": waiter.why_stopped()})
+            outcome = CallOutcome(TIMEOUT, error=WorkerError(waiter.why_stopped()))
         except wire.WireClosed:
             outcome = CallOutcome(
-                "crashed", error={"message": f"the worker process {process.exit_description()}"}
+                CRASHED, error=WorkerError(f"the worker process {process.exit_description()}")
             )
         except wire.WireError as exc:
             outcome = CallOutcome(
-                "malformed", error={"message": f"the worker's answer was unusable: {str(exc)[:500]}"}
+                MALFORMED, error=WorkerError(f"the worker's answer was unusable: {str(exc)[:500]}")
             )
         except Exception as exc:  # the trusted side never crashes on what a worker sends
             outcome = CallOutcome(
-                "malformed",
-                error={
-                    "message": (f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}")
-                },
+                MALFORMED,
+                error=WorkerError(
+                    f"the worker's answer was unusable: {type(exc).__name__}: {str(exc)[:500]}"
+                ),
             )
         self.grace_left -= max(0.0, time.monotonic() - since - limit.seconds)
         outcome.stdout, outcome.stderr = process.take_output(_output_at(reply))
         outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
-        if self.source_map is not None and outcome.error:
+        if self.source_map is not None and outcome.error is not None:
             outcome.error = self.source_map.located(outcome.error)
-        if outcome.status in ("timeout", "crashed", "malformed"):
+        if outcome.status in (TIMEOUT, CRASHED, MALFORMED):
             # Whatever state the worker is in now is unknown: replace it for the next call.
             process.kill()
             self.process = None
@@ -377,7 +381,7 @@ class Sandbox:
             if waiter is not None:
                 waiter.wait()
             reply, blobs = wire.recv(process.sock, deadline, self._caps())
-            if reply.get("op") != "evidence":
+            if reply.get("op") != protocol.EVIDENCE:
                 return reply, blobs
             self._note_evidence(reply.get("entry"))
         raise wire.WireError("too many evidence frames")
@@ -385,7 +389,9 @@ class Sandbox:
     def _note_evidence(self, entry) -> None:
         if not isinstance(entry, str) or not entry:
             return
-        text = line(entry, 160)  # the worker's word: shown as text, never as markup or lines
+        text = line(
+            entry, protocol.EVIDENCE_ENTRY_CHARS
+        )  # the worker's word: shown as text, never as markup or lines
         if len(self.evidence) >= EVIDENCE_CAP:
             text = OVERFLOW  # a flood could push out what follows: itself evidence
         if text not in self.evidence:
@@ -410,10 +416,8 @@ class Sandbox:
 
     def _out_of_budget(self) -> CallOutcome:
         return CallOutcome(
-            "budget",
-            error={
-                "message": (f"the submission used up its {self.limits.submission_seconds:g} s time budget")
-            },
+            BUDGET,
+            error=WorkerError(f"the submission used up its {self.limits.submission_seconds:g} s time budget"),
         )
 
 
@@ -424,14 +428,14 @@ def startup_seconds(limits: Limits) -> float:
 
 def _calls_request(
     function: str, items: list[tuple[list, dict]], arrays: list | None = None
-) -> tuple[dict, list[bytes]]:
+) -> tuple[protocol.CallsRequest, list[bytes]]:
     """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one).
 
     With ``arrays`` (a list to fill, one entry per item sent), the items' top-level argument
     arrays go in shared memory instead (see shared.py): the header counts their descriptors
     ("fds"), which the caller sends after the frame, and the grader keeps its own handles."""
     blobs: list[bytes] = []
-    encoded: list[dict] = []
+    encoded: list[protocol.CallItem] = []
     size, fds = 0, 0
     for args, kwargs in items:
         kwargs = dict(kwargs or {})
@@ -458,7 +462,7 @@ def _calls_request(
             arrays.append(mine)
         fds += len(mine)
         size += sum(len(b) for b in blobs[before:]) + sum(a.nbytes for a in mine)
-    header: dict = {"op": "calls", "function": function, "items": encoded}
+    header: protocol.CallsRequest = {"op": protocol.CALLS, "function": function, "items": encoded}
     if fds:
         header["fds"] = fds
     return header, blobs

@@ -12,16 +12,29 @@ import subprocess
 import tempfile
 import time
 
+from grader.records.limits import Limits
 from grader.sandbox import cpu_time
 from grader.sandbox.cgroup import Cgroup
-from grader.sandbox.inside import keyring, scratch, wire
-from grader.sandbox.inside.limits import Limits, rlimits
+from grader.sandbox.inside import keyring, protocol, scratch, wire
 from grader.sandbox.inside.limits import apply as apply_limits
+from grader.sandbox.inside.limits import rlimits
 from grader.sandbox.tiers import SandboxUnavailable, Tier
 from grader.sandbox.tiers import tier as tier_named
 from grader.student_text import output as visible_output
 
 SUBMISSION_NAME = "submission.py"  # the worker's private copy (no student-chosen name)
+
+
+def rlimits_of(limits: Limits, cpu: bool = True) -> list[tuple[int, int, int]]:
+    """The rlimit triples that carry ``limits`` out (inside/limits.py takes plain values)."""
+    return rlimits(
+        memory_mib=limits.memory_mib,
+        file_mib=limits.file_mib,
+        open_files=limits.open_files,
+        processes=limits.processes,
+        submission_seconds=limits.submission_seconds,
+        cpu=cpu,
+    )
 
 
 class WorkerProcess:
@@ -44,7 +57,7 @@ class WorkerProcess:
             header, _ = wire.recv(self.sock, time.monotonic() + seconds)
         except wire.WireError as exc:
             header = {"error": str(exc)}
-        if header.get("op") != "ready":
+        if header.get("op") != protocol.READY:
             _, err = self.take_output()
             self.kill()
             raise SandboxUnavailable(
@@ -140,7 +153,7 @@ class FreshWorker(WorkerProcess):
             env=start.env,
             cwd=start.cwd,
             start_new_session=True,
-            preexec_fn=functools.partial(enter_child, rlimits(limits), self.cgroup, self.tier),
+            preexec_fn=functools.partial(enter_child, rlimits_of(limits), self.cgroup, self.tier),
         )
         child.close()
         self.tier.started(self.proc.pid, self.tmp)

@@ -1,21 +1,25 @@
 """Reading a worker's answers on the trusted side: what one call came to (CallOutcome),
 built only from fields checked here; anything else in an answer is a ``WireError``.
 Everything in an answer is the submission's: strings are bounded here and made visible
-later (student_text.sanitised)."""
+here too (``sanitised``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from grader.sandbox.inside import wire
+from grader.records.statuses import OK, RAISED, CallStatus
+from grader.records.worker_error import ErrorFrame, WorkerError
+from grader.sandbox.inside import protocol, wire
+from grader.student_text import CODE_BYTES, LINE_BYTES, MESSAGE_BYTES, line, visible
 from grader.submission.source_map import SourceMap
 
 
 @dataclass
 class CallOutcome:
-    """What one call in the worker came to. ``status`` is one of
-    ok, raised, timeout, crashed, malformed, budget.
+    """What one call in the worker came to (``status``: records/statuses.py; ``error``
+    whenever it is not OK).
 
     ``inputs_after`` (calls made with ``return_inputs``) are the arguments as the grader
     read them back from the memory it shared with the worker, after the answer came: the
@@ -23,11 +27,11 @@ class CallOutcome:
     (the result is an input array or a view of one): it can only be observed inside the
     sandbox, so it may cost a submission points but never earn them."""
 
-    status: str
+    status: CallStatus
     value: object = None
     inputs_after: object = None
     aliases_input: bool = False
-    error: dict = field(default_factory=dict)
+    error: WorkerError | None = None
     stdout: str = ""
     stderr: str = ""
 
@@ -51,26 +55,26 @@ def outcome_from_reply(
         raise wire.WireError("answer has neither a result nor an error")
     if not ok and not isinstance(reply.get("error"), dict):
         raise wire.WireError("a failed answer without its error")
-    if op == "run":
+    if op == protocol.RUN:
         value = dict(_script_info(reply, blobs, where), stand_ins=_stand_ins(reply))
         if ok:
-            return CallOutcome("ok", value=value)
-        return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
-    if op == "load":
+            return CallOutcome(OK, value=value)
+        return CallOutcome(RAISED, value=value, error=_clean_error(reply["error"]))
+    if op == protocol.LOAD:
         value = dict(_load_info(reply, functions, require_functions=ok), stand_ins=_stand_ins(reply))
         if ok:
-            return CallOutcome("ok", value=value)
-        return CallOutcome("raised", value=value, error=_clean_error(reply["error"]))
-    if op != "call":
+            return CallOutcome(OK, value=value)
+        return CallOutcome(RAISED, value=value, error=_clean_error(reply["error"]))
+    if op != protocol.CALL:
         raise ValueError(f"no such request: {op}")
     if not ok:
-        return CallOutcome("raised", error=_clean_error(reply["error"]))
+        return CallOutcome(RAISED, error=_clean_error(reply["error"]))
     if "result" not in reply:
         raise wire.WireError("answer has neither a result nor an error")
     aliases = reply.get("aliases_input", False)
     if type(aliases) is not bool:
         raise wire.WireError("malformed call answer (aliases_input)")
-    return CallOutcome("ok", value=wire.decode(reply["result"], blobs), aliases_input=aliases)
+    return CallOutcome(OK, value=wire.decode(reply["result"], blobs), aliases_input=aliases)
 
 
 def _stand_ins(reply: dict) -> list[str]:
@@ -110,7 +114,7 @@ def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dic
     return {"functions": described}
 
 
-GLOBALS_CAP, COMPUTED_CAP = 64, 128  # as worker.py sends at most (wire.Caps.blob_count holds both)
+GLOBALS_CAP, COMPUTED_CAP = protocol.GLOBALS_CAP, protocol.COMPUTED_CAP  # (wire.Caps.blob_count holds both)
 CODE_SHOWN = 60  # characters of an expression quoted in a name
 
 
@@ -188,22 +192,74 @@ def _label(entry: dict, where: Callable[[int], str]) -> str:
     return _ROLES[entry["what"]].format(code=code, where=where(entry["line"]), name=entry["name"][:100])
 
 
-def _clean_error(error: dict) -> dict:
+def _clean_error(error: dict) -> WorkerError:
     frames = error.get("frames", [])
     if not isinstance(frames, list):
         frames = []
-    return {
-        "type": str(error.get("type", "Error"))[:100],
-        "missing_module": str(error["missing_module"])[:100] if error.get("missing_module") else None,
-        "message": str(error.get("message", ""))[:4000],
-        "line": error.get("line") if type(error.get("line")) is int else None,
-        "frames": [
-            {
-                "line": f.get("line") if type(f.get("line")) is int else None,
-                "function": str(f.get("function", ""))[:100],
-                "code": str(f.get("code", ""))[:200],
-            }
-            for f in frames[:5]
+    return WorkerError(
+        type=str(error.get("type", "Error"))[: protocol.TYPE_CHARS],
+        missing_module=str(error["missing_module"])[: protocol.TYPE_CHARS]
+        if error.get("missing_module")
+        else None,
+        message=str(error.get("message", ""))[: protocol.TEXT_CAP],
+        line=error.get("line") if type(error.get("line")) is int else None,
+        frames=tuple(
+            ErrorFrame(
+                line=f.get("line") if type(f.get("line")) is int else None,
+                function=str(f.get("function", ""))[:100],
+                code=str(f.get("code", ""))[: protocol.CODE_CHARS],
+            )
+            for f in frames[: protocol.ERROR_FRAMES]
             if isinstance(f, dict)
-        ],
-    }
+        ),
+    )
+
+
+# The boundary: every string an answer carries made safe (student_text.py).
+def sanitised(outcome: CallOutcome) -> CallOutcome:
+    """A worker's answer (a CallOutcome) with every string it carries made safe: the
+    error's fields, the output, and the names and reprs inside the value. Arrays and
+    numbers are left as they are: verdicts are computed on them."""
+    error = outcome.error
+    if error is not None:
+        outcome.error = dataclasses.replace(
+            error,
+            type=_line_or_none(error.type, LINE_BYTES),
+            missing_module=_line_or_none(error.missing_module, LINE_BYTES),
+            message=line(error.message, MESSAGE_BYTES),
+            frames=tuple(_frame(f) for f in error.frames),
+        )
+    # (capped where it was captured: WorkerProcess.take_output)
+    outcome.stdout = visible(outcome.stdout or "", multiline=True)
+    outcome.stderr = visible(outcome.stderr or "", multiline=True)
+    outcome.value = _value(outcome.value)
+    return outcome
+
+
+def _line_or_none(text: str | None, cap: int) -> str | None:
+    return None if text is None else line(text, cap)
+
+
+def _frame(frame: ErrorFrame) -> ErrorFrame:
+    return dataclasses.replace(
+        frame, function=line(frame.function, LINE_BYTES), code=line(frame.code, CODE_BYTES)
+    )
+
+
+def _value(value: object, depth: int = 0) -> object:
+    """Strings inside a returned value or a load/script description, made safe."""
+    if depth > 64:
+        return value
+    if isinstance(value, str):
+        return line(value)
+    if isinstance(value, dict):
+        return {line(k): _value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_value(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_value(v, depth + 1) for v in value)
+    if isinstance(value, wire.Opaque):
+        return wire.Opaque(line(value.type_name), line(value.text, MESSAGE_BYTES))
+    if isinstance(value, wire.ForeignArray):
+        return dataclasses.replace(value, container=line(value.container))
+    return value

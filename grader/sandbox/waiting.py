@@ -7,8 +7,8 @@ from __future__ import annotations
 import select
 import time
 
+from grader.records.limits import CallLimit
 from grader.sandbox.inside import wire
-from grader.sandbox.inside.limits import CallLimit
 from grader.sandbox.process import WorkerProcess
 
 # Wall-clock time one submission's calls may take beyond their CPU limits, all calls

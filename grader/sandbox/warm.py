@@ -32,10 +32,10 @@ import threading
 import time
 from collections.abc import Sequence
 
+from grader.records.limits import Limits
 from grader.sandbox.cgroup import Cgroup
-from grader.sandbox.inside import scratch
-from grader.sandbox.inside.limits import Limits, rlimits
-from grader.sandbox.process import SUBMISSION_NAME, WorkerProcess, enter_child
+from grader.sandbox.inside import protocol, scratch
+from grader.sandbox.process import SUBMISSION_NAME, WorkerProcess, enter_child, rlimits_of
 from grader.sandbox.tiers import SandboxUnavailable
 from grader.sandbox.tiers import tier as tier_named
 from grader.sandbox.tiers.base import syscall_filter_works
@@ -80,7 +80,7 @@ class ForkServer:
             theirs.fileno(),
             limits,
             {
-                "rlimits": rlimits(limits),
+                "rlimits": rlimits_of(limits),
                 "deny_sockets": filters,
                 "deny_keys": filters,
                 "preload": list(limits.preload),
@@ -98,7 +98,7 @@ class ForkServer:
             start_new_session=True,
             # The server itself has no CPU-time limit: each worker sets its own.
             preexec_fn=functools.partial(
-                enter_child, rlimits(limits, cpu=False), self.cgroup, tier_named(tier)
+                enter_child, rlimits_of(limits, cpu=False), self.cgroup, tier_named(tier)
             ),
         )
         theirs.close()
@@ -106,7 +106,7 @@ class ForkServer:
             hello = self._receive(STARTUP_SECONDS + FRAMEWORK_STARTUP_SECONDS * len(limits.preload))
         except ServerBroken as exc:
             hello = {"error": str(exc)}
-        if hello.get("op") != "ready":
+        if hello.get("op") != protocol.READY:
             printed = os.pread(self.log.fileno(), 2000, max(0, os.fstat(self.log.fileno()).st_size - 2000))
             self.close()
             raise SandboxUnavailable(
@@ -123,7 +123,7 @@ class ForkServer:
             raise SandboxUnavailable(f"the warm worker did not start: {exc}") from None
 
     # -- the control channel
-    def exchange(self, message: dict, fds: Sequence[int] = ()) -> dict:
+    def exchange(self, message: protocol.ForkServerRequest, fds: Sequence[int] = ()) -> dict:
         try:
             socket.send_fds(self.control, [json.dumps(message).encode()], list(fds))
         except OSError as exc:
@@ -174,7 +174,7 @@ class ForkServer:
 
     def _usage(self) -> tuple[int | None, int, int]:
         """(memory bytes of the cgroup, scratch bytes, scratch inodes) in use now."""
-        reply = self.exchange({"op": "usage"})
+        reply = self.exchange({"op": protocol.USAGE})
         size, inodes = reply.get("bytes"), reply.get("inodes")
         if not (type(size) is int and size >= 0 and type(inodes) is int and inodes >= 0):
             raise ServerBroken("the fork server's usage answer was malformed")
@@ -219,7 +219,9 @@ class ForkedWorker(WorkerProcess):
         super().__init__(server.limits, sock)
         self.server = server
         try:
-            reply = server.exchange({"op": "fork"}, [theirs.fileno(), self.out.fileno(), self.err.fileno()])
+            reply = server.exchange(
+                {"op": protocol.FORK}, [theirs.fileno(), self.out.fileno(), self.err.fileno()]
+            )
         except ServerBroken as exc:
             self._close_channel()
             raise SandboxUnavailable(str(exc)) from None
@@ -230,7 +232,7 @@ class ForkedWorker(WorkerProcess):
 
     def exit_status(self, wait: float) -> int | None:
         try:
-            status = self.server.exchange({"op": "status", "pid": self.pid, "wait": wait})["status"]
+            status = self.server.exchange({"op": protocol.STATUS, "pid": self.pid, "wait": wait})["status"]
         except ServerBroken:
             return None
         return status if type(status) is int else None
@@ -243,7 +245,7 @@ class ForkedWorker(WorkerProcess):
     def kill(self) -> None:
         self._close_channel()
         try:
-            self.server.exchange({"op": "end", "pid": self.pid})
+            self.server.exchange({"op": protocol.END, "pid": self.pid})
             self.server.sweep()
             self.server.check_clean()
         except ServerBroken:

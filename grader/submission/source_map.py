@@ -13,10 +13,13 @@ which is the student's (stale, or forged) record of what ran when.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from grader.records.worker_error import WorkerError
 
-def location_text(cell: int | None, line: int) -> str:
+
+def location_text(cell: int | None, line: int | None) -> str:
     """``line 7`` in a file, ``cell 4, line 2`` in a notebook."""
     return f"line {line}" if cell is None else f"cell {cell}, line {line}"
 
@@ -39,19 +42,18 @@ class SourceMap:
     def where(self, line: int) -> str:
         return location_text(*self.locate(line))
 
-    def located(self, error: dict) -> dict:
-        """A worker's error record (see sandbox/replies.py _clean_error) with every line number
+    def located(self, error: WorkerError) -> WorkerError:
+        """A worker's error (see sandbox/replies.py _clean_error) with every line number
         translated, and the cell it is in beside it (``cell``: None in a plain file)."""
         if not self.origins:
             return error
-        error = dict(error)
-        if type(error.get("line")) is int:
-            error["cell"], error["line"] = self.locate(error["line"])
+        if type(error.line) is int:
+            cell, line = self.locate(error.line)
+            error = dataclasses.replace(error, cell=cell, line=line)
         frames = []
-        for frame in error.get("frames") or []:
-            frame = dict(frame)
-            if type(frame.get("line")) is int:
-                frame["cell"], frame["line"] = self.locate(frame["line"])
+        for frame in error.frames:
+            if type(frame.line) is int:
+                cell, line = self.locate(frame.line)
+                frame = dataclasses.replace(frame, cell=cell, line=line)
             frames.append(frame)
-        error["frames"] = frames
-        return error
+        return dataclasses.replace(error, frames=tuple(frames))

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from grader.sandbox import Limits
+from grader.records.limits import Limits
 from grader.task.edges import Edge
 from grader.task.tolerance import Tolerance
 

@@ -6,7 +6,8 @@ import os
 import pytest
 from conftest import LANDLOCK, tier_works, write
 
-from grader.sandbox.launcher import Limits, Sandbox
+from grader.records.limits import Limits
+from grader.sandbox.launcher import Sandbox
 from grader.sandbox.tiers import landlock as landlock_tier
 
 pytestmark = [

@@ -16,8 +16,9 @@ import pytest
 from conftest import PE_SAMPLES, RLIMITS, write
 from test_adversarial import grade_attack
 
+from grader.records.limits import Limits
 from grader.sandbox import warm
-from grader.sandbox.launcher import Limits, Sandbox
+from grader.sandbox.launcher import Sandbox
 
 MUTATION_CHECK = "add-leaves-input-unchanged"  # tasks/positional-encoding/task.yaml
 IMPORTS_CHECK = "numpy-only"

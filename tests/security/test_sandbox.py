@@ -9,8 +9,9 @@ import pytest
 from conftest import BUBBLEWRAP, PE_TASK, RLIMITS, ROOT, runtime_mount_points_in_tmp, tier_works, write
 
 from grader.grading.grade import Options, grade
+from grader.records.limits import Limits
 from grader.sandbox import warm
-from grader.sandbox.launcher import Limits, Sandbox
+from grader.sandbox.launcher import Sandbox
 
 HOSTILE = """
 import os, sys, time
@@ -89,9 +90,9 @@ def test_endless_loop_times_out_and_grading_goes_on(sandbox):
 
 def test_exit_in_a_call_is_a_crash_and_the_worker_is_replaced(sandbox):
     outcome = sandbox.call("leave", [])
-    assert outcome.status == "crashed" and "exited with status 3" in outcome.error["message"]
+    assert outcome.status == "crashed" and "exited with status 3" in outcome.error.message
     raised = sandbox.call("leave_politely", [])
-    assert raised.status == "raised" and raised.error["type"] == "SystemExit"
+    assert raised.status == "raised" and raised.error.type == "SystemExit"
     assert sandbox.call("double", [2]).value == 4
 
 
@@ -111,7 +112,7 @@ def test_grader_environment_does_not_reach_the_worker(sandbox, monkeypatch):
 
 def test_exceptions_and_objects_come_back_as_descriptions(sandbox):
     raised = sandbox.call("raise_error", [])
-    assert raised.status == "raised" and raised.error["message"] == "nope"
+    assert raised.status == "raised" and raised.error.message == "nope"
     liar = sandbox.call("lying_object", [])
     assert liar.status == "ok" and type(liar.value).__name__ == "Opaque"
     view = sandbox.call("huge_view", [])

@@ -10,8 +10,9 @@ import time
 import pytest
 from conftest import PE_SAMPLES, RLIMITS, no_process_with, warm_tiers, write
 
+from grader.records.limits import Limits
 from grader.sandbox import ForeignArray, warm
-from grader.sandbox.launcher import ABANDON_SECONDS, Limits, Sandbox
+from grader.sandbox.launcher import ABANDON_SECONDS, Sandbox
 
 WARM_TIERS = list(warm_tiers())
 LIMITS = Limits(call_seconds=1.0, submission_seconds=20)

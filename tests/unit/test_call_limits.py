@@ -4,8 +4,8 @@ time a worker used is read from /proc on the grader's side (sandbox/cpu_time.py)
 import os
 
 from grader.grading.call_limits import derived_limit
+from grader.records.limits import Limits
 from grader.sandbox import cpu_time
-from grader.sandbox.inside.limits import Limits
 
 
 def test_a_multiple_of_the_reference_above_the_floor():

@@ -17,10 +17,11 @@ from grader.grading.checks.examples import check_cases
 from grader.grading.diagnosis import MORE_CASES, diagnose
 from grader.grading.grade import Context, prepare
 from grader.grading.task_yaml import load_task
+from grader.records.limits import Limits
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Result
 from grader.records.statuses import MISMATCH, OK, TIMEOUT
+from grader.records.worker_error import WorkerError
 from grader.report import text
-from grader.sandbox import Limits
 from grader.task.reference import load_reference
 from grader.task.samples import diagnosis_mismatch, read_diagnosis
 from grader.task.spec import SpecError
@@ -217,12 +218,12 @@ class StandInSandbox:
         for args, kwargs in items:
             self.made += 1
             if self.hang_after is not None and self.made > self.hang_after:
-                yield types.SimpleNamespace(status=TIMEOUT, value=None, error={"message": "timed out"})
+                yield types.SimpleNamespace(status=TIMEOUT, value=None, error=WorkerError("timed out"))
                 continue
             try:
                 value = self.functions[function](*copy.deepcopy(args), **copy.deepcopy(kwargs))
             except Exception as exc:
-                yield types.SimpleNamespace(status="raised", value=None, error={"message": str(exc)})
+                yield types.SimpleNamespace(status="raised", value=None, error=WorkerError(str(exc)))
                 continue
             yield types.SimpleNamespace(status=OK, value=value)
 

@@ -17,6 +17,7 @@ from workflow_commands import parse_command
 from grader.grading.checks.calls import describe_error, error_cell, error_line
 from grader.grading.checks.imports import hidden_routes, static_imports
 from grader.records.result import FAILED, CheckResult, Result
+from grader.records.worker_error import ErrorFrame, WorkerError
 from grader.report import github, junit
 from grader.submission.file import (
     SubmissionError,
@@ -247,26 +248,26 @@ def test_an_oversized_notebook_is_refused_with_a_hint(tmp_path):
 def test_errors_from_the_worker_are_located_in_cells():
     origins = ((0, 0), (2, 1), (2, 2), (4, 1), (4, 2))
     located = SourceMap(origins).located(
-        {
-            "type": "ValueError",
-            "message": "nope",
-            "line": None,
-            "frames": [
-                {"line": 3, "function": "<module>", "code": "f()"},
-                {"line": 5, "function": "f", "code": "raise ValueError('nope')"},
-            ],
-        }
+        WorkerError(
+            type="ValueError",
+            message="nope",
+            line=None,
+            frames=(
+                ErrorFrame(line=3, function="<module>", code="f()"),
+                ErrorFrame(line=5, function="f", code="raise ValueError('nope')"),
+            ),
+        )
     )
     assert (error_cell(located), error_line(located)) == (4, 2)
     assert (
         describe_error(located) == "raised ValueError: nope (cell 4, line 2 in f: raise ValueError('nope'))"
     )
     syntax = SourceMap(origins).located(
-        {"type": "SyntaxError", "message": "invalid syntax", "line": 4, "frames": []}
+        WorkerError(type="SyntaxError", message="invalid syntax", line=4, frames=())
     )
     assert describe_error(syntax) == "raised SyntaxError: invalid syntax (cell 4, line 1)"
     # A plain file keeps its lines; a number outside the map (made up with compile) too.
-    assert describe_error({"type": "E", "message": "m", "line": 7, "frames": []}) == "raised E: m (line 7)"
+    assert describe_error(WorkerError(type="E", message="m", line=7, frames=())) == "raised E: m (line 7)"
     assert SourceMap(origins).where(99) == "line 99"
 
 

@@ -43,7 +43,8 @@ class _FakeProcess:
 
 
 def test_stale_answer_is_not_taken_for_the_next_call():
-    from grader.sandbox import Limits, wire
+    from grader.records.limits import Limits
+    from grader.sandbox import wire
     from grader.sandbox.launcher import Sandbox
 
     def answer(header):
@@ -67,6 +68,6 @@ def test_stale_answer_is_not_taken_for_the_next_call():
     with Sandbox(b"", ["f"], Limits(), spawn=lambda *a: _FakeProcess(answer)) as box:
         outcomes = list(box.calls("f", [([x], {}) for x in range(1, 6)]))
     assert outcomes[0].status == "ok" and outcomes[0].value == 10
-    assert outcomes[1].status == "malformed" and "answers request" in outcomes[1].error["message"]
+    assert outcomes[1].status == "malformed" and "answers request" in outcomes[1].error.message
     # the worker was replaced; the calls after it are answered by the new one, in step
     assert [(o.status, o.value) for o in outcomes[2:]] == [("ok", 30), ("ok", 40), ("ok", 50)]

@@ -5,8 +5,10 @@ import os
 import re
 
 from grader import student_text
+from grader.records.worker_error import ErrorFrame, WorkerError
 from grader.sandbox import Opaque
 from grader.sandbox.launcher import CallOutcome
+from grader.sandbox.replies import sanitised
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -37,18 +39,18 @@ def test_sanitised_outcome_from_a_worker():
             "functions": {"f\x1b": {"params": ["\x1b" * 5000, "x"]}},
             "r": Opaque("T\x1b", "\ud800" * 9000),
         },
-        error={
-            "type": "E\x1b",
-            "message": "\x1b" * 4000 + "\ud800",
-            "frames": [{"line": 1, "function": "\x07", "code": "\x1b" * 999}],
-        },
+        error=WorkerError(
+            type="E\x1b",
+            message="\x1b" * 4000 + "\ud800",
+            frames=(ErrorFrame(line=1, function="\x07", code="\x1b" * 999),),
+        ),
         stdout="ok\n\x1b[2J\n",
         stderr="\ud800",
     )
-    clean = student_text.sanitised(outcome)
-    assert clean.error["type"] == "E\\x1b" and len(clean.error["message"].encode()) <= 2000
-    assert clean.error["frames"][0]["function"] == "\\x07"
-    assert len(clean.error["frames"][0]["code"].encode()) <= student_text.CODE_BYTES
+    clean = sanitised(outcome)
+    assert clean.error.type == "E\\x1b" and len(clean.error.message.encode()) <= 2000
+    assert clean.error.frames[0].function == "\\x07"
+    assert len(clean.error.frames[0].code.encode()) <= student_text.CODE_BYTES
     assert clean.stdout == "ok\n\\x1b[2J\n" and clean.stderr == "\ufffd"
     params = clean.value["functions"]["f\\x1b"]["params"]
     assert len(params[0].encode()) <= student_text.LINE_BYTES and params[1] == "x"

@@ -4,7 +4,8 @@ the CLI's choices come and every fall below the strongest tier is explained."""
 import pytest
 
 from grader import cli
-from grader.sandbox import NAMES, TIERS, Limits, SandboxUnavailable, Tier, choose_tier, downgrade_note, tier
+from grader.records.limits import Limits
+from grader.sandbox import NAMES, TIERS, SandboxUnavailable, Tier, choose_tier, downgrade_note, tier
 from grader.sandbox.tiers.base import WORKER_DIR
 from grader.sandbox.tiers.bubblewrap import WORKER_DIR_INSIDE
 

@@ -36,6 +36,7 @@ from grader.records.statuses import (
     Reason,
     call_reason,
 )
+from grader.records.worker_error import WorkerError
 from grader.submission.source_map import location_text
 from grader.task.case_size import case_size, smallest_first
 from grader.task.rebuild import expression
@@ -295,9 +296,9 @@ def judged(
             error_cell(outcome.error),
         )
     if outcome.status in (TIMEOUT, CRASHED):
-        return Failure(call_reason(outcome.status), f"the call {outcome.error['message']}", output)
+        return Failure(call_reason(outcome.status), f"the call {outcome.error.message}", output)
     if outcome.status != OK:
-        return Failure(call_reason(outcome.status), outcome.error["message"], output)
+        return Failure(call_reason(outcome.status), outcome.error.message, output)
     verdict = judge(check, expected, outcome, sent)
     if verdict.ok:
         return None
@@ -330,31 +331,28 @@ class _CompareOutput:
 compare_output = _CompareOutput()
 
 
-def error_line(error: dict) -> int | None:
+def error_line(error: WorkerError) -> int | None:
     """The line of the student's file an exception points at: its innermost frame there
     (the worker keeps only those), or a SyntaxError's line."""
-    frames = error.get("frames") or []
-    line = frames[-1].get("line") if frames else error.get("line")
+    line = error.frames[-1].line if error.frames else error.line
     return line if type(line) is int and line > 0 else None
 
 
-def error_cell(error: dict) -> int | None:
+def error_cell(error: WorkerError) -> int | None:
     """In a notebook, the cell of ``error_line`` (the Sandbox located it: source_map.py)."""
-    frames = error.get("frames") or []
-    cell = frames[-1].get("cell") if frames else error.get("cell")
+    cell = error.frames[-1].cell if error.frames else error.cell
     return cell if type(cell) is int and cell > 0 else None
 
 
-def describe_error(error: dict) -> str:
-    text = f"raised {error.get('type', 'an exception')}"
-    if error.get("message"):
-        text += f": {error['message']}"
-    frames = error.get("frames") or []
-    if frames:
-        last = frames[-1]
-        text += f" ({location_text(last.get('cell'), last['line'])} in {last['function']}: {last['code']})"
-    elif error.get("line"):
-        text += f" ({location_text(error.get('cell'), error['line'])})"
+def describe_error(error: WorkerError) -> str:
+    text = f"raised {error.type if error.type is not None else 'an exception'}"
+    if error.message:
+        text += f": {error.message}"
+    if error.frames:
+        last = error.frames[-1]
+        text += f" ({location_text(last.cell, last.line)} in {last.function}: {last.code})"
+    elif error.line:
+        text += f" ({location_text(error.cell, error.line)})"
     return text
 
 

@@ -39,6 +39,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import limits  # noqa: E402
+import protocol  # noqa: E402
 import scratch  # noqa: E402
 import worker  # noqa: E402  (with it numpy, which every worker then inherits warm)
 
@@ -53,7 +54,7 @@ def _send(control: socket.socket, message: dict) -> None:
 class Server:
     """The loop inside the sandbox: forks workers, reports how they ended, cleans up."""
 
-    def __init__(self, control: socket.socket, config: dict):
+    def __init__(self, control: socket.socket, config: protocol.ForkServerConfig):
         self.control = control
         self.config = config
         self.root = config["scratch_root"]
@@ -70,15 +71,15 @@ class Server:
             if not data:
                 return
             try:
-                message = json.loads(data)
+                message: protocol.ForkServerRequest = json.loads(data)
                 op = message.get("op")
-                if op == "fork" and len(fds) == 3:
+                if op == protocol.FORK and len(fds) == 3:
                     reply = self.fork(*fds)
-                elif op == "status":
+                elif op == protocol.STATUS:
                     reply = {"status": self.wait(int(message["pid"]), float(message.get("wait", 0)))}
-                elif op == "end":
+                elif op == protocol.END:
                     reply = self.end(int(message["pid"]))
-                elif op == "usage":
+                elif op == protocol.USAGE:
                     reply = scratch.usage(self.root)
                 else:
                     reply = {"error": f"bad request {op!r}"}
@@ -101,7 +102,7 @@ class Server:
                 try:
                     worker.wire.send(
                         socket.socket(fileno=channel),
-                        {"op": "not-ready", "error": f"{type(exc).__name__}: {exc}"},
+                        {"op": protocol.NOT_READY, "error": f"{type(exc).__name__}: {exc}"},
                     )
                 except BaseException:
                     pass
@@ -177,7 +178,7 @@ class Server:
 
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
-    config = json.loads(sys.argv[2])
+    config: protocol.ForkServerConfig = json.loads(sys.argv[2])
     try:
         os.makedirs(config["scratch_root"], exist_ok=True)
         if config.get("scratch_bytes"):  # before Landlock, which forbids every mount
@@ -192,7 +193,7 @@ def main() -> None:
             policy = config["server_landlock"]
             landlock.restrict(policy["read"], policy["write"], policy.get("own_process") is True)
     except (OSError, ImportError, RuntimeError) as exc:
-        _send(control, {"op": "not-ready", "error": f"the fork server could not start: {exc}"})
+        _send(control, {"op": protocol.NOT_READY, "error": f"the fork server could not start: {exc}"})
         os._exit(1)
     # The frameworks the task allows, imported once here (they start no thread on import, so
     # forking stays safe); every worker inherits them warm, outside its student's clock.
@@ -204,7 +205,7 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     gc.disable()
-    _send(control, {"op": "ready"})
+    _send(control, {"op": protocol.READY})
     Server(control, config).serve()
     os._exit(0)
 

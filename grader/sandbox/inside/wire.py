@@ -20,7 +20,7 @@ import select
 import socket
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -75,16 +75,16 @@ class WireClosed(WireError):
 # --------------------------------------------------------------------------- frames
 
 
-def _prefix_and_header(header: dict, blobs) -> bytes:
-    header = dict(header, blobs=[len(b) for b in blobs])
-    body = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
+def _prefix_and_header(header: Mapping[str, object], blobs: Sequence[bytes]) -> bytes:
+    framed = dict(header, blobs=[len(b) for b in blobs])
+    body = json.dumps(framed, separators=(",", ":"), allow_nan=False).encode()
     return PREFIX.pack(MAGIC, len(body)) + body
 
 
 SMALL_FRAME = 1 << 16
 
 
-def send(sock: socket.socket, header: dict, blobs: Sequence[bytes] = ()) -> None:
+def send(sock: socket.socket, header: Mapping[str, object], blobs: Sequence[bytes] = ()) -> None:
     head = _prefix_and_header(header, blobs)
     if len(head) + sum(len(b) for b in blobs) <= SMALL_FRAME:
         sock.sendall(b"".join([head, *blobs]))  # one system call for the common small frame

@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import computed  # noqa: E402
 import display  # noqa: E402
 import numpy as np  # noqa: E402  (imported before any submission, so it is warm)
+import protocol  # noqa: E402
 import shared  # noqa: E402
 import wire  # noqa: E402
 
@@ -31,8 +32,8 @@ import wire  # noqa: E402
 _ndarray, _may_share_memory = np.ndarray, np.may_share_memory
 _NUMPY_NAMES = dict(vars(np))
 
-TEXT_CAP = 4000  # characters of an exception message or repr sent back
-OUTPUT_BYTES_CAP = 256 << 20  # an output array larger than this is refused here already
+TEXT_CAP = protocol.TEXT_CAP
+OUTPUT_BYTES_CAP = protocol.OUTPUT_BYTES_CAP  # lowered for a task by _limit_outputs
 
 
 def _flush_std_streams() -> None:
@@ -44,18 +45,24 @@ def _flush_std_streams() -> None:
             pass
 
 
-def _error_record(exc: BaseException, submission: str | None) -> dict:
+def _error_record(exc: BaseException, submission: str | None) -> protocol.ErrorRecord:
     """Describe an exception raised by student code, keeping only the student's frames."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == submission]
-    where = [{"line": f.lineno, "function": f.name, "code": (f.line or "")[:200]} for f in frames]
+    where: list[protocol.ErrorFrame] = [
+        {"line": f.lineno, "function": f.name, "code": (f.line or "")[: protocol.CODE_CHARS]} for f in frames
+    ]
     try:
         message = str(exc)[:TEXT_CAP]
     except Exception:
         message = "<the exception's message could not be shown>"
-    record: dict[str, object] = {"type": type(exc).__name__[:100], "message": message, "frames": where[-5:]}
+    record: protocol.ErrorRecord = {
+        "type": type(exc).__name__[: protocol.TYPE_CHARS],
+        "message": message,
+        "frames": where[-protocol.ERROR_FRAMES :],
+    }
     missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
     if isinstance(missing, str):
-        record["missing_module"] = missing[:100]  # lets the grader tell a missing package
+        record["missing_module"] = missing[: protocol.TYPE_CHARS]  # lets the grader tell a missing package
     return record
 
 
@@ -112,8 +119,8 @@ INTROSPECTION = frozenset(
 # any object rewritten in place, with no import at all).
 DATA_AS_CODE = frozenset({"pickle.find_class", "marshal.loads", "marshal.load"})
 _PROCESS_MEMORY = re.compile(r"^/proc/[^/]+(/task/[^/]+)?/(mem|pagemap)$")
-EVIDENCE_CAP = 100
-OVERFLOW = "evidence-overflow()"  # more records than the cap: itself evidence
+EVIDENCE_CAP = protocol.EVIDENCE_CAP
+OVERFLOW = protocol.OVERFLOW
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the worker's own modules
 _STDLIB = os.path.dirname(os.__file__) + os.sep  # the standard library's
 # The recorder's frames that do the submission's arithmetic (computed.py): what happens in
@@ -352,7 +359,11 @@ class RuntimeEvidence:
                 return
         self.entries.append(entry)
         try:
-            wire.send(self.sock, {"op": "evidence", "entry": entry[:160]})
+            notice: protocol.Notice = {
+                "op": protocol.EVIDENCE,
+                "entry": entry[: protocol.EVIDENCE_ENTRY_CHARS],
+            }
+            wire.send(self.sock, notice)
         except Exception:
             pass
 
@@ -403,9 +414,9 @@ def _describe(value, blobs: list[bytes], depth: int = 0):
     return {"$obj": type(value).__qualname__[:100], "repr": _safe_repr(value)}
 
 
-GLOBALS_CAP = 64  # arrays a script left in its globals that are sent back
-COMPUTED_CAP = 128  # arrays it computed elsewhere (computed.py) that are sent back
-ARRAYS_BYTES_CAP = 128 << 20  # the bytes of all of them together
+GLOBALS_CAP = protocol.GLOBALS_CAP
+COMPUTED_CAP = protocol.COMPUTED_CAP
+ARRAYS_BYTES_CAP = protocol.ARRAYS_BYTES_CAP  # lowered for a task by _limit_outputs
 
 
 def _as_numbers(value):
@@ -639,19 +650,19 @@ class Worker:
 
     def _serve_one(self, header: dict, blobs: list, fds: list[int]) -> None:
         op = header.get("op")
-        if op in ("load", "run"):
+        if op in (protocol.LOAD, protocol.RUN):
             _write_source(header["path"], blobs[header["source"]])
             display.prepare(header.get("display") or ())
-        if op in ("load", "run") and type(header.get("answer_bytes")) is int:
+        if op in (protocol.LOAD, protocol.RUN) and type(header.get("answer_bytes")) is int:
             _limit_outputs(header["answer_bytes"])
-        if op == "load":
+        if op == protocol.LOAD:
             reply, out = self.load(header["path"], header.get("functions", []))
             self._answer(reply, out, header.get("id"))
-        elif op == "calls":  # one answer per call, each sent as soon as it is ready
+        elif op == protocol.CALLS:  # one answer per call, each sent as soon as it is ready
             for item in header.get("items", []):
                 reply, out = self.call(header["function"], item, blobs, fds)
                 self._answer(reply, out, item.get("id"))
-        elif op == "run":
+        elif op == protocol.RUN:
             reply, out = self.run(header["path"], _shapes(header.get("shapes")))
             self._answer(reply, out, header.get("id"))
         else:
@@ -661,7 +672,7 @@ class Worker:
                 header.get("id"),
             )
 
-    def _answer(self, reply: dict, out: list[bytes], request_id=None) -> None:
+    def _answer(self, reply: protocol.Answer, out: list[bytes], request_id: int | None = None) -> None:
         """Send an answer to request ``request_id`` (the grader checks that answers come
         in turn) with how far stdout and stderr had got when it was ready, so the grader
         gives each call the output it printed even when calls are pipelined."""
@@ -680,7 +691,7 @@ class Worker:
         self.evidence = RuntimeEvidence(path, self.sock)
         sys.addaudithook(self.evidence)
 
-    def load(self, path: str, functions: list[str]) -> tuple[dict, list[bytes]]:
+    def load(self, path: str, functions: list[str]) -> tuple[protocol.Answer, list[bytes]]:
         self._watch(path)
         try:
             spec = importlib.util.spec_from_file_location("submission", path)
@@ -696,10 +707,10 @@ class Worker:
             return _with_stand_ins({"ok": False, "error": error}), []
         self._check_numpy()
         self.module = module
-        found = {}
+        found: dict[str, protocol.FunctionEntry] = {}
         for name in functions:
             obj = getattr(module, name, None)
-            entry: dict[str, object] = {"defined": obj is not None, "callable": callable(obj)}
+            entry: protocol.FunctionEntry = {"defined": obj is not None, "callable": callable(obj)}
             if callable(obj):
                 try:
                     entry["params"] = list(inspect.signature(obj).parameters)[:50]
@@ -708,14 +719,14 @@ class Worker:
             found[name] = entry
         return _with_stand_ins({"ok": True, "functions": found}), []
 
-    def run(self, path: str, wanted: frozenset = frozenset()) -> tuple[dict, list[bytes]]:
+    def run(self, path: str, wanted: frozenset = frozenset()) -> tuple[protocol.Answer, list[bytes]]:
         """Run a script as __main__ in a namespace kept afterwards, compiled so that what it
         computes is recorded (computed.py), then send back the numbers it left in its
         globals and the arrays it computed (frameworks' tensors converted here); arrays of
         the ``wanted`` shapes (the grader's checks') first."""
         namespace = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
         recorder = computed.Recorder([], ARRAYS_BYTES_CAP, tuple(wanted), display.made_by_display)
-        error = None
+        error: protocol.ErrorRecord | None = None
         try:
             with open(path, "rb") as f:  # bytes: decoded as Python decodes a file (BOM, coding cookie)
                 source = f.read()
@@ -746,7 +757,7 @@ class Worker:
         fds: list[int],
         _argument=_argument,
         _copy_back=_copy_back,
-    ) -> tuple[dict, list[bytes]]:
+    ) -> tuple[protocol.Answer, list[bytes]]:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
         check's) are mapped from its memory, so what the call does to them is seen there;
         nothing about the arguments after the call is sent back."""
@@ -775,7 +786,7 @@ class Worker:
         _copy_back(shared_back)
         out: list[bytes] = []
         try:
-            reply = {"ok": True, "result": _describe(result, out)}
+            reply: protocol.Answer = {"ok": True, "result": _describe(result, out)}
             arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _ndarray)]
             if isinstance(result, _ndarray):  # seen only in here: the grader lets it cost, never earn
                 reply["aliases_input"] = any(_may_share_memory(result, a) for a in arrays)
@@ -793,7 +804,7 @@ class Worker:
                 self.evidence._add(f"numpy.{name} replaced()")
 
 
-def become_worker(sock: socket.socket, confinement: dict) -> None:
+def become_worker(sock: socket.socket, confinement: protocol.Confinement) -> None:
     """Confine this process as asked, say hello, then answer requests until the channel
     closes; never returns. ``confinement``, in this order: "private_namespaces"
     (namespaces.py; with "scratch" [path, bytes], also a capped tmpfs over that folder), else
@@ -828,13 +839,13 @@ def become_worker(sock: socket.socket, confinement: dict) -> None:
             policy = confinement["landlock"]
             landlock.restrict(policy["read"], policy["write"], policy.get("own_process") is True)
     except (OSError, RuntimeError) as exc:
-        wire.send(sock, {"op": "not-ready", "error": f"the sandbox could not be applied: {exc}"})
+        wire.send(sock, {"op": protocol.NOT_READY, "error": f"the sandbox could not be applied: {exc}"})
         os._exit(1)
     if confinement.get("preload"):  # confined already: a framework imports under the same walls
         import preload
 
         preload.preload(confinement["preload"], warm_up=True)
-    wire.send(sock, {"op": "ready"})  # before any student code: proves the sandbox works
+    wire.send(sock, {"op": protocol.READY})  # before any student code: proves the sandbox works
     Worker(sock).serve()
     _flush_std_streams()
     os._exit(0)

@@ -20,9 +20,9 @@ import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
+from grader.records.limits import Limits
 from grader.sandbox import cpu_time, inside
-from grader.sandbox.inside import landlock, syscalls
-from grader.sandbox.inside.limits import Limits
+from grader.sandbox.inside import landlock, protocol, syscalls
 
 # Everything that runs inside the sandbox lives in this folder (and bwrap shows only it).
 WORKER_DIR = os.path.dirname(os.path.abspath(inside.__file__))
@@ -97,11 +97,11 @@ class Tier:
         command = self.python(
             "worker.py",
             str(channel),
-            json.dumps(dict(self.confinement(limits, folder, in_cgroup), preload=list(limits.preload))),
+            json.dumps({**self.confinement(limits, folder, in_cgroup), "preload": list(limits.preload)}),
         )
         return Start(command, dict(worker_env(), HOME=folder, TMPDIR=folder), folder, folder)
 
-    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
+    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> protocol.Confinement:
         """What the worker applies to itself before it says hello (worker.become_worker)."""
         raise NotImplementedError
 
@@ -132,7 +132,7 @@ class Tier:
         """Whether a fork server can run in this tier here (warm.py)."""
         return False
 
-    def fork_server(self, channel: int, limits: Limits, config: dict) -> Start:
+    def fork_server(self, channel: int, limits: Limits, config: protocol.ForkServerConfig) -> Start:
         """How to start forkserver.py with ``config`` (completed here with where its
         scratch space is and how it and its workers confine themselves)."""
         raise SandboxUnavailable(f"warm workers cannot use the {self.name} tier")
@@ -147,7 +147,7 @@ class Tier:
         """Whether one of the inside scripts, run as this tier runs a worker, exits 0."""
         return succeeds(self.python(script, *args), env=worker_env())
 
-    def landlock_policy(self, read: list[str], write: list[str]) -> dict:
+    def landlock_policy(self, read: list[str], write: list[str]) -> protocol.LandlockPolicy:
         """What a process restricted by Landlock may still touch: the runtime, the machine
         facts frameworks size themselves by, its own process's harmless /proc entries
         (landlock.OWN_PROCESS_FILES) and ``read``; writing only ``write`` (and /dev/null)."""

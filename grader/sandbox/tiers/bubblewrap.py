@@ -10,8 +10,9 @@ import shutil
 import subprocess
 import sys
 
+from grader.records.limits import Limits
 from grader.sandbox.inside import landlock as lsm
-from grader.sandbox.inside.limits import Limits
+from grader.sandbox.inside import protocol
 from grader.sandbox.tiers.base import (
     WORKER_DIR,
     Start,
@@ -51,7 +52,10 @@ class Bubblewrap(Tier):
         # namespaces die with it, and its init reaps (and so counts) what ended. Where the
         # kernel has Landlock, the worker also restricts itself as a warm worker does: its
         # /proc is then only its own harmless entries (not its mem, not bwrap's init).
-        confinement = {"deny_keys": syscall_filter_works(), "preload": list(limits.preload)}
+        confinement: protocol.Confinement = {
+            "deny_keys": syscall_filter_works(),
+            "preload": list(limits.preload),
+        }
         if lsm.abi_version() >= 1:
             confinement["landlock"] = self.landlock_policy([], ["/tmp"])
         command = self.python("worker.py", str(channel), json.dumps(confinement))
@@ -70,15 +74,15 @@ class Bubblewrap(Tier):
     def warm_works(self) -> bool:
         return forks_confined_workers() and private_namespaces_work(self)
 
-    def fork_server(self, channel: int, limits: Limits, config: dict) -> Start:
+    def fork_server(self, channel: int, limits: Limits, config: protocol.ForkServerConfig) -> Start:
         # bwrap's /tmp is the capped tmpfs of the server's workers' folders.
-        config = dict(
-            config,
-            scratch_root=SCRATCH_INSIDE,
-            scratch_bytes=None,
-            worker_landlock=self.landlock_policy([], []),
-            server_landlock=None,
-        )
+        config = {
+            **config,
+            "scratch_root": SCRATCH_INSIDE,
+            "scratch_bytes": None,
+            "worker_landlock": self.landlock_policy([], []),
+            "server_landlock": None,
+        }
         command = self.python("forkserver.py", str(channel), json.dumps(config))
         return Start(
             bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/", SCRATCH_INSIDE

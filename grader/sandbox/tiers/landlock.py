@@ -9,8 +9,9 @@ import os
 import sys
 import tempfile
 
+from grader.records.limits import Limits
 from grader.sandbox.inside import landlock as lsm
-from grader.sandbox.inside.limits import Limits
+from grader.sandbox.inside import protocol
 from grader.sandbox.tiers.base import (
     Start,
     Tier,
@@ -38,7 +39,7 @@ class Landlock(Tier):
             "or newer with Landlock enabled)."
         )
 
-    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
+    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> protocol.Confinement:
         # Namespaces of its own take every capability away (there is no bwrap here to drop
         # them when the grader runs as root); where there can be none, the capabilities are
         # dropped. No new sockets: the machine's named UNIX sockets are in reach here. Its
@@ -67,18 +68,18 @@ class Landlock(Tier):
     def warm_works(self) -> bool:
         return forks_confined_workers() and private_namespaces_work(self) and private_scratch_works(self)
 
-    def fork_server(self, channel: int, limits: Limits, config: dict) -> Start:
+    def fork_server(self, channel: int, limits: Limits, config: protocol.ForkServerConfig) -> Start:
         # The server mounts a capped tmpfs of its own over its scratch root before it
         # restricts itself (Landlock forbids mounts). It may write /proc so that its
         # workers can map their user namespace; each worker then confines itself further.
         root = tempfile.mkdtemp(prefix="grader-warm-")
-        config = dict(
-            config,
-            scratch_root=root,
-            scratch_bytes=limits.scratch_mib << 20,
-            worker_landlock=self.landlock_policy([], []),
-            server_landlock=self.landlock_policy([], [root, "/proc"]),
-        )
+        config = {
+            **config,
+            "scratch_root": root,
+            "scratch_bytes": limits.scratch_mib << 20,
+            "worker_landlock": self.landlock_policy([], []),
+            "server_landlock": self.landlock_policy([], [root, "/proc"]),
+        }
         command = self.python("forkserver.py", str(channel), json.dumps(config))
         return Start(command, dict(worker_env(), HOME=root, TMPDIR=root), root, root, host_folder=root)
 

@@ -3,7 +3,8 @@ their own file (the submission can read and write what the grader can)."""
 
 from __future__ import annotations
 
-from grader.sandbox.inside.limits import Limits
+from grader.records.limits import Limits
+from grader.sandbox.inside import protocol
 from grader.sandbox.tiers.base import Tier, syscall_filter_works
 
 
@@ -25,7 +26,7 @@ class Rlimits(Tier):
     def refusal(self) -> str:
         return "the rlimits tier always works"
 
-    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
+    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> protocol.Confinement:
         # The network is kept by design; no key system calls, as in every tier; no IPC
         # objects (no IPC namespace here), and no new processes without a cgroup.
         filters = syscall_filter_works()

@@ -22,8 +22,9 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+from grader.records.limits import Limits
 from grader.sandbox import shared_places, user_processes
-from grader.sandbox.inside.limits import Limits
+from grader.sandbox.inside import protocol
 from grader.sandbox.tiers.base import (
     WORKER_DIR,
     SandboxUnavailable,
@@ -94,11 +95,11 @@ class Unprivileged(Tier):
         command = self.python(
             "worker.py",
             str(channel),
-            json.dumps(dict(self.confinement(limits, own, in_cgroup), preload=list(limits.preload))),
+            json.dumps({**self.confinement(limits, own, in_cgroup), "preload": list(limits.preload)}),
         )
         return Start(command, dict(worker_env(), HOME=own, TMPDIR=own), own, own)
 
-    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> dict:
+    def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> protocol.Confinement:
         # File permissions are its walls (the user is set in enter); no new sockets either
         # (the machine's network and named sockets), no IPC objects (no IPC namespace), and
         # without a cgroup no new processes.
