@@ -18,13 +18,16 @@ import os
 import platform
 import tempfile
 import time
+from types import ModuleType
+from typing import Any
 
 from grader.grading import frozen
-from grader.grading.case_set import ReferenceFailed
+from grader.grading.case_set import CaseSet, ReferenceFailed
 from grader.grading.cases import _versions, cache_dir, expected_output
 from grader.grading.kinds import kind_of
 from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.task.frameworks import allowed
+from grader.task.spec import CheckSpec, Task
 
 __all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds", "script_limit"]
 
@@ -57,7 +60,7 @@ def derived_limit(limits: Limits, reference_seconds: float | None) -> CallLimit:
 FRAMEWORK_FLOOR_SECONDS = 5.0
 
 
-def script_limit(task, reference, limits: Limits) -> CallLimit:
+def script_limit(task: Task, reference: ModuleType | None, limits: Limits) -> CallLimit:
     """The limit of a script task's run: ``call_multiple`` times the CPU time the reference
     needs for everything the task's checks look at (measured here, on the grader's side),
     at least ``call_floor_seconds`` (FRAMEWORK_FLOOR_SECONDS for a task that allows a
@@ -77,7 +80,7 @@ def script_limit(task, reference, limits: Limits) -> CallLimit:
     return dataclasses.replace(limit, why=why)
 
 
-def _script_seconds(task, reference) -> float:
+def _script_seconds(task: Task, reference: ModuleType) -> float:
     """The least CPU time of a few computations of every reference value the script's
     checks compare with (the reference's answer and tables), measured once per task."""
     key = (task.folder, task.digest)
@@ -122,7 +125,7 @@ _memory: dict[str, list[float]] = {}
 _by_case: dict[tuple, float] = {}
 
 
-def _case(task, check, args: dict) -> tuple:
+def _case(task: Task, check: CheckSpec, args: dict[str, Any]) -> tuple:
     import numpy as np
 
     shown = tuple(
@@ -134,13 +137,15 @@ def _case(task, check, args: dict) -> tuple:
     return (task.id, check.call, shown)
 
 
-def pooled(task, check, cases, seconds: list[float]) -> list[float]:
+def pooled(task: Task, check: CheckSpec, cases: CaseSet, seconds: list[float]) -> list[float]:
     """``seconds`` (a check's measurement, per case) raised to the most any check of the
     task measured on the same case."""
     return [max(t, _by_case.get(_case(task, check, args), t)) for args, t in zip(cases.cases, seconds)]
 
 
-def reference_seconds(task, reference, check, cases, use_disk: bool = True) -> list[float] | None:
+def reference_seconds(
+    task: Task, reference: ModuleType | None, check: CheckSpec, cases: CaseSet, use_disk: bool = True
+) -> list[float] | None:
     """The reference's CPU time on each of ``cases.cases`` (in their order), measured once
     per task, check and machine; None without a reference (a kit)."""
     if reference is None:
@@ -160,7 +165,7 @@ def reference_seconds(task, reference, check, cases, use_disk: bool = True) -> l
     return found
 
 
-def _time_one(task, reference, check, args: dict) -> float:
+def _time_one(task: Task, reference: ModuleType, check: CheckSpec, args: dict[str, Any]) -> float:
     """The least CPU time (all threads: the worker's BLAS has one) of a few runs; a case
     the reference raises on is not timed here (making the cases reports it)."""
 
@@ -177,7 +182,7 @@ def _time_one(task, reference, check, args: dict) -> float:
     return best
 
 
-def _key(task, check, count: int) -> str:
+def _key(task: Task, check: CheckSpec, count: int) -> str:
 
     freeze = frozen.load(task)
     ident = json.dumps(

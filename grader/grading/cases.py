@@ -14,6 +14,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +25,7 @@ from grader.grading import frozen
 from grader.grading.case_set import CaseSet, CasesFailed, ReferenceFailed
 from grader.grading.kinds import kind_of
 from grader.sandbox import wire
-from grader.task.edges import judged_by
+from grader.task.edges import Edge, judged_by
 from grader.task.reference import call_reference
 from grader.task.spec import CheckSpec, SpecError, Task
 from grader.task.strategies import literal_case
@@ -32,7 +35,7 @@ _CACHE_CAPS = wire.Caps(json_bytes=64 << 20, blob_count=1 << 20, total_bytes=4 <
 _memory: dict[str, CaseSet] = {}
 
 
-def split_arguments(params: tuple[str, ...], args: dict) -> tuple[list, dict]:
+def split_arguments(params: tuple[str, ...], args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """Pass the leading parameters by position (as the statement's examples do), the rest
     by keyword."""
     positional = []
@@ -44,7 +47,7 @@ def split_arguments(params: tuple[str, ...], args: dict) -> tuple[list, dict]:
     return positional, keywords
 
 
-def expected_output(task: Task, reference, check: CheckSpec, args: dict):
+def expected_output(task: Task, reference: ModuleType, check: CheckSpec, args: dict[str, Any]) -> Any:
     positional, keywords = split_arguments(task.functions[check.function()], args)
     try:
         return call_reference(reference, check.function(), positional, keywords)
@@ -59,7 +62,7 @@ def expected_output(task: Task, reference, check: CheckSpec, args: dict):
 def _shown_args(args: dict) -> str:
     """Arguments in one short line: an array by its shape and dtype, a value by its repr."""
 
-    def shown(value) -> str:
+    def shown(value: object) -> str:
         if isinstance(value, np.ndarray):
             return f"<array of shape {value.shape}, {value.dtype}>"
         text = repr(value)
@@ -69,7 +72,7 @@ def _shown_args(args: dict) -> str:
 
 
 def case_set(
-    task: Task, reference, check: CheckSpec, use_disk: bool = True, use_freeze: bool = True
+    task: Task, reference: ModuleType | None, check: CheckSpec, use_disk: bool = True, use_freeze: bool = True
 ) -> CaseSet:
     """The check's cases and expected outputs: the task's frozen ones where it has a freeze
     (never generated again: frozen.py), else generated here (cached by the versions that
@@ -110,14 +113,14 @@ def case_set(
     return found
 
 
-def avoided_edges(task: Task, check: CheckSpec, literal_cases) -> tuple:
+def avoided_edges(task: Task, check: CheckSpec, literal_cases: Iterable[dict[str, Any]]) -> tuple[Edge, ...]:
     """The task's edges a check's drawn cases keep clear of: those it does not judge
     (edges.py: it lists no case on them and does not name them)."""
 
     return tuple(e for e in task.edges if not judged_by(e, literal_cases, check.edges))
 
 
-def reference_value(task: Task, reference, check: CheckSpec):
+def reference_value(task: Task, reference: ModuleType | None, check: CheckSpec) -> Any:
     """What a script check compares with: the frozen value, else the reference's."""
 
     freeze = frozen.load(task)

@@ -8,6 +8,7 @@ ever touched, so no lying ``__eq__`` can take part.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ PASS = Verdict(True)
 # --------------------------------------------------------------------------- describing values
 
 
-def describe(value) -> str:
+def describe(value: object) -> str:
     """A short, student-readable description of a returned value."""
     if value is None:
         return "None (did you forget a return statement?)"
@@ -45,13 +46,13 @@ def _shorten(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def fmt(x) -> str:
+def fmt(x: object) -> str:
     if isinstance(x, (float, np.floating)):
         return f"{x:.8g}"
     return str(x)
 
 
-def fmt_apart(a, b) -> tuple[str, str]:
+def fmt_apart(a: object, b: object) -> tuple[str, str]:
     """Two numbers that differ, each with as many significant digits as it takes to tell
     them apart: 8 at least, then more, then the shortest form that reads back as the same
     float (distinct floats never share it)."""
@@ -64,7 +65,7 @@ def fmt_apart(a, b) -> tuple[str, str]:
     return repr(float(a)), repr(float(b))
 
 
-def numbers_of(value) -> np.ndarray | None:
+def numbers_of(value: object) -> np.ndarray | None:
     """The numeric array inside a returned value, or None if it holds no numbers."""
     if isinstance(value, ForeignArray):
         return value.array
@@ -78,7 +79,7 @@ def numbers_of(value) -> np.ndarray | None:
 # --------------------------------------------------------------------------- verdicts
 
 
-def check_type(actual, returns: dict, expected) -> Verdict:
+def check_type(actual: Any, returns: dict[str, Any], expected: object) -> Verdict:
     """The returned object's kind: a real ndarray, with a dtype of the expected family."""
     wanted_class = returns.get("class", "ndarray")
     if wanted_class == "ndarray" and not (isinstance(actual, np.ndarray)):
@@ -107,7 +108,7 @@ def check_type(actual, returns: dict, expected) -> Verdict:
     return PASS
 
 
-def check_shape(expected, actual) -> Verdict:
+def check_shape(expected: Any, actual: object) -> Verdict:
     got = numbers_of(actual)
     want = np.shape(expected)
     if got is None:
@@ -118,7 +119,7 @@ def check_shape(expected, actual) -> Verdict:
 
 
 def check_values(
-    expected, actual, tolerance: Tolerance, select: str | None = None, name: str = ""
+    expected: object, actual: object, tolerance: Tolerance, select: str | None = None, name: str = ""
 ) -> Verdict:
     """``name`` says what the values are (``the result``); a ``select`` names them itself."""
     got = numbers_of(actual)
@@ -179,7 +180,7 @@ def _position(index: tuple) -> str:
     return "[" + ", ".join(str(int(i)) for i in index) + "]" if index else "the value"
 
 
-def check_inputs_unchanged(before: dict, after) -> Verdict:
+def check_inputs_unchanged(before: dict[str, Any], after: object) -> Verdict:
     """Compare the arguments as sent (by the names the task gives them, in the order sent)
     with the same arguments after the call, as the grader read them back from the memory it
     shared with the worker (never the worker's account)."""

@@ -28,7 +28,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from grader.grading.case_set import ReferenceFailed
+from grader.grading.case_set import CaseSet, ReferenceFailed
 from grader.grading.cases import split_arguments
 from grader.grading.checks.examples import check_cases
 from grader.grading.compare import check_values
@@ -41,7 +41,7 @@ from grader.task.deadline import TooSlow
 
 if TYPE_CHECKING:
     from grader.grading.grade import Context
-    from grader.task.spec import CheckSpec
+    from grader.task.spec import CheckSpec, Task
 
 SMALLER_CASES = 2  # the smallest cases observed besides the one shown...
 MORE_CASES = SMALLER_CASES + 1  # ...and one of middle size (small ones hide what grows)
@@ -117,7 +117,7 @@ def diagnose(ctx: Context, results: list[CheckResult]) -> tuple[list[Diagnosis],
     return _chosen(task, {name: checks for name, checks in explains.items() if checks})
 
 
-def _chosen(task, explains: dict[str, list[str]]) -> tuple[list[Diagnosis], dict[str, str]]:
+def _chosen(task: Task, explains: dict[str, list[str]]) -> tuple[list[Diagnosis], dict[str, str]]:
     order = {c.name: i for i, c in enumerate(task.checks)}
     by_name = {m.name: m for m in task.mistakes}
     taken: dict[str, str] = {}
@@ -184,7 +184,7 @@ def _observe(ctx: Context, checks: list[CheckSpec], take: Callable[[CheckSpec, O
                 outcomes.close()  # (a generator: stops waiting for the calls under way)
 
 
-def _wanted(ctx: Context, check: CheckSpec, cases) -> list[tuple[int | None, tuple[dict, Any]]]:
+def _wanted(ctx: Context, check: CheckSpec, cases: CaseSet) -> list[tuple[int | None, tuple[dict, Any]]]:
     """(index in the case set or None, (args, expected)): the shown input first, then the
     SMALLER_CASES smallest other cases of the set and one of middle size."""
     shown = ctx.shown[check.name]

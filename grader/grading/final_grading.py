@@ -29,7 +29,7 @@ from grader.grading.kinds import kind_of
 from grader.grading.policy import judges
 from grader.records.result import SKIPPED, CheckResult
 from grader.records.statuses import FINAL_GRADING
-from grader.task.spec import CheckSpec
+from grader.task.spec import CheckSpec, Task
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later
     return later
 
 
-def score_here(task) -> float:
+def score_here(task: Task) -> float:
     """The most a submission scores on ``task`` here: in a kit, without the checks left to
     final grading (for a submission that cannot be graded at all, say)."""
 

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import tempfile
+from types import ModuleType
 
 from grader import __version__
 from grader.grading.case_set import CaseSet
@@ -23,7 +24,7 @@ from grader.task.spec import CheckSpec, Task
 
 def freeze(
     task: Task,
-    reference,
+    reference: ModuleType | None,
     only: list[CheckSpec] | None = None,
     out_folder: str | None = None,
     spec_path: str | None = None,

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from grader.grading.case_set import CaseSet
 from grader.sandbox import wire
@@ -58,7 +59,9 @@ def refreeze_command(task: Task) -> str:
     return f"grader freeze {task.folder}"
 
 
-def digest_of(spec_sha, reference_sha, cases_sha, array_shas) -> str:
+def digest_of(
+    spec_sha: str | None, reference_sha: str | None, cases_sha: str | None, array_shas: list[str]
+) -> str:
     h = hashlib.sha256(json.dumps([FORMAT, spec_sha, reference_sha, cases_sha, array_shas]).encode())
     return h.hexdigest()[:24]
 
@@ -165,7 +168,7 @@ def _recipes(entry: dict) -> list[dict]:
     return [r if isinstance(r, dict) else {} for r in recipes]
 
 
-def value(freeze: Freeze, check: CheckSpec):
+def value(freeze: Freeze, check: CheckSpec) -> Any:
     """The reference's value a script check compares with."""
     entry = _entry(freeze, check)
     return wire.decode(entry["value"], _blobs(freeze, entry), _CAPS)

@@ -7,14 +7,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from grader import __version__
 from grader.grading import final_grading, frozen, mistakes
-from grader.grading.call_limits import derived_limit, pooled, reference_seconds, script_limit
-from grader.grading.case_set import CasesFailed, ReferenceFailed
+from grader.grading.call_limits import CallLimit, derived_limit, pooled, reference_seconds, script_limit
+from grader.grading.case_set import CaseSet, CasesFailed, ReferenceFailed
 from grader.grading.cases import _versions, cache_dir, case_set, expected_output, reference_value
 from grader.grading.checks.calls import describe_error, error_cell, error_line
 from grader.grading.checks.examples import check_cases
@@ -42,7 +45,7 @@ from grader.records.statuses import (
     call_reason,
 )
 from grader.records.worker_error import WorkerError
-from grader.sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, workers
+from grader.sandbox import CallOutcome, Sandbox, choose_tier, downgrade_note, refuse_open_paths, workers
 from grader.sandbox import tier as sandbox_tier
 from grader.student_text import clip
 from grader.student_text import name as visible_name
@@ -83,7 +86,7 @@ class Context:
 
     task: Task
     sandbox: Sandbox
-    reference: object
+    reference: ModuleType | None  # None: a kit, which has frozen cases instead
     source: PythonSource
     runtime_imports: list[str]
     use_cache: bool
@@ -93,9 +96,9 @@ class Context:
     shown: dict[str, dict] = field(default_factory=dict)
     # the failed visible checks of the work whose wrong answer still showed work (policy.py)
     near: set[str] = field(default_factory=set)
-    _numbers: object = field(default=None, repr=False)
+    _numbers: Numbers | None = field(default=None, repr=False)
 
-    def source_numbers(self):
+    def source_numbers(self) -> Numbers:
         """The numbers the submission's source holds, written or encoded, ready for the
         typed-in rule (source_numbers.py, checks/typed_in.py): read once, when asked."""
         if self._numbers is None:
@@ -104,19 +107,20 @@ class Context:
             self._numbers = Numbers(self.source.numbers or SourceNumbers((), (), capped=True))
         return self._numbers
 
-    def case_set(self, check: CheckSpec):
+    def case_set(self, check: CheckSpec) -> CaseSet:
 
         return case_set(self.task, self.reference, check, self.use_cache)
 
-    def reference_value(self, check: CheckSpec):
+    def reference_value(self, check: CheckSpec) -> Any:
 
         return reference_value(self.task, self.reference, check)
 
-    def expected(self, check: CheckSpec, args: dict):
-
+    def expected(self, check: CheckSpec, args: dict[str, Any]) -> Any:
+        if self.reference is None:  # (a kit: no reference answers an input it has not frozen)
+            raise ReferenceFailed("no reference solution here (a kit) to answer this input")
         return expected_output(self.task, self.reference, check, args)
 
-    def call_limits(self, check: CheckSpec, cases) -> list:
+    def call_limits(self, check: CheckSpec, cases: CaseSet) -> list[CallLimit]:
         """Each case's call limit (call_limits.py), in the order of ``cases.cases``."""
 
         limits = self.sandbox.limits
@@ -248,7 +252,7 @@ def grade(task: Task, submission: str | SubmissionFile, options: Options = Optio
     )
 
 
-def _not_drawn(task: Task, outcome) -> str:
+def _not_drawn(task: Task, outcome: CallOutcome | None) -> str:
     """The note for a submission that imported a display library this machine does not have:
     its stand-in drew nothing, and that costs nothing (inside/display.py). The names are the
     worker's word, so only the task's own display libraries are named."""
@@ -278,7 +282,7 @@ def _filled(ctx: Context, results: list[CheckResult]) -> frozenset[str]:
 _one_fill_checks: dict[tuple[str, str], frozenset[str]] = {}
 
 
-def one_fill_checks(task: Task, reference, use_cache: bool) -> frozenset[str]:
+def one_fill_checks(task: Task, reference: ModuleType | None, use_cache: bool) -> frozenset[str]:
     """The values checks whose expected outputs one repeated value matches: read from their
     expected outputs here, on the trusted side (frozen where frozen)."""
 
@@ -323,7 +327,7 @@ def cases_digest(task: Task) -> str:
     return freeze.digest if freeze is not None else f"generated ({_versions()})"
 
 
-def _in_running_order(checks) -> list[CheckSpec]:
+def _in_running_order(checks: Sequence[CheckSpec]) -> list[CheckSpec]:
     """Every visible check first, then the hidden ones (each group in the task's order);
     in each group, imports checks last, so that they weigh what the submission was seen
     doing in every call before them."""
@@ -355,7 +359,7 @@ def _environment_problem(task: Task, error: WorkerError) -> str | None:
     )
 
 
-def _failure_text(outcome, doing: str) -> str:
+def _failure_text(outcome: CallOutcome, doing: str) -> str:
 
     return {
         RAISED: lambda: f"{doing} {describe_error(outcome.error)}",
@@ -367,7 +371,7 @@ def _failure_text(outcome, doing: str) -> str:
     }.get(outcome.status, lambda: outcome.error.message if outcome.error else "the file could not be run")()
 
 
-def _run_result(task: Task, outcome) -> CheckResult:
+def _run_result(task: Task, outcome: CallOutcome) -> CheckResult:
     """The 'runs' line of a script task: ERROR when it did not run at all, FAILED when it
     stopped with an exception part-way (what it printed and left is still checked)."""
     description = "the script runs to its end"
@@ -429,7 +433,7 @@ def _unreadable(task: Task, problem: str) -> CheckResult:
     return CheckResult(name, ERROR, 0.0, 0.0, message=f"your file was not run: {problem}.", reason=UNREADABLE)
 
 
-def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
+def _load_result(task: Task, outcome: CallOutcome) -> tuple[CheckResult, set[str]]:
     """The 'loads' line of the report, and which required functions the file defines."""
     description = f"the file imports and defines {', '.join(task.functions)}"
     if outcome.status != OK:
@@ -450,6 +454,7 @@ def _load_result(task: Task, outcome) -> tuple[CheckResult, set[str]]:
             reason=reason,
             cell=error_cell(outcome.error) if line else None,
         ), set()
+    assert isinstance(outcome.value, dict)  # (a load answer's value always is: replies.py)
     found = outcome.value.get("functions", {})
     defined = {name for name in task.functions if found.get(name, {}).get("callable") is True}
     notes = []
@@ -576,7 +581,7 @@ ANSWER_MARGIN, SCRIPT_MARGIN = 4, 16
 _answer_bytes: dict[tuple, int] = {}
 
 
-def _nbytes(value, depth: int = 0) -> int:
+def _nbytes(value: object, depth: int = 0) -> int:
     import numpy as np
 
     if depth > 64:
@@ -590,7 +595,7 @@ def _nbytes(value, depth: int = 0) -> int:
     return 64 if isinstance(value, (int, float, complex)) else 0
 
 
-def answer_bytes(task: Task, reference, use_cache: bool = True) -> int:
+def answer_bytes(task: Task, reference: ModuleType | None, use_cache: bool = True) -> int:
     """The most bytes of arrays one answer of a submission to ``task`` may carry."""
     key = (task.digest, use_cache)
     if key in _answer_bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterable
 
 import yaml
 
@@ -29,7 +30,7 @@ from grader.grading.checks.typed_in import Numbers, typed_in
 from grader.grading.kinds import kind_of
 from grader.submission.source_numbers import scan
 from grader.task.reference import load_reference
-from grader.task.spec import SpecError, Task
+from grader.task.spec import CheckSpec, SpecError, Task
 
 HEADER = (
     "# Student kit of task {id} (version {version}), made by `grader kit`: the public\n"
@@ -92,7 +93,7 @@ def _read(path: str) -> str:
         return f.read()
 
 
-def _refuse_leaks(task: Task, checks, texts: dict[str, str]) -> None:
+def _refuse_leaks(task: Task, checks: Iterable[CheckSpec], texts: dict[str, str]) -> None:
     """A file of the kit must not hold the expected value of a check whose kind keeps it
     private (the table's numbers, written or encoded): read as a hostile source would be."""
 

@@ -28,7 +28,7 @@ from grader.grading.checks.examples import check_cases
 from grader.grading.kinds import kind_of
 from grader.task.deadline import TooSlow, deadline
 from grader.task.reference import call_reference
-from grader.task.spec import MistakeSpec, SpecError, Task
+from grader.task.spec import CheckSpec, MistakeSpec, SpecError, Task
 
 # Instructor code, run in this process: an endless loop in it costs this long, once
 # (deadline.py); the reference's cases take milliseconds.
@@ -111,7 +111,7 @@ def variants(task: Task) -> tuple[Variant, ...]:
     return _variants[key]
 
 
-def profiled(check) -> bool:
+def profiled(check: CheckSpec) -> bool:
     """The checks a profile (and a diagnosis) looks at: visible ones that compare a
     function's output with the reference's."""
 
@@ -129,7 +129,9 @@ _fails: dict[tuple, bool] = {}
 _too_slow: dict[tuple, str] = {}
 
 
-def fails(task: Task, reference, variant: Variant, check, use_cache: bool = True) -> bool:
+def fails(
+    task: Task, reference: types.ModuleType | None, variant: Variant, check: CheckSpec, use_cache: bool = True
+) -> bool:
     """Whether the mistake fails ``check``: its output judged on every case of the check's
     set as the check would judge a student's (raising is failing). Kept per process."""
     key = variant.key + (check.name,)
@@ -142,7 +144,7 @@ def fails(task: Task, reference, variant: Variant, check, use_cache: bool = True
     return _fails[key]
 
 
-def output(task: Task, variant: Variant, check, args: dict) -> Any:
+def output(task: Task, variant: Variant, check: CheckSpec, args: dict[str, Any]) -> Any:
     """The mistake's output on one case (raises what the mistaken code raises). A mistake
     that once took longer than MISTAKE_SECONDS is too slow for good (``too_slow``): it
     raises TooSlow at once after that, for every case."""
@@ -166,7 +168,7 @@ def too_slow(variant: Variant) -> str | None:
     return _too_slow.get(variant.key)
 
 
-def judged_ok(task: Task, variant: Variant, check, args: dict, expected: Any) -> bool:
+def judged_ok(task: Task, variant: Variant, check: CheckSpec, args: dict[str, Any], expected: Any) -> bool:
     """The check's verdict on the mistake's output for ``args``."""
     try:
         value = output(task, variant, check, args)
@@ -175,13 +177,13 @@ def judged_ok(task: Task, variant: Variant, check, args: dict, expected: Any) ->
     return passes(check, expected, value, args)
 
 
-def passes(check, expected: Any, value: Any, args: dict) -> bool:
+def passes(check: CheckSpec, expected: Any, value: Any, args: dict[str, Any]) -> bool:
     """Whether ``check`` passes a mistake's output ``value`` (judged as a student's would be)."""
 
     return compare_output(check, expected, types.SimpleNamespace(value=value), args).ok
 
 
-def profile(task: Task, reference, use_cache: bool = True) -> dict[str, list[str]]:
+def profile(task: Task, reference: types.ModuleType | None, use_cache: bool = True) -> dict[str, list[str]]:
     """Mistake -> the checks it fails, in task order (every mistake, every profiled check)."""
     return {
         v.spec.name: [c.name for c in task.checks if profiled(c) and fails(task, reference, v, c, use_cache)]

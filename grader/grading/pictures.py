@@ -40,7 +40,7 @@ def _cut(array: np.ndarray) -> tuple[np.ndarray, str]:
     return array[:PICTURE_SIDE, :PICTURE_SIDE], ", ".join(parts)
 
 
-def picture(expected, actual, select: str | None = None) -> Picture | None:
+def picture(expected: object, actual: object, select: str | None = None) -> Picture | None:
     """Both outputs, drawn alike (the same ``select`` as the check, when the shapes allow
     it); None when either holds no real numbers or none at all."""
     want, got = numbers_of(expected), numbers_of(actual)

@@ -135,13 +135,15 @@ def _shows_work(check: CheckSpec, filled: frozenset[str]) -> bool:
     return check.options.shows_work and check.name not in filled
 
 
-def _work_checks(checks, filled: frozenset[str]) -> list[CheckSpec]:
+def _work_checks(checks: Iterable[CheckSpec], filled: frozenset[str]) -> list[CheckSpec]:
 
     judged = [c for c in checks if not kind_of(c).policy]
     return [c for c in judged if _shows_work(c, filled)] or judged
 
 
-def judges(spec: CheckSpec, checks, filled: frozenset[str] = frozenset()) -> list[CheckSpec]:
+def judges(
+    spec: CheckSpec, checks: Iterable[CheckSpec], filled: frozenset[str] = frozenset()
+) -> list[CheckSpec]:
     """The checks whose pass lets the policy check ``spec`` count: those of the same
     function's work, else any check of the work (empty: it counts as it is)."""
     work = _work_checks(checks, filled)

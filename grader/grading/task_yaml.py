@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -31,6 +32,9 @@ from grader.task.spec import (
     Task,
 )
 from grader.task.tolerance import Tolerance
+
+if TYPE_CHECKING:  # (jsonschema is imported when a spec is read)
+    from jsonschema.exceptions import ValidationError
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -60,7 +64,7 @@ def _read_yaml(path: str) -> tuple[object, dict[tuple, int], list[str]]:
     return data, lines, problems
 
 
-def _walk(node, at: tuple, lines: dict, problems: list, path: str) -> None:
+def _walk(node: yaml.Node | None, at: tuple, lines: dict, problems: list, path: str) -> None:
     if node is None:
         return
     lines[at] = node.start_mark.line + 1
@@ -81,7 +85,7 @@ def _walk(node, at: tuple, lines: dict, problems: list, path: str) -> None:
             _walk(item, at + (i,), lines, problems, path)
 
 
-def _dotted(at) -> str:
+def _dotted(at: tuple) -> str:
     text = ""
     for part in at:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
@@ -100,7 +104,7 @@ def _line(lines: dict, at: tuple) -> int:
 _validator = None
 
 
-def _schema_problems(data, lines: dict, path: str) -> list[str]:
+def _schema_problems(data: Any, lines: dict, path: str) -> list[str]:
     global _validator
     if _validator is None:
         import jsonschema  # only when a spec is read: its import is not free
@@ -138,7 +142,7 @@ def _schema() -> dict[str, Any]:
     return _schema_in_force
 
 
-def _unknown_keys(error) -> list[str]:
+def _unknown_keys(error: ValidationError) -> list[str]:
     """Keys rejected by additionalProperties: false or a propertyNames list."""
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = set(error.schema.get("properties", {}))
@@ -148,7 +152,7 @@ def _unknown_keys(error) -> list[str]:
     return []
 
 
-def _allowed_keys(error) -> str:
+def _allowed_keys(error: ValidationError) -> str:
     if error.validator == "additionalProperties":
         names = list(error.schema.get("properties", {}))
     elif error.validator == "enum":
@@ -158,7 +162,7 @@ def _allowed_keys(error) -> str:
     return f" Allowed here: {', '.join(names)}." if names else ""
 
 
-def _hint(error) -> str:
+def _hint(error: ValidationError) -> str:
     description = error.schema.get("description") if isinstance(error.schema, dict) else None
     if error.validator == "enum":
         return f" Use one of: {', '.join(map(str, error.validator_value))}."
@@ -324,7 +328,12 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
 
 
 def _mistakes(
-    data: dict, kind: str, functions: dict, mistakes_path: str, lines: dict, problem
+    data: dict,
+    kind: str,
+    functions: dict,
+    mistakes_path: str,
+    lines: dict,
+    problem: Callable[[tuple, str], None],
 ) -> tuple[MistakeSpec, ...]:
     """The declared mistakes, with the rules a schema cannot express (whether mistakes.py
     defines each replacement is checked when it is imported: mistakes.py)."""
@@ -362,7 +371,9 @@ def _mistakes(
     return tuple(found)
 
 
-def _check_names(raw: dict, at: tuple, earlier: list[CheckSpec[Any]], problem) -> None:
+def _check_names(
+    raw: dict, at: tuple, earlier: list[CheckSpec[Any]], problem: Callable[[tuple, str], None]
+) -> None:
     """A check's name is new, and what it needs comes before it (and is visible if it is)."""
     names = {c.name for c in earlier}
     hidden = {c.name for c in earlier if c.hidden}

@@ -5,14 +5,16 @@ and every sample submission gets the verdict it declares."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 
 from grader.grading import cases, frozen
 from grader.grading.checks.examples import literal_expectation
 from grader.grading.compare import check_values
 from grader.grading.grade import LOAD_CHECK, RUN_CHECK, Options, grade
 from grader.grading.mistakes import profile, too_slow, variants
-from grader.records.result import PASSED
+from grader.records.result import PASSED, Result
 from grader.records.statuses import ENVIRONMENT
 from grader.task.frameworks import BY_MODULE
 from grader.task.reference import load_reference
@@ -41,7 +43,12 @@ def default_samples_folder(task: Task) -> str:
     return os.path.join(os.path.dirname(os.path.dirname(task.folder)), "submissions", task.id)
 
 
-def validate(task: Task, samples_folder: str | None, options: Options, progress=None) -> Validation:
+def validate(
+    task: Task,
+    samples_folder: str | None,
+    options: Options,
+    progress: Callable[[Finding], None] | None = None,
+) -> Validation:
     report = Validation()
 
     def add(finding: Finding) -> None:
@@ -150,7 +157,7 @@ def validate(task: Task, samples_folder: str | None, options: Options, progress=
     return report
 
 
-def _missing_environment(result) -> str | None:
+def _missing_environment(result: Result) -> str | None:
     """Why a sample could not run on this machine (a package its task allows is not installed:
     the first line's reason is ENVIRONMENT), in words with the fix; None when it ran."""
 
@@ -166,7 +173,7 @@ def _missing_environment(result) -> str | None:
 
 
 def _mistake_findings(
-    task: Task, reference, options: Options, diagnosed: dict[str, list[str]]
+    task: Task, reference: ModuleType | None, options: Options, diagnosed: dict[str, list[str]]
 ) -> list[Finding]:
     """Each declared mistake is really wrong (fails a check) and is diagnosed on a sample."""
 

@@ -11,6 +11,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from types import FrameType
 
 
 class TooSlow(BaseException):
@@ -28,7 +29,7 @@ def deadline(seconds: float) -> Iterator[None]:
         yield
         return
 
-    def expired(_signum, _frame):
+    def expired(_signum: int, _frame: FrameType | None) -> None:
         raise TooSlow(f"did not finish within {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expired)

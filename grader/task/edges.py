@@ -18,6 +18,7 @@ last axis of its input).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,12 @@ class Edge:
         return any(c.holds(args) for c in self.conditions)
 
 
-def read(raw: dict, at_line, problem, parameters: set[str]) -> tuple[Edge, ...]:
+def read(
+    raw: dict[str, Any],
+    at_line: Callable[[tuple[str, ...]], int],
+    problem: Callable[[tuple[str, ...], str], None],
+    parameters: set[str],
+) -> tuple[Edge, ...]:
     """The task's ``edges:`` mapping (valid against the schema), with what a schema cannot
     say: every condition names a parameter of some task function."""
     found = []
@@ -73,7 +79,7 @@ def read(raw: dict, at_line, problem, parameters: set[str]) -> tuple[Edge, ...]:
     return tuple(found)
 
 
-def judged_by(edge: Edge, literal_cases, named: tuple[str, ...]) -> bool:
+def judged_by(edge: Edge, literal_cases: Iterable[dict[str, Any]], named: tuple[str, ...]) -> bool:
     """Whether a check judges ``edge``: it lists a case on it, or names it."""
     return edge.name in named or any(edge.holds(case) for case in literal_cases)
 

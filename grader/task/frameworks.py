@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -29,7 +30,7 @@ FRAMEWORKS = (
 BY_MODULE = {f.module: f for f in FRAMEWORKS}
 
 
-def allowed(allowed_imports) -> tuple[Framework, ...]:
+def allowed(allowed_imports: Iterable[str]) -> tuple[Framework, ...]:
     """The frameworks a task's allowed imports name (``tensorflow``, ``torch.nn``...)."""
     tops = {name.split(".")[0] for name in allowed_imports}
     return tuple(f for f in FRAMEWORKS if f.module in tops)
@@ -43,7 +44,7 @@ def installed(framework: Framework) -> bool:
         return False
 
 
-def preload(allowed_imports, imported) -> tuple[str, ...]:
+def preload(allowed_imports: Iterable[str], imported: Iterable[str]) -> tuple[str, ...]:
     """The modules a worker imports before any student code: the frameworks the task allows
     that the submission imports (``imported``: module names its source's import statements
     name, read on the grader's side) and that are installed here (a missing one keeps the
@@ -92,7 +93,7 @@ def noise_note(dropped: int, frameworks: tuple[str, ...]) -> str:
     return f"[{dropped} line{'s' if dropped != 1 else ''} of {names}'s own log left out]\n"
 
 
-def shown_output(text: str, allowed_imports) -> str:
+def shown_output(text: str, allowed_imports: Iterable[str]) -> str:
     """What a report shows of a file's output: a framework task's log lines left out, and
     said so on a line of its own at the end."""
     frameworks = tuple(f.module for f in allowed(allowed_imports))

@@ -53,7 +53,7 @@ def explore(
         print_blob=False,
     )
     @given(case_strategy(check.draw, check.args))
-    def probe(args):
+    def probe(args: Drawn) -> None:
         body(args)
 
     probe()

@@ -23,6 +23,7 @@ A recipe is plain data, ``{"uniform": {seed, low, high, shape, dtype}}`` or
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -109,7 +110,7 @@ def array_expression(value: np.ndarray, recipe: dict | None = None) -> str:
         return _description(value)
 
 
-def _candidates(value: np.ndarray, recipe: dict | None):
+def _candidates(value: np.ndarray, recipe: dict | None) -> Iterator[str | None]:
     """Expressions to try, best first (each one is built only when the one before failed)."""
     if _dtype(value.dtype) is None:
         return
@@ -225,7 +226,7 @@ def _float(x: float) -> str:
     return repr(x)
 
 
-def _element(x) -> str:
+def _element(x: object) -> str:
     """One element as a Python literal (numpy's shortest text that reads back as the same
     value of its own type; the dtype argument makes the type)."""
     if isinstance(x, (np.floating, float)):

@@ -6,13 +6,15 @@ import copy
 import importlib.util
 import os
 import sys
+from types import ModuleType
+from typing import Any
 
 from grader.task.spec import SpecError, Task
 
-_loaded: dict[str, object] = {}
+_loaded: dict[str, ModuleType] = {}
 
 
-def load_reference(task: Task):
+def load_reference(task: Task) -> ModuleType | None:
     """Import ``reference.py`` once per process; it must define every task function.
     None for a kit, which has frozen cases instead (spec.py lets only a kit lack it)."""
     if not os.path.isfile(task.reference_path):
@@ -46,6 +48,6 @@ def load_reference(task: Task):
     return _loaded[key]
 
 
-def call_reference(module, function: str, args: list, kwargs: dict):
+def call_reference(module: ModuleType, function: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Run the reference on copies, so it can never change the inputs sent to the student."""
     return getattr(module, function)(*copy.deepcopy(args), **copy.deepcopy(kwargs))

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from grader.task import rebuild
+
+if TYPE_CHECKING:  # (for annotations only: Hypothesis is imported when cases are drawn)
+    from hypothesis.strategies import DrawFn, SearchStrategy
 
 SEEDS = 2**32  # a drawn array's generator is seeded from 0 to SEEDS - 1
 
@@ -34,7 +38,7 @@ class NotLiteral(ValueError):
     """An edge case or example used a drawn strategy where a literal value is needed."""
 
 
-def materialize(spec, env: dict | None = None):
+def materialize(spec: Any, env: dict[str, Any] | None = None) -> Any:
     """A literal argument value: a scalar, a list, or {array: {value|fill, ...}}."""
     env = env or {}
     if not isinstance(spec, dict):
@@ -54,7 +58,7 @@ def materialize(spec, env: dict | None = None):
     raise NotLiteral(f"{_short(spec)} is a strategy; a literal value is needed here")
 
 
-def _short(spec) -> str:
+def _short(spec: object) -> str:
     text = str(spec)
     return text if len(text) < 60 else text[:57] + "..."
 
@@ -63,12 +67,12 @@ def literal_case(case: dict) -> dict:
     return {name: materialize(spec) for name, spec in case.items()}
 
 
-def case_strategy(draw_specs: dict, arg_specs: dict):
+def case_strategy(draw_specs: dict[str, Any], arg_specs: dict[str, Any]) -> SearchStrategy[Drawn]:
     """One Hypothesis strategy that draws a whole argument set for a check."""
     from hypothesis import strategies as st
 
     @st.composite
-    def argument_sets(draw):
+    def argument_sets(draw: DrawFn) -> Drawn:
         env: dict = {}
         recipes: dict = {}  # value name -> recipe, for the arrays drawn from a seed
         for name, spec in draw_specs.items():
@@ -81,7 +85,7 @@ def case_strategy(draw_specs: dict, arg_specs: dict):
     return argument_sets()
 
 
-def _draw(draw, spec, env: dict, recipes: dict, name: str):
+def _draw(draw: DrawFn, spec: Any, env: dict[str, Any], recipes: dict[str, Any], name: str) -> Any:
     from hypothesis import strategies as st
 
     if not isinstance(spec, dict):
@@ -108,7 +112,7 @@ def _draw(draw, spec, env: dict, recipes: dict, name: str):
     raise ValueError(f"unknown strategy {form!r}")
 
 
-def _integers(opts: dict, env: dict):
+def _integers(opts: dict[str, Any], env: dict[str, Any]) -> SearchStrategy[int]:
     from hypothesis import strategies as st
 
     low = _bound(opts.get("min"), env)
@@ -128,13 +132,13 @@ def _integers(opts: dict, env: dict):
     return st.integers(low, high)
 
 
-def _bound(value, env: dict):
+def _bound(value: Any, env: dict[str, Any]) -> int | None:
     if isinstance(value, dict):
         return int(env[value["ref"]])
     return value
 
 
-def _draw_array(draw, opts: dict, env: dict) -> tuple[np.ndarray, dict | None]:
+def _draw_array(draw: DrawFn, opts: dict[str, Any], env: dict[str, Any]) -> tuple[np.ndarray, dict | None]:
     """An array and its recipe (None: constant, or not numbers drawn from a seed)."""
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp

@@ -4,6 +4,7 @@ value is the reference's output, or a literal ``expect:`` given in task.yaml."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -65,7 +66,9 @@ def literal_expectation(check: CheckSpec[ExampleOptions]) -> Any:
     return value if value.dtype.kind in "biufc" else check.options.expect
 
 
-def check_cases(task: Task, reference, check: CheckSpec, use_cache: bool = True) -> CaseSet:
+def check_cases(
+    task: Task, reference: ModuleType | None, check: CheckSpec, use_cache: bool = True
+) -> CaseSet:
     """The cases an example or property check tries, with their expected outputs: the
     literal expect: of an example that gives one, else the check's case set."""
     if getattr(check.options, "has_expect", False):

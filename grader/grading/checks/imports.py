@@ -25,7 +25,7 @@ import ast
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from grader.grading.checks.kind import ANY_TASK, Kind
@@ -255,7 +255,7 @@ def _plain_annotation(node: ast.AST | None) -> bool:
     )
 
 
-def _annotations(tree: ast.AST):
+def _annotations(tree: ast.AST) -> Iterator[ast.expr | None]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             arguments = node.args

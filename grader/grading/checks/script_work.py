@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from grader.grading.checks import fields
 from grader.grading.checks.kind import Options, Reading
@@ -100,7 +101,9 @@ def inventory(arrays: dict) -> str:
     return f"Arrays your script computed: {', '.join(items)}{more}"
 
 
-def typed(ctx: Context, check: CheckSpec[LeavesOptions], values, precise: int = 3) -> Typed | None:
+def typed(
+    ctx: Context, check: CheckSpec[LeavesOptions], values: npt.ArrayLike, precise: int = 3
+) -> Typed | None:
     """The values typed in, as typed_in.py rules, with this check's tolerance."""
     return typed_in(values, ctx.source_numbers(), check.options.tolerance, precise)
 

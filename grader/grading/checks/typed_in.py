@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from grader.submission.source_numbers import SourceNumbers
 from grader.task.tolerance import Tolerance
@@ -98,7 +99,7 @@ class Numbers:
         return hit, line
 
 
-def typed_in(values, numbers: Numbers, tolerance: Tolerance, precise: int = 3) -> Typed | None:
+def typed_in(values: npt.ArrayLike, numbers: Numbers, tolerance: Tolerance, precise: int = 3) -> Typed | None:
     """The array's values typed in, or None (see the module's docstring for the rule)."""
     chosen = non_trivial(values, tolerance, precise)
     if chosen.size == 0:
@@ -141,7 +142,7 @@ def _by_count(chosen: np.ndarray, numbers: Numbers, needed: int) -> Typed | None
     return Typed(line, count, chosen.size, by_count=True)
 
 
-def non_trivial(values, tolerance: Tolerance, precise: int = 3) -> np.ndarray:
+def non_trivial(values: npt.ArrayLike, tolerance: Tolerance, precise: int = 3) -> np.ndarray:
     """The distinct magnitudes of ``values`` that say something (at most SAMPLE of them)."""
     flat = np.asarray(values, dtype=np.float64).ravel()
     magnitudes = np.unique(np.abs(flat[np.isfinite(flat)]))
