@@ -165,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     collect = commands.add_parser(
         "collect",
         help="final grading: fetch every roster student's repository and collect "
-        "each task's hand-in from git, for grader batch (see README: course CI)",
+        "each task's hand-in from git, for grader batch (see docs/integrations.md: Final grading)",
     )
     collect.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
     collect.add_argument(
@@ -225,7 +225,9 @@ def _parser() -> argparse.ArgumentParser:
     kit.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
     kit.add_argument("--output", "-o", required=True, help="the folder to write the kits to")
 
-    ci = commands.add_parser("ci", help="grade a course repository (see README: course CI)")
+    ci = commands.add_parser(
+        "ci", help="grade a course repository (see docs/integrations.md: Course repository CI)"
+    )
     ci.add_argument("root", nargs="?", default=".", help="the repository (default: here)")
     ci.add_argument(
         "--min-score", type=float, default=100.0, help="percent of all points needed to pass (default 100)"
@@ -391,12 +393,12 @@ def cmd_export(args) -> int:
     if args.formats and not args.roster:
         raise _Usage(
             f"--format {args.formats[0]} needs --roster: an LMS matches students by its "
-            "own ids (see README: exporting grades)"
+            "own ids (see docs/integrations.md: Exporting grades to an LMS)"
         )
     if args.collection and not args.roster:
         raise _Usage(
             "--collection needs --roster: the collection says what each roster student "
-            "handed in (see README: course CI)"
+            "handed in (see docs/integrations.md: Exporting grades to an LMS)"
         )
     roster = None
     if args.roster:

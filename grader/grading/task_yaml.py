@@ -205,7 +205,9 @@ def load_task(folder: str) -> Task:
     if not os.path.isdir(folder):
         raise SpecError([f"{folder}: no such task folder. Give the folder that holds task.yaml."])
     if not os.path.isfile(path):
-        raise SpecError([f"{path}: missing. A task folder needs a task.yaml (see README: writing a task)."])
+        raise SpecError(
+            [f"{path}: missing. A task folder needs a task.yaml (see docs/task-writers.md: task.yaml)."]
+        )
     data, lines, problems = _read_yaml(path)
     if data is None and not problems:
         problems = [f"{path}:1: the file is empty. Start with id:, title:, version:, functions:, checks:."]

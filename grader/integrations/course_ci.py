@@ -41,7 +41,7 @@ def find_tasks(root: str) -> list[Task]:
         raise SpecError(
             [
                 f"{folder}: missing. A course repository keeps its exercises in "
-                "tasks/<task id>/ (see README: course CI)."
+                "tasks/<task id>/ (see docs/integrations.md: Course repository CI)."
             ]
         )
     names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n, "task.yaml")))

@@ -73,7 +73,7 @@ def why_bubblewrap_fails(sysctl_root: str | None = None, bwrap: str | None = Non
             f"AppArmor restricts unprivileged user namespaces here ({APPARMOR_SYSCTL} = 1, "
             "as on Ubuntu 24.04 and GitHub's ubuntu-24.04 runners), so bwrap cannot make "
             f"its sandbox. Relax it (on a CI runner, for the job: {RELAX_APPARMOR}) or load "
-            "an AppArmor profile that allows bwrap user namespaces (see README: course CI)."
+            "an AppArmor profile that allows bwrap user namespaces (see docs/operators.md: GitHub's runners)."
         )
     said = _bwrap_says(bwrap)
     fixes = []

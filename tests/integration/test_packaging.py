@@ -28,6 +28,10 @@ def test_sdist_is_complete(sdist):
     for shipped in (
         "LICENSE",
         "README.md",
+        "CONTRIBUTING.md",
+        "CHANGELOG.md",
+        "docs/students.md",
+        "docs/operators.md",
         "pyproject.toml",
         "grader/cli.py",
         "grader/schema/task.schema.json",

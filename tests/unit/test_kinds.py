@@ -60,7 +60,7 @@ def test_what_the_kinds_say_about_cases():
 
 
 def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
-    """What the README promises: a Kind added to the registry brings its fields into the
+    """What CONTRIBUTING.md promises: a Kind added to the registry brings its fields into the
     schema, its reading into task loading and its run into grading."""
 
     @dataclasses.dataclass(frozen=True)

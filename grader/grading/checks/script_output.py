@@ -114,7 +114,7 @@ KIND = Kind(
         },
         "format": {
             "enum": ["shape", "integer"],
-            "description": "How the printed answer is read (see README: script tasks).",
+            "description": "How the printed answer is read (see docs/task-writers.md: Script tasks).",
         },
     },
 )

@@ -85,8 +85,8 @@ def choose_tier(requested: str = "auto", others_work: bool = False, shared_state
 def _shares_state(named: Tier) -> str:
     return (
         f"someone else's work is not graded in the {named.name} tier here, because its workers "
-        f"could share state: {'; '.join(named.gaps())}. Fix that (see the README's sandbox "
-        f"section), or accept it with --allow-shared-state (GRADER_ALLOW_SHARED_STATE=1)."
+        f"could share state: {'; '.join(named.gaps())}. Fix that (see docs/operators.md: Nothing "
+        f"outlives a worker), or accept it with --allow-shared-state (GRADER_ALLOW_SHARED_STATE=1)."
     )
 
 
