@@ -29,7 +29,7 @@ def test_sdist_is_complete(sdist):
         "LICENSE",
         "README.md",
         "pyproject.toml",
-        "grader/cli.py",
+        "grader/cli/__init__.py",
         "grader/schema/task.schema.json",
         "tests/conftest.py",
         "tests/integration/test_packaging.py",
