@@ -6,8 +6,8 @@ import argparse
 import os
 import sys
 
-from grader.classroom.batch import ExportError, export
 from grader.classroom.collection import CollectionError, read
+from grader.classroom.export import ExportError, export
 from grader.classroom.roster import RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, print_problems
 from grader.student_text import line

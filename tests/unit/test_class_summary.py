@@ -119,7 +119,7 @@ def test_common_failures_are_counted_per_check_and_read_as_sentences():
     check's kind says it means), not from the students' messages."""
     from conftest import PE_TASK
 
-    from grader.classroom.class_summary import mismatch_words
+    from grader.classroom.batch import mismatch_words
     from grader.task.spec import load_task
 
     words = mismatch_words(load_task(PE_TASK))
