@@ -13,8 +13,10 @@ import os
 import signal
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.util import Finalize
+from typing import Any
 
 from grader.grading.grade import Options, grade
 from grader.sandbox import close_warm_workers
@@ -50,7 +52,7 @@ def task_files(task: Task) -> TaskFiles:
     return TaskFiles(digest.hexdigest()[:16], files)
 
 
-def grade_bytes(task_ref, name: str, content: bytes, options: Options) -> dict:
+def grade_bytes(task_ref: str | TaskFiles, name: str, content: bytes, options: Options) -> dict[str, Any]:
     """Grade one submission from its bytes; ``task_ref`` is the task folder, or its files
     (for a worker on another machine). Runs in a pool process or a Dask worker."""
     if isinstance(task_ref, TaskFiles):
@@ -81,17 +83,17 @@ class LocalExecutor:
             jobs, mp_context=context, initializer=_start_pool_process
         )
 
-    def submit(self, *args):
+    def submit(self, *args: Any) -> concurrent.futures.Future[dict[str, Any]]:
         return self.pool.submit(grade_bytes, *args)
 
-    def as_completed(self, futures):
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
         return concurrent.futures.as_completed(futures)
 
     @staticmethod
     def broken(exc: Exception) -> bool:
         return isinstance(exc, concurrent.futures.process.BrokenProcessPool)
 
-    def close(self):
+    def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -106,7 +108,7 @@ class DaskExecutor:
         self.client = Client(address, timeout="20s")
         self.shipped: dict[str, object] = {}
 
-    def submit(self, task_ref, *args):
+    def submit(self, task_ref: str | TaskFiles | Any, *args: Any) -> Any:
         # The task's files (18 MB for positional-encoding) go to each worker once, not with
         # every job: sent per job, they halved the class's throughput.
         if isinstance(task_ref, TaskFiles):
@@ -115,7 +117,7 @@ class DaskExecutor:
             task_ref = self.shipped[task_ref.digest]
         return self.client.submit(grade_bytes, task_ref, *args, pure=False)
 
-    def as_completed(self, futures):
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
         from distributed import as_completed  # (heavy and optional, as above)
 
         return as_completed(list(futures))
@@ -124,5 +126,5 @@ class DaskExecutor:
     def broken(exc: Exception) -> bool:
         return type(exc).__name__ == "KilledWorker"  # Dask gave up on workers that kept dying
 
-    def close(self):
+    def close(self) -> None:
         self.client.close()

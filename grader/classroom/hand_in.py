@@ -51,7 +51,7 @@ def kind(entry: Entry) -> str:
     return f"not a regular file (mode {entry.mode})"
 
 
-def _refused(repo: Repository, entry, path: str) -> Found:
+def _refused(repo: Repository, entry: Entry, path: str) -> Found:
     what = kind(entry)
     if entry.mode == "120000" and entry.size is not None and entry.size <= LINK_TARGET_BYTES:
         try:  # the target is the link's blob: data, shown, never followed
@@ -62,7 +62,7 @@ def _refused(repo: Repository, entry, path: str) -> Found:
     return Found(records.REFUSED, path, reason=str(refusal(path, what)))
 
 
-def _read(repo: Repository, entry, path: str) -> Found:
+def _read(repo: Repository, entry: Entry, path: str) -> Found:
     if not entry.is_file:
         return _refused(repo, entry, path)
     if entry.size is None or entry.size > MAX_SOURCE_BYTES:  # (its size, before any byte)
@@ -72,7 +72,7 @@ def _read(repo: Repository, entry, path: str) -> Found:
     return Found(records.COLLECTED, path, data, suffix)
 
 
-def find_hand_in(repo: Repository, listing, task_id: str) -> Found:
+def find_hand_in(repo: Repository, listing: list[Entry], task_id: str) -> Found:
     """A task's hand-in in the solutions/ folder's ``listing`` (git_repo.Entry), chosen as
     ``grader ci`` chooses it, read only if it is a regular blob within the cap."""
     names = set(hand_ins_for(task_id, [e.name for e in listing]))
@@ -100,7 +100,7 @@ def find_hand_in(repo: Repository, listing, task_id: str) -> Found:
     return _read(repo, entries[0], file_path)
 
 
-def _missing(task_id: str, listing) -> str:
+def _missing(task_id: str, listing: list[Entry]) -> str:
     text = (
         f"no hand-in for {task_id}: add {SOLUTIONS}/{task_id}.py (or {task_id}.ipynb, or a "
         f"folder {SOLUTIONS}/{task_id}/ holding one)"
