@@ -41,21 +41,9 @@ from datetime import datetime, timezone
 from grader.classroom import collection as records
 from grader.classroom.collection import Record
 from grader.classroom.git_repo import EmptyRepository, GitError, Repository, Secrets
+from grader.classroom.hand_in import SOLUTIONS, Found, find_hand_in, kind
 from grader.classroom.roster import Enrolled, Roster
 from grader.student_text import line, student_id
-from grader.submission.file import (
-    MAX_SOURCE_BYTES,
-    SubmissionError,
-    choose_in_folder,
-    hand_ins_for,
-    refusal,
-    source_stem,
-    too_large,
-)
-
-SOLUTIONS = "solutions"
-LINK_TARGET_BYTES = 1024  # a link's target is shown in the reason (read as the blob it is)
-SHOWN_ENTRIES = 10  # of a solutions/ folder, in the reason a hand-in is missing
 
 
 class CollectError(Exception):
@@ -266,95 +254,6 @@ def choose_commit(history: list[tuple[str, int]], deadline: float | None) -> Gra
     return Graded(commit, stamp, "; ".join(notes))
 
 
-# --------------------------------------------------------------------------- the hand-in
-
-
-def shown(name: str) -> str:
-    """An entry's name for the record: every control, invisible or non-ASCII character
-    escaped, so a lookalike of a task id (``normalize\\u2010rows.py``) shows what differs."""
-    return student_id(name).encode("ascii", "backslashreplace").decode("ascii")
-
-
-@dataclass(frozen=True)
-class Found:
-    status: str
-    path: str = ""  # shown
-    data: bytes = b""
-    suffix: str = ""
-    reason: str = ""
-
-
-def _kind(entry) -> str:
-    if entry.mode == "120000":
-        return "a symbolic link"
-    if entry.kind == "commit":
-        return "a submodule (a commit of another repository)"
-    if entry.kind == "tree":
-        return "a folder"
-    return f"not a regular file (mode {entry.mode})"
-
-
-def _refused(repo: Repository, entry, path: str) -> Found:
-    what = _kind(entry)
-    if entry.mode == "120000" and entry.size is not None and entry.size <= LINK_TARGET_BYTES:
-        try:  # the target is the link's blob: data, shown, never followed
-            target = os.fsdecode(repo.blob(entry, LINK_TARGET_BYTES))
-            what += f" (to '{shown(target)}')"
-        except GitError:
-            pass
-    return Found(records.REFUSED, path, reason=str(refusal(path, what)))
-
-
-def _read(repo: Repository, entry, path: str) -> Found:
-    if not entry.is_file:
-        return _refused(repo, entry, path)
-    if entry.size is None or entry.size > MAX_SOURCE_BYTES:  # (its size, before any byte)
-        return Found(records.REFUSED, path, reason=str(too_large(path)))
-    data = repo.blob(entry, MAX_SOURCE_BYTES)
-    suffix = ".ipynb" if entry.name.lower().endswith(".ipynb") else ".py"
-    return Found(records.COLLECTED, path, data, suffix)
-
-
-def find_hand_in(repo: Repository, listing, task_id: str) -> Found:
-    """A task's hand-in in the solutions/ folder's ``listing`` (git_repo.Entry), chosen as
-    ``grader ci`` chooses it, read only if it is a regular blob within the cap."""
-    names = set(hand_ins_for(task_id, [e.name for e in listing]))
-    found = sorted((e for e in listing if e.name in names), key=lambda e: e.name)
-    if not found:
-        return Found(records.MISSING, reason=_missing(task_id, listing))
-    if len(found) > 1:
-        both = " and ".join(f"{SOLUTIONS}/{shown(e.name)}{'/' if e.kind == 'tree' else ''}" for e in found)
-        return Found(records.TWO_HAND_INS, reason=f"two hand-ins for {task_id}: {both}; keep one of them")
-    entry = found[0]
-    path = f"{SOLUTIONS}/{shown(entry.name)}"
-    if entry.kind != "tree":
-        return _read(repo, entry, path)
-    inside = [e for e in repo.listing(entry.object) if source_stem(e.name) is not None and e.kind != "tree"]
-    try:
-        chosen = choose_in_folder(f"{path}/", [e.name for e in inside])
-    except SubmissionError as exc:
-        return Found(records.REFUSED, f"{path}/", reason=shown(str(exc)))
-    entries = [e for e in inside if e.name == chosen]
-    file_path = f"{path}/{shown(chosen)}"
-    if len(entries) > 1:
-        return Found(
-            records.REFUSED, file_path, reason=f"{file_path}: the folder holds two entries of that name"
-        )
-    return _read(repo, entries[0], file_path)
-
-
-def _missing(task_id: str, listing) -> str:
-    text = (
-        f"no hand-in for {task_id}: add {SOLUTIONS}/{task_id}.py (or {task_id}.ipynb, or a "
-        f"folder {SOLUTIONS}/{task_id}/ holding one)"
-    )
-    names = sorted(shown(e.name) + ("/" if e.kind == "tree" else "") for e in listing)
-    if names:
-        more = f" and {len(names) - SHOWN_ENTRIES} more" if len(names) > SHOWN_ENTRIES else ""
-        text += f"; {SOLUTIONS}/ holds {', '.join(names[:SHOWN_ENTRIES])}{more}"
-    return text
-
-
 # --------------------------------------------------------------------------- a student
 
 
@@ -431,7 +330,7 @@ def _collect_repository(
             if top.kind != "tree":
                 return every_task(
                     records.REFUSED,
-                    f"{SOLUTIONS} is {_kind(top)}, not a folder: no hand-in is read through it",
+                    f"{SOLUTIONS} is {kind(top)}, not a folder: no hand-in is read through it",
                     **graded,
                 )
             listing = repo.listing(top.object)

@@ -24,6 +24,7 @@ import io
 import re
 from dataclasses import dataclass, fields
 
+from grader.classroom.grade_files import NO_SUBMISSION, Row, Rows
 from grader.records.result import ungradable
 from grader.student_text import for_csv
 from grader.student_text import line as visible_line
@@ -195,8 +196,6 @@ def join(rows, task: str, collection: Collection, hashes: dict[str, str]):
     each student: its status and reason in the row, a grade only where the gradebook graded
     the very file collected (``hashes``: student -> the content hash of their row), 0 points
     for a refused hand-in, an empty score for a missing one or an unreachable repository."""
-    from grader.classroom.grade_files import NO_SUBMISSION, Row, Rows
-
     records = collection.by_task.get(task, {})
     joined = []
     for row in rows.rows:

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 from grader.student_text import clean_report, name
 
+# The content hash stored with the error row of a submission the grader itself failed on:
+# it matches no file, so the next run grades that submission again.
+REGRADE = "grader-failed"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     task TEXT NOT NULL,

@@ -20,6 +20,11 @@ import re
 import secrets
 
 from grader.classroom.grade_files import task_file, task_folder
+from grader.grading.redact import for_students
+from grader.records.result import Result
+from grader.report.class_page import StudentLine
+from grader.report.class_page import render as class_html
+from grader.report.html import render as student_html
 
 _PLAIN = re.compile(r"[a-z0-9_][a-z0-9_-]{0,63}")
 _UNSAFE = re.compile(r"[^a-z0-9_-]+")
@@ -81,11 +86,7 @@ def tidy(out_dir: str, task_id: str) -> None:
 
 def write_student_page(out_dir: str, task_id: str, student: str, report: dict) -> None:
     """The student's page: the student view (hidden checks redacted, as `grader check`)."""
-    from grader.grading.redact import for_students
-    from grader.records.result import Result
-    from grader.report.html import render
-
-    write_whole(student_page(out_dir, task_id, student), render(for_students(Result.from_dict(report))))
+    write_whole(student_page(out_dir, task_id, student), student_html(for_students(Result.from_dict(report))))
 
 
 def without_pictures(report: dict) -> dict:
@@ -96,8 +97,6 @@ def without_pictures(report: dict) -> dict:
 def write_class_page(summary, reports: list[tuple[str, dict]], out_dir: str, task_id: str) -> str:
     """The class page (class_summary.ClassSummary and every stored report), linking each
     student's page that exists; returns its path."""
-    from grader.report.class_page import StudentLine, render
-
     lines = []
     for student, report in reports:
         path = student_page(out_dir, task_id, student)
@@ -112,5 +111,5 @@ def write_class_page(summary, reports: list[tuple[str, dict]], out_dir: str, tas
             )
         )
     path = class_page(out_dir, task_id)
-    write_whole(path, render(summary, lines))
+    write_whole(path, class_html(summary, lines))
     return path

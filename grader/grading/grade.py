@@ -359,16 +359,21 @@ def _environment_problem(task: Task, error: WorkerError) -> str | None:
     )
 
 
+def _error(outcome: CallOutcome) -> WorkerError:
+    """The error of an outcome that is not ok (the sandbox always gives one; the words if not)."""
+    return outcome.error or WorkerError("the file could not be run")
+
+
 def _failure_text(outcome: CallOutcome, doing: str) -> str:
 
     return {
-        RAISED: lambda: f"{doing} {describe_error(outcome.error)}",
+        RAISED: lambda: f"{doing} {describe_error(_error(outcome))}",
         TIMEOUT: lambda: (
-            f"{doing} {outcome.error.message}: is there an endless loop or a "
+            f"{doing} {_error(outcome).message}: is there an endless loop or a "
             "long computation at the top level?"
         ),
-        CRASHED: lambda: f"while {doing}, {outcome.error.message} (sys.exit, os._exit or a crash?)",
-    }.get(outcome.status, lambda: outcome.error.message if outcome.error else "the file could not be run")()
+        CRASHED: lambda: f"while {doing}, {_error(outcome).message} (sys.exit, os._exit or a crash?)",
+    }.get(outcome.status, lambda: _error(outcome).message)()
 
 
 def _run_result(task: Task, outcome: CallOutcome) -> CheckResult:
@@ -378,12 +383,12 @@ def _run_result(task: Task, outcome: CallOutcome) -> CheckResult:
     output = frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports)
     if outcome.status == OK:
         return CheckResult(RUN_CHECK, PASSED, 0.0, 0.0, description=description)
-    environment = _environment_problem(task, outcome.error) if outcome.status == RAISED else None
+    environment = _environment_problem(task, _error(outcome)) if outcome.status == RAISED else None
     if environment:
         return CheckResult(
             RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description, reason=ENVIRONMENT
         )
-    ran_part_way = outcome.status == RAISED and outcome.error.type != "SyntaxError"
+    ran_part_way = outcome.status == RAISED and _error(outcome).type != "SyntaxError"
 
     return CheckResult(
         RUN_CHECK,
@@ -393,8 +398,8 @@ def _run_result(task: Task, outcome: CallOutcome) -> CheckResult:
         message=_failure_text(outcome, "running your script"),
         description=description,
         output=output,
-        line=error_line(outcome.error) if outcome.status == RAISED else None,
-        cell=error_cell(outcome.error) if outcome.status == RAISED else None,
+        line=error_line(_error(outcome)) if outcome.status == RAISED else None,
+        cell=error_cell(_error(outcome)) if outcome.status == RAISED else None,
         reason=call_reason(outcome.status),
     )
 
@@ -437,11 +442,11 @@ def _load_result(task: Task, outcome: CallOutcome) -> tuple[CheckResult, set[str
     """The 'loads' line of the report, and which required functions the file defines."""
     description = f"the file imports and defines {', '.join(task.functions)}"
     if outcome.status != OK:
-        environment = outcome.status == RAISED and _environment_problem(task, outcome.error)
+        environment = outcome.status == RAISED and _environment_problem(task, _error(outcome))
         why = environment or _failure_text(outcome, "importing your file")
         reason: Reason = ENVIRONMENT if environment else call_reason(outcome.status)
 
-        line = error_line(outcome.error) if outcome.status == RAISED else None
+        line = error_line(_error(outcome)) if outcome.status == RAISED else None
         return CheckResult(
             LOAD_CHECK,
             ERROR,
@@ -452,7 +457,7 @@ def _load_result(task: Task, outcome: CallOutcome) -> tuple[CheckResult, set[str
             output=frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports),
             line=line,
             reason=reason,
-            cell=error_cell(outcome.error) if line else None,
+            cell=error_cell(_error(outcome)) if line else None,
         ), set()
     assert isinstance(outcome.value, dict)  # (a load answer's value always is: replies.py)
     found = outcome.value.get("functions", {})

@@ -18,6 +18,7 @@ import tempfile
 import zipfile
 
 from grader.integrations import gradescope_finish, self_package
+from grader.task import frameworks
 from grader.task.spec import Task
 
 SETUP_SH = """#!/usr/bin/env bash
@@ -112,8 +113,6 @@ def framework_extras(task: Task) -> tuple[tuple[str, ...], list[str]]:
     """The grader's extras the zip installs for the frameworks the task allows (those
     installed here, whose versions it pins), and a note for each allowed one that is not:
     on Gradescope its hand-ins would get the environment message."""
-    from grader.task import frameworks
-
     extras, notes = [], []
     for framework in frameworks.allowed(task.allowed_imports):
         if frameworks.installed(framework):

@@ -17,14 +17,10 @@ import statistics
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from grader.records.result import ERROR, FAILED, PASSED, UNGRADABLE_CHECK, CheckResult, Result
 from grader.records.statuses import MISMATCH, TIMED_OUT, Reason
 from grader.student_text import clean_report, for_markdown
-
-if TYPE_CHECKING:
-    from grader.task.spec import Task
 
 # Reports stored before checks had a reason: a timeout is known by launcher.py's words.
 LEGACY_TIMED_OUT = ("did not finish within", "time budget")
@@ -176,13 +172,6 @@ def _most_common(failures: dict[str, Counter]) -> list[CommonFailure]:
     return [
         CommonFailure(check, sum(why.values()), why.most_common()) for check, why in ranked[:FAILURES_SHOWN]
     ]
-
-
-def mismatch_words(task: Task) -> dict[str, str]:
-    """For each check of a task (spec.Task), what a mismatch means (its kind says)."""
-    from grader.grading.kinds import kind_of
-
-    return {check.name: kind_of(check).mismatch(check.options) for check in task.checks}
 
 
 def _names(students: list[str]) -> str:

@@ -9,8 +9,7 @@ import shutil
 
 from conftest import PE_SAMPLES, PE_TASK, ROOT, as_cell, run_cli, score_without
 
-from grader.classroom.batch import REGRADE
-from grader.classroom.gradebook import Gradebook
+from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, ungradable
 
 COURSE_TASK = os.path.join(ROOT, "examples", "course-instructor", "tasks", "normalize-rows")

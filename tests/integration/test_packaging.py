@@ -33,7 +33,7 @@ def test_sdist_is_complete(sdist):
         "docs/students.md",
         "docs/operators.md",
         "pyproject.toml",
-        "grader/cli.py",
+        "grader/cli/__init__.py",
         "grader/schema/task.schema.json",
         "tests/conftest.py",
         "tests/integration/test_packaging.py",

@@ -27,9 +27,9 @@ TASKS = os.path.join(ROOT, "tasks")
 RSS_PROBE = """
 import os, resource, sys
 sys.argv[0] = "grader"
-import grader.classroom.batch
+import grader.classroom.executors
 from grader.cli import main
-grade_bytes = grader.classroom.batch.grade_bytes
+grade_bytes = grader.classroom.executors.grade_bytes
 
 def measured(*args):
     try:
@@ -38,7 +38,7 @@ def measured(*args):
         sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         sys.stderr.flush()
 
-grader.classroom.batch.grade_bytes = measured
+grader.classroom.executors.grade_bytes = measured
 code = main(sys.argv[1:])
 sys.stdout.flush()
 sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -383,10 +383,10 @@ def test_batch_stores_a_row_for_a_forging_submission(tmp_path):
 def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch, capsys):
     """The grader itself fails on one file: that student still gets a row (an error that
     the next run grades again), and the batch exits 3 naming them."""
-    import grader.grading.grade
+    import grader.classroom.executors
     from grader.cli import main
 
-    real_grade = grader.grading.grade.grade
+    real_grade = grader.classroom.executors.grade
 
     def failing_grade(task, path, options):
         if os.path.basename(path) == "bob.py":
@@ -411,8 +411,8 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
         "rlimits",
         "--trusted-submissions",
     ]
-    # the batch imports grade where it grades; pool processes fork from here
-    monkeypatch.setattr(grader.grading.grade, "grade", failing_grade)
+    # the executors' grade (imported at their top); pool processes fork from here
+    monkeypatch.setattr(grader.classroom.executors, "grade", failing_grade)
     assert main(args) == 3
     assert "bob" in capsys.readouterr().err
     rows = {
@@ -425,7 +425,7 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
     with open(out / "grades-positional-encoding.csv") as f:
         assert "bob" in f.read()
 
-    monkeypatch.setattr(grader.grading.grade, "grade", real_grade)
+    monkeypatch.setattr(grader.classroom.executors, "grade", real_grade)
     assert main(args) == 0  # the next run grades bob again
     rows = {
         os.path.basename(r["submission"]): r

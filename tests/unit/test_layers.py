@@ -31,8 +31,16 @@ PARTS = (
 )
 
 # Imports of grader modules made inside a function, each kept for a reason a reader can check.
+# (Besides these, grader/cli/dispatch.py loads a command family's module by name, with
+# importlib, so that a command imports only what it uses.)
 # (module, imported module) -> why it is not at the module's top.
 FUNCTION_LEVEL_IMPORTS = {
+    ("grader.cli", "grader.cli.dispatch"): (
+        "the BLAS thread settings must be made before anything imports numpy"
+    ),
+    ("grader.report", "grader.report.html"): (
+        "the page's modules (pictures, SVG) only when a page is asked for: `grader check` stays fast"
+    ),
     ("grader.grading.kinds", "grader.grading.checks"): (
         "the kinds' modules use cases and policy, which look a check's kind up: read at call time"
     ),

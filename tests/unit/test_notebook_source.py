@@ -331,7 +331,7 @@ def _class_folder(tmp_path):
 
 
 def test_discovery_takes_py_and_ipynb_in_any_case_and_names_everything_it_skips(tmp_path):
-    from grader.classroom.batch import discover
+    from grader.classroom.discovery import discover
 
     found = discover(str(_class_folder(tmp_path)))
     assert sorted(s.student for s in found.submissions) == ["alice", "dave"]
@@ -349,7 +349,7 @@ def test_discovery_takes_py_and_ipynb_in_any_case_and_names_everything_it_skips(
 
 
 def test_a_skipped_name_is_shown_never_sent(tmp_path):
-    from grader.classroom.batch import discover, skipped_markdown
+    from grader.classroom.discovery import discover, skipped_markdown
 
     (tmp_path / "evil\x1b[2J|*x*.txt").write_text("")
     [skipped] = discover(str(tmp_path)).skipped
@@ -361,7 +361,7 @@ def test_a_skipped_name_is_shown_never_sent(tmp_path):
 
 
 def test_a_student_with_a_py_and_an_ipynb_is_one_error_naming_both(tmp_path):
-    from grader.classroom.batch import discover
+    from grader.classroom.discovery import discover
 
     klass = tmp_path / "class"
     klass.mkdir()
@@ -561,7 +561,7 @@ def test_a_folder_named_like_a_py_file_is_no_candidate(tmp_path):
 
 def test_batch_names_a_submission_from_the_class_folder_never_by_an_absolute_path(tmp_path):
     """What the student handed in (bob/, carol.py), not where the grading machine keeps it."""
-    from grader.classroom.batch import discover
+    from grader.classroom.discovery import discover
 
     klass = tmp_path / "class"
     (klass / "bob").mkdir(parents=True)

@@ -2,7 +2,7 @@
 
 import json
 
-from grader.cli import _parser
+from grader.cli.parser import build_parser as _parser
 from grader.records.result import FAILED, CheckResult, Result
 from grader.report import RENDERERS
 

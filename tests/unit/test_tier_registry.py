@@ -3,9 +3,8 @@ the CLI's choices come and every fall below the strongest tier is explained."""
 
 import pytest
 
-from grader import cli
-from grader.records.limits import Limits
-from grader.sandbox import NAMES, TIERS, SandboxUnavailable, Tier, choose_tier, downgrade_note, tier
+from grader.cli import parser as cli_parser
+from grader.sandbox import NAMES, TIERS, Limits, SandboxUnavailable, Tier, choose_tier, downgrade_note, tier
 from grader.sandbox.tiers.base import WORKER_DIR
 from grader.sandbox.tiers.bubblewrap import WORKER_DIR_INSIDE
 
@@ -29,7 +28,7 @@ def test_the_registry_is_in_strength_order_and_the_cli_offers_it():
     assert all(isinstance(t, Tier) and tier(t.name) is t for t in TIERS)
     isolation = next(
         a
-        for a in cli._parser()._subparsers._group_actions[0].choices["check"]._actions
+        for a in cli_parser.build_parser()._subparsers._group_actions[0].choices["check"]._actions
         if "--isolation" in a.option_strings
     )
     assert list(isolation.choices) == ["auto", *NAMES]

@@ -1,0 +1,100 @@
+"""The grade files of a gradebook, written again: the detailed ones always, and each LMS
+format asked for (Canvas, Moodle: they need a roster), joined with a collection when given."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from grader.classroom import grade_files
+from grader.classroom.collection import join
+from grader.classroom.gradebook import REGRADE, Gradebook
+from grader.report.class_summary import write_jsonl
+from grader.student_text import line
+
+
+@dataclass
+class Exported:
+    task: str
+    paths: list[str]
+    matched: grade_files.Rows
+
+
+def write_detailed(
+    book, task_id: str, out_dir: str, roster, excel: bool, reports, collection=None
+) -> Exported:
+    stored = book.stored(task_id)
+    failed = {s for s, row in stored.items() if row.content_hash == REGRADE}
+    matched = grade_files.match(reports, roster, failed)
+    if collection is not None:
+        matched = join(matched, task_id, collection, {s: row.content_hash for s, row in stored.items()})
+    grades = grade_files.task_file(out_dir, "grades", task_id, "csv")
+    grade_files.write_detailed(
+        grades,
+        matched,
+        grade_files.check_columns(reports),
+        roster is not None,
+        excel,
+        with_collection=collection is not None,
+    )
+    jsonl = grade_files.task_file(out_dir, "reports", task_id, "jsonl")
+    write_jsonl(jsonl, reports)
+    return Exported(task_id, [grades, jsonl], matched)
+
+
+def export(
+    out_dir: str,
+    formats=("detailed",),
+    roster=None,
+    task: str | None = None,
+    assignment: str | None = None,
+    excel: bool = False,
+    collection=None,
+) -> list[Exported]:
+    """Write a task's grade files again from the gradebook (every task's, without ``task``):
+    the detailed grades-<task>.csv and reports-<task>.jsonl always, and each LMS format
+    asked for (they need ``roster``). With a ``collection`` (collection.py, with a roster),
+    its tasks too, and each row says what was collected for that student, or why nothing was."""
+    book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
+    try:
+        tasks = book.tasks()
+        if collection is not None:
+            tasks = sorted(set(tasks) | set(collection.tasks()))
+        if task is not None:
+            if task not in tasks:
+                raise ExportError(
+                    f"the gradebook holds no task {line(task)!r}; it holds: "
+                    f"{', '.join(map(line, tasks)) or 'none'}"
+                )
+            tasks = [task]
+        if assignment is not None and len(tasks) > 1:
+            raise ExportError(
+                "--assignment names one LMS column: give --task too (this "
+                f"gradebook holds {len(tasks)} tasks)"
+            )
+        done = []
+        for task_id in tasks:
+            reports = book.reports(task_id)
+            exported = write_detailed(book, task_id, out_dir, roster, excel, reports, collection)
+            points = grade_files.max_score(reports)
+            if points is None and collection is not None:  # (no one's hand-in was graded)
+                points = grade_files.max_score(
+                    [("", {"max_score": r.max_score}) for r in collection.by_task.get(task_id, {}).values()]
+                )
+            column = assignment or task_id
+            if "canvas" in formats:
+                path = grade_files.task_file(out_dir, "canvas", task_id, "csv")
+                grade_files.write_canvas(path, exported.matched, column, points, excel)
+                exported.paths.append(path)
+            if "moodle" in formats:
+                path = grade_files.task_file(out_dir, "moodle", task_id, "csv")
+                grade_files.write_moodle(path, exported.matched, column, excel)
+                exported.paths.append(path)
+            done.append(exported)
+    finally:
+        book.close()
+    return done
+
+
+class ExportError(Exception):
+    pass

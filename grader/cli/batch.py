@@ -1,0 +1,37 @@
+"""``grader batch``: grade a class into a gradebook."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+
+from grader.classroom.batch import run_batch
+from grader.cli.common import EXIT_FULL, EXIT_GRADER_FAILED, UsageError, options_from
+from grader.grading.task_yaml import load_task
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    task = load_task(args.task)
+    options = dataclasses.replace(
+        options_from(args, warm_workers=not args.no_warm), others_work=not args.trusted_submissions
+    )
+    outcome = run_batch(task, args.submissions, args.out, args.jobs, args.force, args.dask, options)
+    sys.stdout.write(outcome.summary_markdown)
+    print(
+        f"\nwrote {', '.join(outcome.written)} and {os.path.join(args.out, 'gradebook.sqlite')}"
+        f"\n(for an LMS: grader export {args.out} --roster ROSTER.csv --format canvas|moodle)",
+        file=sys.stderr,
+    )
+    if outcome.grader_failed:
+        print(
+            f"grader: the grader failed on {len(outcome.grader_failed)} submission(s): "
+            f"{', '.join(outcome.grader_failed)}. They are stored as errors (0 points) and "
+            "graded again by the next run of the batch.",
+            file=sys.stderr,
+        )
+        return EXIT_GRADER_FAILED
+    return EXIT_FULL

@@ -1,0 +1,241 @@
+"""The command line's grammar: every command, its arguments and their help."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import NoReturn
+
+from grader import __version__
+from grader.cli.common import EXIT_CANNOT_RUN
+from grader.report import RENDERERS
+from grader.sandbox import NAMES
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its usage line, add a hint
+        self.print_usage(sys.stderr)
+        self.exit(
+            EXIT_CANNOT_RUN, f"{self.prog}: error: {message}\nRun '{self.prog} --help' for the options.\n"
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="grader", description="Grade numerical Python exercises in a sandbox.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def sandbox_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--isolation",
+            choices=["auto", *NAMES],
+            default=None,
+            help="sandbox tier: auto takes the strongest that works (default: auto, or $GRADER_ISOLATION)",
+        )
+        p.add_argument(
+            "--require-sandbox", action="store_true", help="refuse to grade unless the bubblewrap tier works"
+        )
+        p.add_argument(
+            "--allow-shared-state",
+            action="store_true",
+            help="grade someone else's work even in a tier whose workers could share "
+            "state here (files, IPC objects, processes), said in every report "
+            "(default: refused; or $GRADER_ALLOW_SHARED_STATE=1)",
+        )
+        p.add_argument(
+            "--call-seconds",
+            type=float,
+            help="time limit of every call, in seconds (absolute; with --call-multiple "
+            "or --call-floor-seconds: the ceiling of the derived limits)",
+        )
+        p.add_argument(
+            "--call-multiple",
+            type=float,
+            help="a call's limit is this many times the reference's time on its case",
+        )
+        p.add_argument("--call-floor-seconds", type=float, help="... and at least this many seconds")
+        p.add_argument("--submission-seconds", type=float, help="time budget of one submission")
+        p.add_argument("--memory-mib", type=int, help="address-space limit of the worker")
+        p.add_argument(
+            "--no-cache",
+            action="store_true",
+            help="regenerate cases instead of reusing them from ~/.cache/grader",
+        )
+
+    check = commands.add_parser("check", help="grade one submission file")
+    check.add_argument("task", help="task folder (holds task.yaml)")
+    check.add_argument(
+        "submission",
+        help="the student's .py or .ipynb file, a folder holding one, or - to read it from standard input",
+    )
+    check.add_argument("--format", choices=list(RENDERERS), default="text")
+    check.add_argument("--output", "-o", help="write the report to this file instead of stdout")
+    check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    check.add_argument(
+        "--staff", action="store_true", help="show hidden checks' details (never give this view to students)"
+    )
+    check.add_argument(
+        "--others-work",
+        action="store_true",
+        help="the file is someone else's work (Gradescope): refuse the rlimits "
+        "tier, in which it could read the task and write the results",
+    )
+    sandbox_options(check)
+
+    batch = commands.add_parser("batch", help="grade a class into a gradebook")
+    batch.add_argument("task", help="task folder (holds task.yaml)")
+    batch.add_argument(
+        "submissions", help="a folder: one .py or .ipynb per student, or one folder per student"
+    )
+    batch.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="submissions graded at once (default: all cores)",
+    )
+    batch.add_argument(
+        "--out",
+        default="out",
+        help="where gradebook.sqlite, grades-<task>.csv, "
+        "reports-<task>.jsonl and summary-<task>.md go "
+        "(default: out)",
+    )
+    batch.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
+    batch.add_argument("--dask", metavar="tcp://HOST:PORT", help="grade on this Dask cluster")
+    batch.add_argument(
+        "--trusted-submissions",
+        action="store_true",
+        help="the files are your own (samples, tests): allow the rlimits tier, "
+        "which is otherwise refused for a class",
+    )
+    batch.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="a fresh sandboxed Python per submission instead of warm workers "
+        "(several times slower; for comparison or diagnosis)",
+    )
+    sandbox_options(batch)
+
+    export = commands.add_parser(
+        "export", help="grade files from a gradebook: detailed, and for an LMS (Canvas, Moodle) with a roster"
+    )
+    export.add_argument("out", nargs="?", default="out", help="the batch's --out folder")
+    export.add_argument(
+        "--roster",
+        help="CSV with the header submission_id,lms_id,name (optional: "
+        "sis_user_id, sis_login_id, section): who is who in the LMS",
+    )
+    export.add_argument(
+        "--format",
+        dest="formats",
+        action="append",
+        choices=["canvas", "moodle"],
+        default=[],
+        help="also write canvas-<task>.csv or moodle-<task>.csv (total "
+        "points only; needs --roster); may be given twice",
+    )
+    export.add_argument("--task", help="only this task (default: every task of the gradebook)")
+    export.add_argument(
+        "--assignment",
+        help="the LMS's name of the assignment column (default: "
+        "the task id; Canvas matches 'Name (id)' to an existing one)",
+    )
+    export.add_argument(
+        "--collection",
+        metavar="COLLECTION.csv",
+        help="the collection.csv of grader collect (needs --roster): every roster "
+        "student's row says what was collected, or why nothing was",
+    )
+    export.add_argument("--excel", action="store_true", help="a UTF-8 BOM, so Excel opens the files as UTF-8")
+
+    collect = commands.add_parser(
+        "collect",
+        help="final grading: fetch every roster student's repository and collect "
+        "each task's hand-in from git, for grader batch (see docs/integrations.md: Final grading)",
+    )
+    collect.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+    collect.add_argument(
+        "--roster",
+        required=True,
+        help="the roster (as grader export reads it) with a repo column, or "
+        "ids that --repo-url turns into repositories",
+    )
+    collect.add_argument(
+        "--out",
+        default="collected",
+        help="where OUT/<task id>/<student>.py|.ipynb and OUT/collection.csv go "
+        "(new, empty or an earlier collection, which is replaced; default: collected)",
+    )
+    collect.add_argument(
+        "--repo-url",
+        default="{repo}",
+        metavar="TEMPLATE",
+        help="each student's repository: {repo} (the roster's repo column), "
+        "{submission_id}, {env:NAME} (a secret from the environment, never "
+        "printed), e.g. 'https://x-access-token:{env:TOKEN}@github.com/{repo}.git' "
+        "(default: {repo}, a URL or path)",
+    )
+    collect.add_argument(
+        "--deadline",
+        metavar="ISO8601",
+        help="grade the last commit before this time, with its UTC offset "
+        "(2026-12-01T23:59:00+01:00); default: the tip of the default branch",
+    )
+    collect.add_argument("--jobs", "-j", type=int, default=4, help="repositories fetched at once (default 4)")
+    collect.add_argument(
+        "--fetch-seconds",
+        type=float,
+        default=300.0,
+        help="time limit of each git command, in seconds (default 300)",
+    )
+
+    gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
+    gradescope.add_argument("task", help="task folder (holds task.yaml)")
+    gradescope.add_argument("--output", "-o", default="autograder.zip", help="the zip to write")
+    gradescope.add_argument(
+        "--samples",
+        help="sample submissions to validate the task with (default: submissions/<task id> beside tasks/)",
+    )
+    sandbox_options(gradescope)
+
+    freeze = commands.add_parser(
+        "freeze", help="generate a task's cases and expected outputs once, into TASK/frozen/"
+    )
+    freeze.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+
+    kit = commands.add_parser(
+        "kit",
+        help="write what students may have of tasks: statement, "
+        "public checks, their frozen cases; no reference",
+    )
+    kit.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+    kit.add_argument("--output", "-o", required=True, help="the folder to write the kits to")
+
+    ci = commands.add_parser(
+        "ci", help="grade a course repository (see docs/integrations.md: Course repository CI)"
+    )
+    ci.add_argument("root", nargs="?", default=".", help="the repository (default: here)")
+    ci.add_argument(
+        "--min-score", type=float, default=100.0, help="percent of all points needed to pass (default 100)"
+    )
+    ci.add_argument("--junit", help="write JUnit XML here")
+    ci.add_argument(
+        "--summary", help="write a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)"
+    )
+    sandbox_options(ci)
+
+    extras = commands.add_parser(
+        "extras", help="print the grader's extras that the tasks' frameworks need (tensorflow,torch), for pip"
+    )
+    extras.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+
+    validate = commands.add_parser("validate", help="check tasks: spec, reference, samples")
+    validate.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+    validate.add_argument(
+        "--samples",
+        help="folder of sample submissions, with one task (default: submissions/<task id> beside tasks/)",
+    )
+    sandbox_options(validate)
+    return parser

@@ -1,0 +1,50 @@
+"""The task writer's commands: ``grader freeze``, ``grader kit`` and ``grader validate``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, options_from
+from grader.grading.freezing import freeze
+from grader.grading.kit import make_kit
+from grader.grading.task_yaml import load_task
+from grader.grading.validate import Finding, validate
+from grader.student_text import visible
+from grader.task.reference import load_reference
+
+
+def cmd_freeze(args: argparse.Namespace) -> int:
+    for folder in args.tasks:
+        task = load_task(folder)
+        reference = load_reference(task)
+        if reference is None:
+            raise UsageError(f"{folder}: a kit cannot be refrozen; make a new kit from the full task")
+        digest = freeze(task, reference)
+        print(f"froze {task.id}: {os.path.join(task.folder, 'frozen')} (digest {digest})")
+    return EXIT_FULL
+
+
+def cmd_kit(args: argparse.Namespace) -> int:
+    for folder in args.tasks:
+        print(f"wrote {make_kit(load_task(folder), args.output)}")
+    return EXIT_FULL
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    if args.samples and len(args.tasks) > 1:
+        raise UsageError("--samples goes with a single task")
+    tasks = [load_task(folder) for folder in args.tasks]  # every spec is checked first
+    options = options_from(args, warm_workers=True)
+
+    def show(finding: Finding) -> None:
+        print(visible(f"  {'ok ' if finding.ok else 'BAD'}  {finding.subject}: {finding.text}"), flush=True)
+
+    problems = 0
+    for task in tasks:
+        print(f"task {task.id} (version {task.version}): spec OK")
+        report = validate(task, args.samples, options, progress=show)
+        bad = sum(not f.ok for f in report.findings)
+        problems += bad
+        print(f"{len(report.findings) - bad} ok, {bad} problems")
+    return EXIT_FULL if problems == 0 else EXIT_BELOW
