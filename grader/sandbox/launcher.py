@@ -21,6 +21,7 @@ from grader.sandbox.replies import CallOutcome, outcome_from_reply, sanitised, s
 from grader.sandbox.tiers import NAMES, SandboxUnavailable
 from grader.sandbox.waiting import GRACE_SECONDS, Waiter
 from grader.student_text import line
+from grader.submission.file import read_submission
 from grader.submission.source_map import SourceMap
 
 __all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
@@ -52,8 +53,6 @@ class Sandbox:
         source_map: SourceMap | None = None,
     ):
         if isinstance(source, str):  # a path: read it as any submission is read
-            from grader.submission.file import read_submission
-
             source = read_submission(source).data
         self.source = source  # the worker is sent these bytes; it never sees the original file
         self.spawn = spawn

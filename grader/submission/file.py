@@ -21,6 +21,14 @@ import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from grader.student_text import name as visible_name
+from grader.submission.notebook import (
+    NotebookProblem,
+    holds_notebook,
+    is_notebook,
+    left_out_note,
+    notebook_code,
+)
 from grader.submission.source_map import SourceMap
 
 if TYPE_CHECKING:
@@ -225,15 +233,6 @@ def submission_source(submission: SubmissionFile, display: tuple[str, ...] = ())
     """The code of a submission: a notebook's code cells (by its name, .ipynb in any case),
     else the file as Python reads a .py file. ``display``: the task's display libraries
     (notebook.notebook_code)."""
-    from grader.student_text import name as visible_name
-    from grader.submission.notebook import (
-        NotebookProblem,
-        holds_notebook,
-        is_notebook,
-        left_out_note,
-        notebook_code,
-    )
-
     shown = visible_name(submission.name)
     if is_notebook(submission.name):
         try:

@@ -34,6 +34,7 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
+from grader.student_text import line as one_line
 from grader.submission.source_map import SourceMap, location_text
 
 SUFFIX = ".ipynb"
@@ -77,9 +78,7 @@ class NotebookCode:
 
 
 def _shown(text, max_bytes: int = 120) -> str:
-    from grader.student_text import line
-
-    return line(text, max_bytes)
+    return one_line(text, max_bytes)
 
 
 def _json_object(data: bytes):
