@@ -112,10 +112,10 @@ class Sandbox:
             self.process.kill()
             self.process = None
 
-    def __enter__(self):
+    def __enter__(self) -> Sandbox:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def start_budget(self) -> None:
@@ -385,7 +385,7 @@ class Sandbox:
             self._note_evidence(reply.get("entry"))
         raise wire.WireError("too many evidence frames")
 
-    def _note_evidence(self, entry) -> None:
+    def _note_evidence(self, entry: object) -> None:
         if not isinstance(entry, str) or not entry:
             return
         text = line(

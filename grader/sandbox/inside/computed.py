@@ -118,7 +118,7 @@ class Recorder:
                         found.append(cls)
             return tuple(found)
 
-        def copied(value):
+        def copied(value: Any) -> np.ndarray | None:
             """A numpy copy of an array of numbers or a framework tensor, else None."""
             kind = type(value)
             if kind is float or kind is int or kind is bool or kind is str or value is None:
@@ -144,7 +144,7 @@ class Recorder:
                 return None
             return array(value, copy=True, subok=False)
 
-        def hold(key, kept: tuple) -> None:
+        def hold(key: object, kept: tuple[np.ndarray | None, ...]) -> None:
             """Keep ``kept`` (copies or None) as ``key``'s values, within the budgets."""
             old = held_bytes.pop(key, (0, 0))
             spent[0] -= old[0]
@@ -164,14 +164,14 @@ class Recorder:
             held_bytes[key] = (share[0], share[1])
             values[key] = tuple(fitting)
 
-        def draw(value) -> None:
+        def draw(value: Any) -> None:
             """Remember the arrays a display library's call gave (itself, or in a tuple)."""
             items = value if type(value) in (tuple, list) and len(value) <= 16 else (value,)
             for item in items:
                 if isinstance(item, ndarray) and len(drawn) < DRAWN_CAP:
                     drawn[id(item)] = item
 
-        def call(site, owner, value):
+        def call(site: int, owner: object, value: Any) -> Any:
             kind = type(value)
             if not (kind is float or kind is int or kind is bool or kind is str or value is None):
                 if owner is not None and drawn_by is not None and drawn_by(owner):
@@ -183,20 +183,20 @@ class Recorder:
                     own_ids[site] = id(value)
             return value
 
-        def arith(site, left, right):
+        def arith(site: int, left: Any, right: Any) -> Any:
             result = operations[site](left, right)
             kind = type(result)
             if not (kind is float or kind is int or kind is bool or kind is str):
                 hold(site, (copied(result), copied(left), copied(right)))
             return result
 
-        def augmented(site, target, value):
+        def augmented(site: int, target: Any, value: Any) -> Any:
             before = copied(target)  # (a copy: x += y may change x in place)
             result = operations[site](target, value)
             hold(site, (copied(result), before, copied(value)))
             return result
 
-        def augmented_item(site, container, key, value):
+        def augmented_item(site: int, container: Any, key: Any, value: Any) -> None:
             whole_before = copied(container)
             item = container[key]
             before = copied(item)
@@ -204,20 +204,22 @@ class Recorder:
             container[key] = result
             hold(site, (copied(result), before, copied(value), copied(container), whole_before))
 
-        def augmented_attribute(site, owner, name, value):
+        def augmented_attribute(site: int, owner: object, name: str, value: Any) -> None:
             item = getattr(owner, name)
             before = copied(item)
             result = operations[site](item, value)
             setattr(owner, name, result)
             hold(site, (copied(result), before, copied(value)))
 
-        def add_call(site, function, left, right, /, **keywords):
+        def add_call(
+            site: int, function: Callable[..., Any], left: Any, right: Any, /, **keywords: Any
+        ) -> Any:
             operands = (copied(left), copied(right))  # before: out= may be one of them
             result = function(left, right, **keywords)
             hold(site, (copied(result), *operands))
             return result
 
-        def exit(site, names):
+        def exit(site: int, names: dict[str, Any]) -> None:
             found = {}
             for name, value in names.items():
                 kind = type(value)

@@ -143,13 +143,18 @@ def _mangled(attribute: str) -> bool:
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, source: str):
+    def __init__(self, source: str) -> None:
         self.lines = source.encode("utf-8").splitlines(keepends=True)
         self.sites: list[Site] = []
         self.depth = 0  # functions and lambdas around the node visited
 
     def _site(
-        self, node: ast.AST, kind: str, codes: tuple[str, ...], operation=None, addition: bool = False
+        self,
+        node: ast.AST,
+        kind: str,
+        codes: tuple[str, ...],
+        operation: Callable[[Any, Any], Any] | None = None,
+        addition: bool = False,
     ) -> ast.Constant:
         self.sites.append(
             Site(
@@ -222,7 +227,7 @@ class _Rewriter(ast.NodeTransformer):
             return ast.copy_location(ast.Expr(call), node)
         return node  # (a private name, mangled by the compiler: left as it is)
 
-    def visit_FunctionDef(self, node):  # (and AsyncFunctionDef)
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:  # (and Async)
         returns, node.returns = node.returns, None  # annotations are not rewritten
         self.depth += 1
         self.generic_visit(node)

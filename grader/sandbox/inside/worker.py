@@ -14,7 +14,9 @@ import os
 import socket
 import sys
 import traceback
-from types import ModuleType
+from collections.abc import Callable
+from types import CodeType, ModuleType
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -66,7 +68,7 @@ def _error_record(exc: BaseException, submission: str | None) -> protocol.ErrorR
     return record
 
 
-def _shapes(value) -> frozenset:
+def _shapes(value: object) -> frozenset[tuple[int, ...]]:
     """The shapes the grader's checks want (a list of lists of ints), else none."""
     if not isinstance(value, list) or len(value) > 100:
         return frozenset()
@@ -77,7 +79,7 @@ def _shapes(value) -> frozenset:
     )
 
 
-def _compiled(source: bytes, path: str):
+def _compiled(source: bytes, path: str) -> tuple[CodeType, list[rewriting.Site]]:
     """The script's code, rewritten to record what it computes, and the sites it records.
     A file Python refuses raises SyntaxError as it would unrewritten; one the rewriting
     cannot handle (a tree too deep for it) runs as it is, unrecorded."""
@@ -97,7 +99,13 @@ def _write_source(path: str, source: bytes) -> None:
         f.write(source)
 
 
-def _copy_back(shared_back: list, _copyto=np.copyto, _uint8=np.uint8) -> None:
+# What a call's shared arguments were: (the grader's memory, the array the function got).
+SharedBack = list[tuple[np.ndarray, np.ndarray]]
+
+
+def _copy_back(
+    shared_back: SharedBack, _copyto: Callable[..., None] = np.copyto, _uint8: type = np.uint8
+) -> None:
     """What the call did to the arrays it got, into the grader's memory. An array whose
     shape or dtype the call changed in place (``x.resize(...)``, ``x.dtype = ...``: the
     caller's array changed too) cannot be written back value for value: every byte of the
@@ -111,21 +119,21 @@ def _copy_back(shared_back: list, _copyto=np.copyto, _uint8=np.uint8) -> None:
         except Exception:
             pass
         try:
-            raw = memory.view(_uint8).reshape(-1)
+            raw: np.ndarray = memory.view(_uint8).reshape(-1)
             raw ^= 0xFF
         except Exception:
             pass
 
 
 def _argument(
-    value,
+    value: object,
     blobs: list[bytes],
     fds: list[int],
-    shared_back: list,
-    _map_array=shared.map_array,
-    _array_copy=np.array,
-    _decode=wire.decode,
-):
+    shared_back: SharedBack,
+    _map_array: Callable[[int, str, list[int]], np.ndarray] = shared.map_array,
+    _array_copy: Callable[..., np.ndarray] = np.array,
+    _decode: Callable[[object, list[bytes]], Any] = wire.decode,
+) -> Any:
     """One argument: for an array the grader shared, an ordinary array of its own (it owns
     its data, like any caller's array, so a function cannot tell the grader's from another
     and mutate only the latter), copied back into the shared memory after the call; else
@@ -282,13 +290,13 @@ class Worker:
         item: dict,
         blobs: list[bytes],
         fds: list[int],
-        _argument=_argument,
-        _copy_back=_copy_back,
+        _argument: Callable[[object, list[bytes], list[int], SharedBack], Any] = _argument,
+        _copy_back: Callable[[SharedBack], None] = _copy_back,
     ) -> tuple[protocol.Answer, list[bytes]]:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
         check's) are mapped from its memory, so what the call does to them is seen there;
         nothing about the arguments after the call is sent back."""
-        shared_back: list = []  # (the grader's memory, the array the function got)
+        shared_back: SharedBack = []
         try:
             args = [_argument(v, blobs, fds, shared_back) for v in item.get("args", [])]
             kwargs = {
