@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from typing import Any
 
 LINE_BYTES = 200  # a name: function, parameter, variable, type, module
 MESSAGE_BYTES = 2000  # an exception message
@@ -48,7 +49,7 @@ def _show(match: re.Match) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def visible(text, multiline: bool = False) -> str:
+def visible(text: object, multiline: bool = False) -> str:
     """``text`` as valid Unicode with every control character shown, never sent."""
     if not isinstance(text, str):
         text = str(text)
@@ -76,7 +77,7 @@ def clip(text: str, max_bytes: int, keep_tail: bool = False) -> str:
     return head + mark + end
 
 
-def line(text, max_bytes: int = LINE_BYTES) -> str:
+def line(text: object, max_bytes: int = LINE_BYTES) -> str:
     """One line of student text (a name, a message): visible and capped."""
     return clip(visible(text), max_bytes)
 
@@ -86,7 +87,7 @@ def output(text: str, max_bytes: int) -> str:
     return clip(visible(text, multiline=True), max_bytes, keep_tail=True)
 
 
-def name(text) -> str:
+def name(text: object) -> str:
     """A submission's file name or path, shown in a report."""
     return line(text, NAME_BYTES)
 
@@ -123,7 +124,7 @@ def student_id(file_name: str) -> str:
 # --------------------------------------------------------------------------- at the boundary
 
 
-def clean_report(report):
+def clean_report(report: Any) -> Any:
     """Every string of a report (a dict from Result.to_dict or a gradebook row) valid and
     visible (newlines and tabs kept) and capped; numbers untouched. For reports stored by
     older versions too: an old row with a lone surrogate or an escape sequence still
@@ -146,7 +147,7 @@ def clean_report(report):
 _MARKDOWN_PUNCTUATION = re.compile(r"""([!"#$%&'()*+,./:;<=>?@\[\\\]^_`{|}~]|(?<!\w)-)""")
 
 
-def for_markdown(text, max_bytes: int = 400) -> str:
+def for_markdown(text: object, max_bytes: int = 400) -> str:
     """Inline Markdown that renders as the text itself and opens nothing: whitespace runs
     (newlines too) become one space, controls are shown, and every ASCII punctuation
     character is backslash-escaped (CommonMark allows it for all of them; a dash only where
@@ -157,7 +158,7 @@ def for_markdown(text, max_bytes: int = 400) -> str:
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
 
-def for_markdown_code(text, max_bytes: int = 400) -> str:
+def for_markdown_code(text: object, max_bytes: int = 400) -> str:
     """A code span holding ``text`` literally: one line, fenced by more backticks than it
     holds in a row, padded so a leading or trailing backtick cannot join the fence. Not for
     table cells (GFM splits cells at a pipe even inside a code span) nor the start of a
@@ -171,19 +172,19 @@ def for_markdown_code(text, max_bytes: int = 400) -> str:
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
-def for_csv(text) -> str:
+def for_csv(text: object) -> str:
     """A CSV cell a spreadsheet cannot run: text starting like a formula (after any
     spaces, which some spreadsheets skip) gets a leading '."""
     text = visible(text, multiline=True)
     return "'" + text if text.lstrip(" ").startswith(_FORMULA_START) else text
 
 
-def for_workflow_data(text) -> str:
+def for_workflow_data(text: object) -> str:
     """The message of a GitHub Actions workflow command (``::error ...::DATA``)."""
     text = visible(text, multiline=True)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def for_workflow_property(text) -> str:
+def for_workflow_property(text: object) -> str:
     """A property of a workflow command (``file=``, ``title=``): ``:`` and ``,`` too."""
     return for_workflow_data(text).replace(":", "%3A").replace(",", "%2C")

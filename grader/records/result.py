@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from grader.records.statuses import ERROR, FAILED, MISMATCH, PASSED, SKIPPED, UNGRADABLE, CheckStatus, Reason
 
@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-def _known(cls, data: dict) -> dict:
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     """The fields of ``cls`` found in ``data``: a report written by a newer grader (more
     fields) or an older one (fewer: their defaults) still reads."""
     names = {f.name for f in fields(cls)}
@@ -148,7 +148,20 @@ def ungradable(task_id: str, task_version: str, max_score: float, submission: st
     )
 
 
-def judged(check, ok: bool, message: str = "", reason: Reason = MISMATCH) -> CheckResult:
+class JudgedCheck(Protocol):
+    """What ``judged`` reads of a check spec (task/spec.py's CheckSpec)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def points(self) -> float: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def hidden(self) -> bool: ...
+
+
+def judged(check: JudgedCheck, ok: bool, message: str = "", reason: Reason = MISMATCH) -> CheckResult:
     """The result line of a check spec that passed or failed as a whole."""
     return CheckResult(
         check.name,

@@ -58,10 +58,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # The Sandbox is imported on first use: with it comes numpy (shared.py binds numpy's
-    # functions at import, for the worker's side), which a command that only reads the
-    # tiers or the limits (grader export, kit, --version) need not pay for.
     if name in ("Sandbox", "CallOutcome"):
+        # Imported on first use, to keep start-up fast: numpy comes with it (shared.py).
         from grader.sandbox import launcher
 
         return getattr(launcher, name)

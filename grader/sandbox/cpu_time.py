@@ -13,6 +13,7 @@ the wall-clock backstop still stops it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 TREE_CAP = 512  # processes walked in a tree (the cgroup's pids cap is lower anyway)
@@ -59,7 +60,7 @@ def tree_pids(root: int) -> list[int]:
     return found
 
 
-def pids_seconds(pids) -> float:
+def pids_seconds(pids: Iterable[int]) -> float:
     return sum(process_seconds(pid) for pid in pids)
 
 

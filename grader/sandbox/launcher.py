@@ -21,6 +21,7 @@ from grader.sandbox.replies import CallOutcome, outcome_from_reply, sanitised, s
 from grader.sandbox.tiers import NAMES, SandboxUnavailable
 from grader.sandbox.waiting import GRACE_SECONDS, Waiter
 from grader.student_text import line
+from grader.submission.file import read_submission
 from grader.submission.source_map import SourceMap
 
 __all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
@@ -52,8 +53,6 @@ class Sandbox:
         source_map: SourceMap | None = None,
     ):
         if isinstance(source, str):  # a path: read it as any submission is read
-            from grader.submission.file import read_submission
-
             source = read_submission(source).data
         self.source = source  # the worker is sent these bytes; it never sees the original file
         self.spawn = spawn
@@ -113,10 +112,10 @@ class Sandbox:
             self.process.kill()
             self.process = None
 
-    def __enter__(self):
+    def __enter__(self) -> Sandbox:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def start_budget(self) -> None:
@@ -386,7 +385,7 @@ class Sandbox:
             self._note_evidence(reply.get("entry"))
         raise wire.WireError("too many evidence frames")
 
-    def _note_evidence(self, entry) -> None:
+    def _note_evidence(self, entry: object) -> None:
         if not isinstance(entry, str) or not entry:
             return
         text = line(

@@ -36,7 +36,7 @@ class CallOutcome:
     stderr: str = ""
 
 
-def shown_id(value) -> str:
+def shown_id(value: object) -> str:
     return str(value) if type(value) is int else "without a valid id"
 
 
@@ -83,13 +83,13 @@ def _stand_ins(reply: dict) -> list[str]:
     return _strings(reply.get("stand_ins", []), "stand_ins", 16)
 
 
-def _strings(value, what: str, cap: int = 100) -> list[str]:
+def _strings(value: object, what: str, cap: int = 100) -> list[str]:
     if not isinstance(value, list) or len(value) > cap or not all(isinstance(v, str) for v in value):
         raise wire.WireError(f"malformed answer ({what})")
     return [v[:100] for v in value]
 
 
-def _load_info(reply: dict, functions=(), require_functions: bool = True) -> dict:
+def _load_info(reply: dict, functions: Sequence[str] = (), require_functions: bool = True) -> dict:
     """The load answer: which functions exist. It must describe exactly the functions
     asked for, each as the worker does."""
     if not require_functions and "functions" not in reply:

@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from grader.records.limits import Limits
 from grader.sandbox.cgroup import Cgroup
@@ -287,7 +287,7 @@ _lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def lease(limits: Limits, tier: str):
+def lease(limits: Limits, tier: str) -> Iterator[Callable[[Limits, str], ForkedWorker]]:
     """A slot for one submission at a time (a sweep would kill a neighbour's worker);
     yields its ``spawn``. Slots are kept for the next submission of this process."""
     with _lock:

@@ -18,9 +18,18 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from grader.student_text import name as visible_name
+from grader.submission.notebook import (
+    NotebookProblem,
+    holds_notebook,
+    is_notebook,
+    left_out_note,
+    notebook_code,
+)
 from grader.submission.source_map import SourceMap
 
 if TYPE_CHECKING:
@@ -104,14 +113,14 @@ def read_submission(path: str) -> SubmissionFile:
     return _read_file(path)
 
 
-def hand_ins_for(task_id: str, names) -> list[str]:
+def hand_ins_for(task_id: str, names: Iterable[str]) -> list[str]:
     """The entries of a course repository's solutions/ folder that are a task's hand-in:
     ``<task id>.py`` or ``.ipynb`` (the suffix in any case), or ``<task id>`` itself (a
     folder holding one). Compared by name only: the caller decides what each entry is."""
     return sorted(n for n in names if (source_stem(n) or n) == task_id)
 
 
-def choose_in_folder(folder: str, names) -> str:
+def choose_in_folder(folder: str, names: Iterable[str]) -> str:
     """Which of a folder's .py and .ipynb entries (``names``, folders left out) is the
     hand-in: the only one; among several, the one named solution (then submission, main),
     when exactly one has that name. SubmissionError, naming ``folder``, otherwise."""
@@ -192,7 +201,7 @@ class SourceScan:
     definitions: tuple[tuple[str, int], ...] = ()  # (function name, line) of every def
     problem: str = ""
 
-    def defined_at(self, names) -> dict[str, int]:
+    def defined_at(self, names: Collection[str]) -> dict[str, int]:
         """The line of the first definition of each of ``names`` that the file defines."""
         found: dict[str, int] = {}
         for name, line in self.definitions:
@@ -225,15 +234,6 @@ def submission_source(submission: SubmissionFile, display: tuple[str, ...] = ())
     """The code of a submission: a notebook's code cells (by its name, .ipynb in any case),
     else the file as Python reads a .py file. ``display``: the task's display libraries
     (notebook.notebook_code)."""
-    from grader.student_text import name as visible_name
-    from grader.submission.notebook import (
-        NotebookProblem,
-        holds_notebook,
-        is_notebook,
-        left_out_note,
-        notebook_code,
-    )
-
     shown = visible_name(submission.name)
     if is_notebook(submission.name):
         try:

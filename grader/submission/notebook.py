@@ -32,8 +32,11 @@ import json
 import re
 import tokenize
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
+from grader.student_text import line as one_line
 from grader.submission.source_map import SourceMap, location_text
 
 SUFFIX = ".ipynb"
@@ -76,13 +79,11 @@ class NotebookCode:
 # --------------------------------------------------------------------------- reading
 
 
-def _shown(text, max_bytes: int = 120) -> str:
-    from grader.student_text import line
-
-    return line(text, max_bytes)
+def _shown(text: object, max_bytes: int = 120) -> str:
+    return one_line(text, max_bytes)
 
 
-def _json_object(data: bytes):
+def _json_object(data: bytes) -> tuple[str, dict[str, Any]]:
     """The file's JSON object, or NotebookProblem saying what it is instead."""
     try:
         text = data.decode("utf-8")
@@ -151,7 +152,7 @@ def _check_cells(raw: dict) -> None:
             )
 
 
-def _path(path) -> str:
+def _path(path: Iterable[object]) -> str:
     """Where in the notebook a validation error is: "cell 3, source"."""
     parts = list(path)
     shown = []
@@ -162,7 +163,7 @@ def _path(path) -> str:
     return ", ".join(shown)
 
 
-def read_notebook(data: bytes):
+def read_notebook(data: bytes) -> Any:
     """The notebook in format 4 (nbformat's NotebookNode), validated, with a Python kernel."""
     text, raw = _json_object(data)
     version = raw.get("nbformat")
@@ -196,7 +197,7 @@ def read_notebook(data: bytes):
     return notebook
 
 
-def _require_python(notebook) -> None:
+def _require_python(notebook: Any) -> None:
     metadata = notebook.get("metadata") or {}
     kernelspec, info = metadata.get("kernelspec") or {}, metadata.get("language_info") or {}
     for said in (

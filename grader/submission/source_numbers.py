@@ -112,7 +112,7 @@ class _Full(Exception):
 class _Found:
     """Distinct magnitudes with their first line, up to CAP in all."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.written: dict[float, int] = {}
         self.decoded: dict[float, int] = {}
         self.capped = False

@@ -12,12 +12,16 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 from conftest import make_task
+from inside_modules import inside_module
 from test_spec import GOOD_YAML
 
 from grader.grading.task_yaml import load_task
-from grader.sandbox.inside import computed, display
+from grader.sandbox.inside import display
 from grader.submission.notebook import display_helper, notebook_code
 from grader.task.spec import SpecError
+
+computed = inside_module("computed")
+rewriting = inside_module("rewriting")
 
 
 def test_a_task_displays_matplotlib_and_seaborn_unless_it_says_otherwise(tmp_path):
@@ -145,7 +149,7 @@ def test_values_are_known_as_a_display_librarys_by_their_type(monkeypatch):
 
 
 def recorded(source, drawn_by):
-    code, sites = computed.instrument(textwrap.dedent(source), "script.py")
+    code, sites = rewriting.instrument(textwrap.dedent(source), "script.py")
     recorder = computed.Recorder(sites, 1 << 30, drawn_by=drawn_by)
     namespace = {"__name__": "__main__", "Picture": Picture, "np": np}
     namespace.update(recorder.names())

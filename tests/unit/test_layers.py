@@ -50,6 +50,9 @@ FUNCTION_LEVEL_IMPORTS = {
     ("grader.grading.checks.calls", "grader.task.hypothesis_driver"): (
         "Hypothesis only when a failure is shrunk, never for a frozen task"
     ),
+    ("grader.sandbox", "grader.sandbox.launcher"): (
+        "the Sandbox (and numpy with it) only when used: grader export, kit and --version never pay for it"
+    ),
 }
 MOST_FUNCTION_LEVEL_IMPORTS = 15
 

@@ -1,6 +1,6 @@
-"""What a script computed is recorded by rewriting its source (sandbox/inside/computed.py):
-the rewritten code behaves as the original, and the recorder keeps the values of calls,
-arithmetic and functions' locals, the last one per site. In process: the sources here are
+"""What a script computed is recorded by rewriting its source (sandbox/inside/rewriting.py;
+the recorder: computed.py): the rewritten code behaves as the original, and the recorder
+keeps the values of calls, arithmetic and functions' locals, the last one per site. In process: the sources here are
 the tests' own, never a submission's (those run in the sandbox, tests/integration)."""
 
 import textwrap
@@ -8,12 +8,14 @@ import traceback
 
 import numpy as np
 import pytest
+from inside_modules import inside_module
 
-from grader.sandbox.inside import computed
+computed = inside_module("computed")
+rewriting = inside_module("rewriting")
 
 
 def run(source, largest_bytes=1 << 30):
-    code, sites = computed.instrument(textwrap.dedent(source), "script.py")
+    code, sites = rewriting.instrument(textwrap.dedent(source), "script.py")
     recorder = computed.Recorder(sites, largest_bytes)
     namespace = {"__name__": "__main__"}
     namespace.update(recorder.names())
@@ -167,7 +169,7 @@ def test_errors_point_at_the_lines_they_did():
     lines = [f.lineno for f in traceback.extract_tb(caught.value.__traceback__) if f.filename == "script.py"]
     assert lines == [7, 5]
     with pytest.raises(SyntaxError) as bad:
-        computed.instrument("x = (1,\n", "script.py")
+        rewriting.instrument("x = (1,\n", "script.py")
     assert bad.value.lineno == 1
 
 
@@ -234,7 +236,7 @@ def test_what_the_script_hands_over_outside_any_site_is_dropped():
 
 
 def run_with(source, **recorder_options):
-    code, sites = computed.instrument(textwrap.dedent(source), "script.py")
+    code, sites = rewriting.instrument(textwrap.dedent(source), "script.py")
     recorder = computed.Recorder(sites, **recorder_options)
     namespace = {"__name__": "__main__"}
     namespace.update(recorder.names())
@@ -329,7 +331,7 @@ def test_framework_tensors_are_kept_as_numpy_copies(monkeypatch):
     fake.Tensor = Tensor
     monkeypatch.setitem(__import__("sys").modules, "torch", fake)
     namespace = {"Tensor": Tensor, "np": np}
-    code, sites = computed.instrument("t = Tensor(np.ones(3))\nt.values[:] = 5\n", "script.py")
+    code, sites = rewriting.instrument("t = Tensor(np.ones(3))\nt.values[:] = 5\n", "script.py")
     recorder = computed.Recorder(sites, 1 << 20)
     namespace.update(recorder.names())
     exec(code, namespace)

@@ -34,7 +34,10 @@ import importlib.machinery
 import logging
 import os
 import sys
-from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from importlib.abc import Loader
+from types import BuiltinFunctionType, FrameType, FunctionType, MethodType, ModuleType
+from typing import Any, cast
 
 BACKEND = "_grader_headless"  # the module matplotlib loads as its backend (module://)
 UNPACKS = ("UNPACK_SEQUENCE", "UNPACK_EX")
@@ -49,7 +52,7 @@ _unpacked_at: dict = {}  # (code, offset) -> how many values are unpacked there
 _OWN_FILE = __file__
 
 
-def prepare(names) -> None:
+def prepare(names: Iterable[object]) -> None:
     """Decide, for this worker and before any student code, which display libraries are
     installed (found by the runtime's own path finder, from the folders of ``sys.path`` as
     the worker started) and put the finder that makes them headless or stands in for them
@@ -84,7 +87,7 @@ def prepare(names) -> None:
     sys.meta_path.insert(0, _Finder())
 
 
-def library_frame(frame) -> bool:
+def library_frame(frame: FrameType) -> bool:
     """Whether ``frame`` runs code of an installed display library (by the folder its code
     was loaded from), or this module's code that stands between the submission and one (a
     wrapper of pyplot's, a stand-in)."""
@@ -99,7 +102,7 @@ def stand_ins() -> list[str]:
     return sorted(_served)
 
 
-def made_by_display(value, depth: int = 0) -> bool:
+def made_by_display(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` belongs to a display library: one of its modules, functions or
     classes, or an object of one of its classes (a Figure, Axes, a stand-in), or a numpy
     array of such objects (``plt.subplots(2, 2)``'s axes). Reads types and module names
@@ -132,18 +135,23 @@ class _Finder:
     grader's backend for matplotlib, and wraps the loaders of matplotlib and its pyplot to
     make them headless. Every other name is left to the finders after it."""
 
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         top = fullname.partition(".")[0]
         if top in _absent:
-            return importlib.machinery.ModuleSpec(fullname, _StandInLoader(top), is_package=True)
+            # (the loaders here are loaders by what they do, not by class: cast for the type only)
+            return importlib.machinery.ModuleSpec(
+                fullname, cast(Loader, _StandInLoader(top)), is_package=True
+            )
         if fullname == BACKEND and "matplotlib" in _present:
-            return importlib.machinery.ModuleSpec(fullname, _BackendLoader())
+            return importlib.machinery.ModuleSpec(fullname, cast(Loader, _BackendLoader()))
         if fullname in _HEADLESS and top in _present:
             if fullname == "matplotlib":
                 _headless_environment()
             spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
-                spec.loader = _Then(spec.loader, _HEADLESS[fullname])
+                spec.loader = cast(Loader, _Then(spec.loader, _HEADLESS[fullname]))
             return spec
         return None
 
@@ -154,17 +162,17 @@ class _Finder:
 class _Then:
     """A loader that runs another and then makes the module headless."""
 
-    def __init__(self, loader, then):
+    def __init__(self, loader: Loader, then: Callable[[ModuleType], None]) -> None:
         self._loader, self._then = loader, then
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self._loader.create_module(spec)
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: ModuleType) -> None:
         self._loader.exec_module(module)
         self._then(module)
 
-    def __getattr__(self, name):  # get_source, get_filename, is_package, resource readers
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, is_package, resource readers
         return getattr(self._loader, name)
 
 
@@ -190,21 +198,21 @@ class _Nothing:
 
     __slots__ = ()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> _Nothing:
         return self
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> _Nothing:
         return self
 
 
 _NOTHING = _Nothing()
 
 
-def _matplotlib_loaded(module) -> None:
+def _matplotlib_loaded(module: ModuleType) -> None:
     logging.getLogger("matplotlib").setLevel(logging.ERROR)  # (the font cache being built)
 
 
-def _registry_loaded(module) -> None:
+def _registry_loaded(module: ModuleType) -> None:
     """The backend registry loads any module named ``module://NAME`` and gives it to whoever
     asks (``backend_registry.load_backend_module``): here it loads the headless backend,
     whatever it is asked for."""
@@ -214,13 +222,13 @@ def _registry_loaded(module) -> None:
 
     load = importlib.import_module
 
-    def load_backend_module(self, backend):
+    def load_backend_module(self: object, backend: str) -> ModuleType:
         return load(BACKEND)
 
     registry.load_backend_module = load_backend_module
 
 
-def _pyplot_loaded(module) -> None:
+def _pyplot_loaded(module: Any) -> None:  # (pyplot, whose functions are replaced)
     """Every backend asked for is the headless one, and figure hooks are looked up in
     nothing: pyplot finds a hook's module with its global ``importlib``, which each call of
     ``figure`` sets to ``_NOTHING`` again before it runs (code that runs during the call
@@ -230,10 +238,10 @@ def _pyplot_loaded(module) -> None:
         return
     namespace = vars(module)
 
-    def switch_backend(newbackend):
+    def switch_backend(newbackend: str) -> Any:
         return switch(f"module://{BACKEND}")
 
-    def figure_without_hooks(*args, **kwargs):
+    def figure_without_hooks(*args: Any, **kwargs: Any) -> Any:
         namespace["importlib"] = _NOTHING
         return figure(*args, **kwargs)
 
@@ -254,25 +262,25 @@ _HEADLESS = {
 class _BackendLoader:
     """matplotlib's backend here: Agg, whose figures are shown to nobody."""
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: Any) -> None:  # (the backend module, filled in here)
         from matplotlib.backend_bases import FigureManagerBase
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         class FigureManager(FigureManagerBase):
-            def show(self):  # fig.show(): no window, and nothing to warn about
+            def show(self) -> None:  # fig.show(): no window, and nothing to warn about
                 pass
 
             @classmethod
-            def pyplot_show(cls, *args, **kwargs):  # plt.show()
+            def pyplot_show(cls, *args: object, **kwargs: object) -> None:  # plt.show()
                 pass
 
         class FigureCanvas(FigureCanvasAgg):
             manager_class = FigureManager
 
-        def show(*args, **kwargs):
+        def show(*args: object, **kwargs: object) -> None:
             pass
 
         module.FigureCanvas, module.FigureManager, module.show = FigureCanvas, FigureManager, show
@@ -283,13 +291,13 @@ class _BackendLoader:
 
 
 class _StandInLoader:
-    def __init__(self, library: str):
+    def __init__(self, library: str) -> None:
         self.library = library
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         return _stand_in_module(self.library, spec.name)
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: ModuleType) -> None:
         _served.add(self.library)
 
 
@@ -329,7 +337,7 @@ class _StandInModule(ModuleType):
 
     _library: str
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> StandIn:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return _stand_in(self._library)
@@ -347,30 +355,30 @@ class StandIn:
     _base: type
     _library: str
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> StandIn:
         if name.startswith("__") and name.endswith("__"):  # protocols it does not have
             raise AttributeError(name)
         return self
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         pass
 
     def __delattr__(self, name: str) -> None:
         pass
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> StandIn:
         return self
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: object) -> StandIn:
         return self
 
-    def __setitem__(self, key, value) -> None:
+    def __setitem__(self, key: object, value: object) -> None:
         pass
 
-    def __delitem__(self, key) -> None:
+    def __delitem__(self, key: object) -> None:
         pass
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[StandIn]:
         return iter((self,) * _unpacked(sys._getframe(1)))
 
     def __len__(self) -> int:
@@ -379,13 +387,13 @@ class StandIn:
     def __bool__(self) -> bool:
         return False
 
-    def __contains__(self, item) -> bool:
+    def __contains__(self, item: object) -> bool:
         return False
 
-    def __enter__(self):
+    def __enter__(self) -> StandIn:
         return self
 
-    def __exit__(self, *exc) -> None:  # (an exception inside goes on)
+    def __exit__(self, *exc: object) -> None:  # (an exception inside goes on)
         return None
 
     def __int__(self) -> int:
@@ -407,15 +415,15 @@ class StandIn:
     def __format__(self, spec: str) -> str:
         return repr(self)
 
-    def __mro_entries__(self, bases):
+    def __mro_entries__(self, bases: tuple[type, ...]) -> tuple[type]:
         """``class Mine(colors.Normalize): ...``: a class of the student's, on a base that
         does nothing."""
         return (type(self)._base,)
 
-    def _same(self, *args):
+    def _same(self, *args: object) -> StandIn:
         return self
 
-    def _no(self, other) -> bool:
+    def _no(self, other: object) -> bool:
         return False
 
     __lt__ = __le__ = __gt__ = __ge__ = _no
@@ -431,21 +439,21 @@ class _StandInBase:
     """The base of a student's class that subclasses a stand-in: it takes any arguments and
     its missing attributes are the stand-in."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: object, **kwargs: object) -> None:
         pass
 
     _library: str
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> StandIn:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return _stand_in(self._library)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> StandIn:
         return _stand_in(self._library)
 
 
-def _unpacked(frame) -> int:
+def _unpacked(frame: FrameType) -> int:
     """How many values the code that asks to iterate a stand-in unpacks there: ``a, b =``
     two, ``a, *rest, b =`` two (the starred name gets none); a loop or anything else none."""
     try:

@@ -32,7 +32,7 @@ class LandlockError(OSError):
     pass
 
 
-def _libc():
+def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     return libc
@@ -84,7 +84,7 @@ OWN_PROCESS_FILES = (
 _pinned: list[int] = []
 
 
-def own_process_paths(names=OWN_PROCESS_FILES) -> list[str]:
+def own_process_paths(names: tuple[str, ...] = OWN_PROCESS_FILES) -> list[str]:
     """This process's own entries among ``names``, as /proc/PID/NAME (not through /proc/self,
     which would name whichever process asks)."""
     folder = os.path.realpath("/proc/self")
@@ -125,7 +125,7 @@ def restrict(read_paths: list[str], write_paths: list[str], own_process: bool = 
     return abi
 
 
-def _allow(libc, ruleset: int, path: str, rights: int, abi: int, keep: bool = False) -> None:
+def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int, abi: int, keep: bool = False) -> None:
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except FileNotFoundError:

@@ -13,7 +13,7 @@ import importlib
 import sys
 
 
-def preload(modules, warm_up: bool = False) -> list[str]:
+def preload(modules: object, warm_up: bool = False) -> list[str]:
     """Import each of ``modules``; returns those that imported. ``warm_up``: also run one
     tiny operation of each framework, which makes its runtime (TensorFlow's eager context and
     thread pools) as a student's first line would; never in a fork server, whose forks must

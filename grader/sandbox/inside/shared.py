@@ -23,6 +23,10 @@ import mmap
 import os
 import socket
 import tempfile
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy itself is imported on first use
+    import numpy as np
 
 MARKER = b"F"
 MAX_FDS = 64  # per message: a worker may hold 256 open files (and SCM_MAX_FD is 253)
@@ -31,7 +35,7 @@ MAX_FDS = 64  # per message: a worker may hold 256 open files (and SCM_MAX_FD is
 # --------------------------------------------------------------------------- grader side
 
 
-def shareable(value) -> bool:
+def shareable(value: object) -> bool:
     """Whether an argument goes to the worker in shared memory (a plain array of numbers
     with at least one element; an empty array cannot change)."""
     import numpy as np
@@ -48,7 +52,7 @@ class SharedArray:
     """One argument array in a memfd of the grader's (a temporary file where there is no
     memfd_create); the grader keeps this handle and reads the array back after the call."""
 
-    def __init__(self, value, position: int):
+    def __init__(self, value: np.ndarray, position: int) -> None:
         import numpy as np
 
         arr = np.ascontiguousarray(value)
@@ -68,7 +72,7 @@ class SharedArray:
         """How the call's message names this argument: the index of its descriptor."""
         return {"$shared": index, "descr": self.descr, "shape": list(self.shape)}
 
-    def read_back(self):
+    def read_back(self) -> np.ndarray | None:
         """The array as it is now in the shared memory (None if the file lost bytes, which
         only a file without seals allows)."""
         import numpy as np
@@ -137,7 +141,7 @@ except ImportError:  # (the grader's side imports this module too; it needs none
 _PROT, _MAP_SHARED = mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED
 
 
-def map_array(fd: int, descr: str, shape: list):
+def map_array(fd: int, descr: str, shape: list[int]) -> np.ndarray:
     """An ndarray over the shared file ``fd`` (MAP_SHARED: writes reach the grader's copy).
     The mapping holds no descriptor (``fd`` may be closed at once) and is unmapped when the
     last array over it is gone."""

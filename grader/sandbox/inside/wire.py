@@ -22,7 +22,7 @@ import struct
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:  # numpy itself is imported on first use (see above)
     import numpy as np
@@ -187,7 +187,7 @@ def recv(
 # --------------------------------------------------------------------------- arrays
 
 
-def array_to_npy(arr) -> bytes:
+def array_to_npy(arr: object) -> bytes:
     import numpy as np
 
     arr = np.asarray(arr)
@@ -215,7 +215,7 @@ _NPY_V1_HEADER = re.compile(
 )
 
 
-def _plain_header(data) -> tuple[tuple, bool, np.dtype, int] | None:
+def _plain_header(data: bytes | bytearray) -> tuple[tuple[int, ...], bool, np.dtype, int] | None:
     import numpy as np
 
     if len(data) < 10 or data[:8] != b"\x93NUMPY\x01\x00":
@@ -233,7 +233,7 @@ def _plain_header(data) -> tuple[tuple, bool, np.dtype, int] | None:
     return shape, fortran == b"True", dtype, end
 
 
-def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS):
+def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS) -> np.ndarray:
     """Parse a .npy blob without trusting its header: the shape must match the bytes.
     A bytearray (as ``recv`` returns) is used in place; immutable bytes are copied."""
     import numpy as np
@@ -271,7 +271,7 @@ def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS):
 # --------------------------------------------------------------------------- values
 
 
-def encode(value, blobs: list[bytes], depth: int = 0):
+def encode(value: object, blobs: list[bytes], depth: int = 0) -> Any:
     """Turn plain data and arrays into JSON-able data, appending arrays to ``blobs``."""
     import numpy as np
 
@@ -305,7 +305,9 @@ class Opaque:
         return self.text
 
 
-def decode(data, blobs: Sequence[bytes | bytearray], caps: Caps = DEFAULT_CAPS, depth: int = 0):
+def decode(
+    data: object, blobs: Sequence[bytes | bytearray], caps: Caps = DEFAULT_CAPS, depth: int = 0
+) -> Any:
     """Inverse of ``encode``, strict: anything unexpected is a ``WireError``."""
     if depth > caps.nesting:
         raise WireError("value is nested too deeply")

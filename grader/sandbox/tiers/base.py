@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from grader.records.limits import Limits
-from grader.sandbox import cpu_time, inside
+from grader.sandbox import cgroup, cpu_time, inside
 from grader.sandbox.inside import landlock, protocol, syscalls
 
 # Everything that runs inside the sandbox lives in this folder (and bwrap shows only it).
@@ -283,8 +283,6 @@ def syscall_filter_works() -> bool:
 @functools.cache
 def cgroups_work() -> bool:
     """Whether the grader may make cgroups here (asked once per process)."""
-    from grader.sandbox import cgroup
-
     return cgroup.available()
 
 
@@ -314,6 +312,4 @@ def forks_confined_workers() -> bool:
     """What warm workers need in every tier: Landlock ABI 6 (a forked worker can neither
     signal nor trace its server or earlier workers) and a cgroup the grader may make (the
     sweep between submissions)."""
-    from grader.sandbox import cgroup
-
     return landlock.abi_version() >= 6 and cgroup.available()

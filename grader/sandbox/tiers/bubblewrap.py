@@ -24,6 +24,7 @@ from grader.sandbox.tiers.base import (
     syscall_filter_works,
     worker_env,
 )
+from grader.sandbox.userns import why_bubblewrap_fails
 
 WORKER_DIR_INSIDE = "/opt/grader-worker"  # where bwrap shows WORKER_DIR
 SCRATCH_INSIDE = "/tmp/workers"  # a fork server's workers' folders (bwrap's /tmp)
@@ -115,8 +116,6 @@ def bubblewrap_works() -> bool:
 def why_not_bubblewrap() -> str:
     """Why bubblewrap does not work here and how to fix it (userns.py); asked once per
     process (it runs bwrap), since every report below bubblewrap says it."""
-    from grader.sandbox.userns import why_bubblewrap_fails
-
     return why_bubblewrap_fails().rstrip(".")
 
 
