@@ -55,9 +55,6 @@ from grader.task import frameworks
 from grader.task.reference import load_reference
 from grader.task.spec import CheckSpec, SpecError, Task
 
-# numpy, Hypothesis-facing code and the checks are imported inside grade(), after the
-# worker has been started: both processes then load numpy at the same time.
-
 LOAD_CHECK = "loads"  # function tasks: the file imports and defines the functions
 RUN_CHECK = "runs"  # script tasks: the script runs to its end
 

@@ -366,7 +366,7 @@ def _routes(tree: ast.AST, allowed_names: Sequence[str], where: Callable[[int], 
 
 def _is_call(entry: str) -> bool:
     """A runtime entry that records a call (``exec()``, ``open() of /proc/.../mem``), not a
-    module imported or an attribute read (worker.py RuntimeEvidence)."""
+    module imported or an attribute read (sandbox/inside/evidence.py: RuntimeEvidence)."""
     return "()" in entry
 
 
