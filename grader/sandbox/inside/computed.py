@@ -19,6 +19,7 @@ judge those values as they judge its globals, so reaching the recorder (through 
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import BuiltinFunctionType, FunctionType, ModuleType
@@ -90,17 +91,29 @@ class Recorder:
         self.drawn_by = drawn_by
         self.drawn: dict[int, Any] = {}
         self.own_ids: dict[int, int] = {}
+        # A weak reference to each of those arrays: an id names an object only while it
+        # lives, and a display library's later array may be given the id of a freed one.
+        self.own_refs: dict[int, Any] = {}
 
     def drawn_ids(self) -> frozenset[int]:
         """The ids of arrays a display library's call gave that no call of the script's
         own gave last at its site: not the script's work."""
-        return frozenset(self.drawn) - frozenset(self.own_ids.values())
+        return frozenset(self.drawn) - self.live_own_ids()
+
+    def live_own_ids(self) -> frozenset[int]:
+        """The ids in ``own_ids`` whose array still lives (or cannot be told: no weak reference)."""
+        return frozenset(
+            ident
+            for site, ident in self.own_ids.items()
+            if (ref := self.own_refs.get(site)) is None or ref() is not None
+        )
 
     def names(self) -> dict[str, Any]:
         """What the rewritten code calls, bound in the namespace it runs in: closures over
         this recorder's sites (bound once here: a call of the script's costs little)."""
         values, locals_at_exit, largest = self.values, self.locals, self.largest_bytes
         wanted, drawn_by, drawn, own_ids = self.wanted, self.drawn_by, self.drawn, self.own_ids
+        own_refs, live_own_ids = self.own_refs, self.live_own_ids
         operations = [site.operation for site in self.sites]
         ndarray, array, modules = np.ndarray, np.array, sys.modules
         spent = [0, 0]  # bytes held: of wanted shapes, of the others
@@ -181,6 +194,10 @@ class Recorder:
                 if kept is not None:
                     hold(site, (kept,))
                     own_ids[site] = id(value)
+                    try:
+                        own_refs[site] = weakref.ref(value)
+                    except TypeError:  # a value that takes no weak reference: its id as before
+                        own_refs[site] = None
             return value
 
         def arith(site: int, left: Any, right: Any) -> Any:
@@ -225,7 +242,7 @@ class Recorder:
                 kind = type(value)
                 if kind is float or kind is int or kind is bool or kind is str or value is None:
                     continue
-                if drawn and id(value) in drawn and id(value) not in own_ids.values():
+                if drawn and id(value) in drawn and id(value) not in live_own_ids():
                     continue  # an array a display library gave
                 if type(name) is str:
                     kept = copied(value)
