@@ -238,11 +238,12 @@ class Recorder:
 
         def exit(site: int, names: dict[str, Any]) -> None:
             found = {}
+            own_now = live_own_ids() if drawn else frozenset()  # (once per exit, not per name)
             for name, value in names.items():
                 kind = type(value)
                 if kind is float or kind is int or kind is bool or kind is str or value is None:
                     continue
-                if drawn and id(value) in drawn and id(value) not in live_own_ids():
+                if drawn and id(value) in drawn and id(value) not in own_now:
                     continue  # an array a display library gave
                 if type(name) is str:
                     kept = copied(value)
