@@ -17,8 +17,9 @@ from grader.classroom.executors import POOL_GENERATIONS, DaskExecutor, LocalExec
 from grader.classroom.export import write_detailed
 from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.classroom.progress import Progress
-from grader.grading.grade import Options, prepare
+from grader.grading.grade import Options
 from grader.grading.kinds import kind_of
+from grader.grading.prepared import prepare
 from grader.records.result import ungradable
 from grader.report.class_summary import render_markdown, summarize
 from grader.sandbox import choose_tier, downgrade_note, refuse_open_paths, warm_supported
@@ -144,8 +145,9 @@ def _grader_failed(book, task, s, why: str, progress, out_dir: str) -> None:
 def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, out_dir: str) -> list[str]:
     """Grades ``todo`` into ``book``; every submission gets a row. Returns the students
     the grader failed on (their rows are errors that the next run regrades)."""
-    # Cases and expected outputs are built once here; forked pool processes inherit them.
-    prepare(task, options)
+    # Cases, expected outputs, reference times and mistakes' profiles: built once here and
+    # handed to the pool's processes as they start.
+    prepared = prepare(task, options.use_cache)
     task_ref = task_files(task) if dask_address else task.folder
     pending: dict = {}
     failed: list = []
@@ -157,7 +159,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, 
     for _ in range(POOL_GENERATIONS):
         if not pending:
             return failed
-        executor = DaskExecutor(dask_address) if dask_address else LocalExecutor(jobs)
+        executor = DaskExecutor(dask_address) if dask_address else LocalExecutor(jobs, prepared)
         try:
             futures = {
                 executor.submit(task_ref, os.path.basename(s.path), s.content, options): s

@@ -1,5 +1,6 @@
-"""Where submissions are graded: a local pool of processes (forked, so they inherit the
-prepared task) or an existing Dask cluster. Each job carries the submission's bytes, so a
+"""Where submissions are graded: a local pool of processes (forked, each handed the task the
+batch prepared before the pool started) or an existing Dask cluster (each worker prepares
+a task once, when its first submission arrives). Each job carries the submission's bytes, so a
 remote Dask worker needs no shared filesystem; a task goes to a remote worker as its files,
 once. The batch rebuilds a pool whose processes were killed (``POOL_GENERATIONS``)."""
 
@@ -19,6 +20,7 @@ from multiprocessing.util import Finalize
 from typing import Any
 
 from grader.grading.grade import Options, grade
+from grader.grading.prepared import PreparedTask, prepare
 from grader.grading.task_yaml import load_task
 from grader.sandbox import close_warm_workers
 from grader.submission.file import SubmissionError, SubmissionFile
@@ -27,6 +29,9 @@ from grader.task.spec import Task
 POOL_GENERATIONS = 3  # a pool whose processes were killed is rebuilt this many times
 
 _task_folders: dict[str, str] = {}  # task digest -> where a remote worker unpacked it
+# What this process grades with: the batch's prepared task, handed to a pool process when
+# it starts (forked: nothing is copied), or one a Dask worker prepared itself, by folder.
+_prepared: dict[tuple[str, str], PreparedTask] = {}
 
 
 @dataclass(frozen=True)
@@ -66,22 +71,34 @@ def grade_bytes(task_ref: str | TaskFiles, name: str, content: bytes, options: O
             _task_folders[task_ref.digest] = folder
         task_ref = _task_folders[task_ref.digest]
     task = load_task(task_ref)
-    return grade(task, SubmissionFile(name, content), options).to_dict()
+    key = (task.folder, task.digest)
+    if key not in _prepared:
+        _prepared[key] = prepare(task, options.use_cache, profile_mistakes=False)
+    return grade(task, SubmissionFile(name, content), options, _prepared[key]).to_dict()
 
 
-def _start_pool_process() -> None:
+def _start_pool_process(prepared: PreparedTask | None) -> None:
     """Pool processes (and through them their sandboxes) end when the batch is killed; on a
-    normal end they close their warm workers (multiprocessing skips atexit there)."""
+    normal end they close their warm workers (multiprocessing skips atexit there). Each
+    grades with the batch's prepared task."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     Finalize(None, close_warm_workers, exitpriority=10)
+    if prepared is not None:
+        _prepared[(prepared.task.folder, prepared.task.digest)] = prepared
 
 
 class LocalExecutor:
-    def __init__(self, jobs: int):
-        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    def __init__(self, jobs: int, prepared: PreparedTask | None = None):
+        # Forked, the pool's processes get ``prepared`` as it is in memory; spawned (not
+        # Linux), each prepares the task itself (from the disk cache the batch filled).
+        fork = sys.platform.startswith("linux")
+        context = multiprocessing.get_context("fork" if fork else "spawn")
         self.pool = concurrent.futures.ProcessPoolExecutor(
-            jobs, mp_context=context, initializer=_start_pool_process
+            jobs,
+            mp_context=context,
+            initializer=_start_pool_process,
+            initargs=(prepared if fork else None,),
         )
 
     def submit(self, *args: Any) -> concurrent.futures.Future[dict[str, Any]]:

@@ -5,8 +5,9 @@ at least ``call_floor_seconds`` and at most the task's ``call_seconds`` (Limits)
 counts the CPU time of the worker's processes (launcher.py reads it from /proc, never from
 the worker), so a loaded machine slows a call without timing it out; a wall-clock backstop of
 a few times the limit still stops a call that sleeps or blocks. The reference's times are
-measured once per task and process (in a batch: in the parent, before the pool forks), on
-the very cases the checks send, frozen ones included, and kept on disk beside the case cache.
+measured once per prepared task (ReferenceTimes; in a batch: in the parent, before the pool
+forks), on the very cases the checks send, frozen ones included, and kept on disk beside the
+case cache.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import time
 from types import ModuleType
 from typing import Any
 
-from grader.grading import frozen
 from grader.grading.case_set import CaseSet, ReferenceFailed
 from grader.grading.cases import _versions, cache_dir, expected_output
 from grader.grading.kinds import kind_of
@@ -29,7 +29,7 @@ from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.task.frameworks import allowed
 from grader.task.spec import CheckSpec, Task
 
-__all__ = ["CallLimit", "absolute_limit", "derived_limit", "reference_seconds", "script_limit"]
+__all__ = ["CallLimit", "ReferenceTimes", "absolute_limit", "derived_limit"]
 
 BACKSTOP_MULTIPLE = 4  # wall-clock time a call may take, in multiples of its CPU limit
 BACKSTOP_EXTRA_SECONDS = 1.0  # ... and at least this much more than its limit
@@ -60,33 +60,76 @@ def derived_limit(limits: Limits, reference_seconds: float | None) -> CallLimit:
 FRAMEWORK_FLOOR_SECONDS = 5.0
 
 
-def script_limit(task: Task, reference: ModuleType | None, limits: Limits) -> CallLimit:
-    """The limit of a script task's run: ``call_multiple`` times the CPU time the reference
-    needs for everything the task's checks look at (measured here, on the grader's side),
-    at least ``call_floor_seconds`` (FRAMEWORK_FLOOR_SECONDS for a task that allows a
-    framework), at most ``call_seconds``; the fixed limit for a kit (no reference)."""
-    if limits.call_limit == "absolute" or reference is None:
-        return absolute_limit(limits)
+@dataclasses.dataclass
+class ReferenceTimes:
+    """The reference's CPU times on one task's cases: measured once per prepared task (in a
+    batch, before the pool forks), on the very cases the checks send, and kept on disk per
+    machine beside the case cache. None of it without a reference (a kit)."""
 
-    seconds = _script_seconds(task, reference)
-    frameworks = allowed(task.allowed_imports)
-    floor = max(limits.call_floor_seconds, FRAMEWORK_FLOOR_SECONDS if frameworks else 0.0)
-    limit = derived_limit(dataclasses.replace(limits, call_floor_seconds=floor), seconds)
-    why = f"{limits.call_multiple:g} × the reference's {_duration(seconds)} for this script, at least {floor:g} s"
-    if frameworks:
-        why += f" ({' or '.join(f.label for f in frameworks)} allowed; its import is not counted)"
-    if limit.seconds >= limits.call_seconds and limits.call_multiple * seconds > limits.call_seconds:
-        why += f", at most the task's {limits.call_seconds:g} s"
-    return dataclasses.replace(limit, why=why)
+    task: Task
+    reference: ModuleType | None
+    freeze_digest: str  # "" without a freeze
+    use_disk: bool = True
+    per_check: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    # The most any check measured on one case (a function and its arguments' values, arrays
+    # by shape and dtype): two checks that send the same case must give it the same limit,
+    # or a slow-but-correct call could pass in one and time out in the other on timing noise.
+    by_case: dict[tuple, float] = dataclasses.field(default_factory=dict)
+    script: float | None = None
+
+    def seconds(self, check: CheckSpec, cases: CaseSet) -> list[float] | None:
+        """The reference's CPU time on each of ``cases.cases`` (in their order)."""
+        if self.reference is None:
+            return None
+        if check.name in self.per_check:
+            return self.per_check[check.name]
+        key = _key(self.task, self.freeze_digest, check, len(cases.cases))
+        found = _read(key) if self.use_disk else None
+        if found is None or len(found) != len(cases.cases):
+            found = [_time_one(self.task, self.reference, check, args) for args in cases.cases]
+            if self.use_disk:
+                _write(key, found)
+        self.per_check[check.name] = found
+        for args, t in zip(cases.cases, found):
+            case = _case(self.task, check, args)
+            self.by_case[case] = max(t, self.by_case.get(case, 0.0))
+        return found
+
+    def pooled(self, check: CheckSpec, cases: CaseSet, seconds: list[float]) -> list[float]:
+        """``seconds`` (a check's measurement, per case) raised to the most any check of the
+        task measured on the same case."""
+        return [
+            max(t, self.by_case.get(_case(self.task, check, args), t))
+            for args, t in zip(cases.cases, seconds)
+        ]
+
+    def script_limit(self, limits: Limits) -> CallLimit:
+        """The limit of a script task's run: ``call_multiple`` times the CPU time the
+        reference needs for everything the task's checks look at (measured here, on the
+        grader's side), at least ``call_floor_seconds`` (FRAMEWORK_FLOOR_SECONDS for a task
+        that allows a framework), at most ``call_seconds``; the fixed limit for a kit."""
+        if limits.call_limit == "absolute" or self.reference is None:
+            return absolute_limit(limits)
+        if self.script is None:
+            self.script = _script_seconds(self.task, self.reference)
+        seconds = self.script
+        frameworks = allowed(self.task.allowed_imports)
+        floor = max(limits.call_floor_seconds, FRAMEWORK_FLOOR_SECONDS if frameworks else 0.0)
+        limit = derived_limit(dataclasses.replace(limits, call_floor_seconds=floor), seconds)
+        why = (
+            f"{limits.call_multiple:g} × the reference's {_duration(seconds)} for this script, "
+            f"at least {floor:g} s"
+        )
+        if frameworks:
+            why += f" ({' or '.join(f.label for f in frameworks)} allowed; its import is not counted)"
+        if limit.seconds >= limits.call_seconds and limits.call_multiple * seconds > limits.call_seconds:
+            why += f", at most the task's {limits.call_seconds:g} s"
+        return dataclasses.replace(limit, why=why)
 
 
 def _script_seconds(task: Task, reference: ModuleType) -> float:
     """The least CPU time of a few computations of every reference value the script's
-    checks compare with (the reference's answer and tables), measured once per task."""
-    key = (task.folder, task.digest)
-    if key in _script_memory:
-        return _script_memory[key]
-
+    checks compare with (the reference's answer and tables)."""
     computes = [(kind_of(c).reference_value, c) for c in task.checks]
     best = float("inf")
     for _ in range(REPEATS):
@@ -101,11 +144,7 @@ def _script_seconds(task: Task, reference: ModuleType) -> float:
         best = min(best, time.process_time() - start)
         if best >= REPEAT_BELOW:
             break
-    _script_memory[key] = best
     return best
-
-
-_script_memory: dict[tuple, float] = {}
 
 
 def _duration(seconds: float) -> str:
@@ -118,12 +157,6 @@ def _duration(seconds: float) -> str:
 
 # --------------------------------------------------------------------------- measuring
 
-_memory: dict[str, list[float]] = {}
-# The most any check measured on one case (a function and its arguments' values, arrays by
-# shape and dtype): two checks that send the same case must give it the same limit, or a
-# slow-but-correct call could pass in one and time out in the other on timing noise.
-_by_case: dict[tuple, float] = {}
-
 
 def _case(task: Task, check: CheckSpec, args: dict[str, Any]) -> tuple:
     import numpy as np
@@ -135,34 +168,6 @@ def _case(task: Task, check: CheckSpec, args: dict[str, Any]) -> tuple:
         )
     )
     return (task.id, check.call, shown)
-
-
-def pooled(task: Task, check: CheckSpec, cases: CaseSet, seconds: list[float]) -> list[float]:
-    """``seconds`` (a check's measurement, per case) raised to the most any check of the
-    task measured on the same case."""
-    return [max(t, _by_case.get(_case(task, check, args), t)) for args, t in zip(cases.cases, seconds)]
-
-
-def reference_seconds(
-    task: Task, reference: ModuleType | None, check: CheckSpec, cases: CaseSet, use_disk: bool = True
-) -> list[float] | None:
-    """The reference's CPU time on each of ``cases.cases`` (in their order), measured once
-    per task, check and machine; None without a reference (a kit)."""
-    if reference is None:
-        return None
-    key = _key(task, check, len(cases.cases))
-    if key in _memory:
-        return _memory[key]
-    found = _read(key) if use_disk else None
-    if found is None or len(found) != len(cases.cases):
-        found = [_time_one(task, reference, check, args) for args in cases.cases]
-        if use_disk:
-            _write(key, found)
-    _memory[key] = found
-    for args, t in zip(cases.cases, found):
-        case = _case(task, check, args)
-        _by_case[case] = max(t, _by_case.get(case, 0.0))
-    return found
 
 
 def _time_one(task: Task, reference: ModuleType, check: CheckSpec, args: dict[str, Any]) -> float:
@@ -182,14 +187,12 @@ def _time_one(task: Task, reference: ModuleType, check: CheckSpec, args: dict[st
     return best
 
 
-def _key(task: Task, check: CheckSpec, count: int) -> str:
-
-    freeze = frozen.load(task)
+def _key(task: Task, freeze_digest: str, check: CheckSpec, count: int) -> str:
     ident = json.dumps(
         [
             _versions(),
             task.digest,
-            freeze.digest if freeze else "",
+            freeze_digest,
             repr(check),
             count,
             platform.node(),

@@ -1,7 +1,7 @@
 """The argument sets of a check, with the reference's expected output for each.
 
 They are the same for every student (derandomized), so they are built once per task and
-check and reused: in memory for a batch, on disk (``$GRADER_CACHE_DIR``, default
+check and reused: in memory by the prepared task (prepared.py), for a batch too, on disk (``$GRADER_CACHE_DIR``, default
 ``~/.cache/grader``) across runs. A cache entry is keyed by the task's digest, the check's
 definition and the versions of the grader, Hypothesis and numpy; a missing, stale or
 unreadable entry is simply rebuilt.
@@ -32,7 +32,6 @@ from grader.task.strategies import literal_case
 
 CACHE_FORMAT = 3  # 2: numpy scalars travel as 0-d arrays (were 1-d); 3: recipes of drawn arrays
 _CACHE_CAPS = wire.Caps(json_bytes=64 << 20, blob_count=1 << 20, total_bytes=4 << 30)
-_memory: dict[str, CaseSet] = {}
 
 
 def split_arguments(params: tuple[str, ...], args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
@@ -72,20 +71,20 @@ def _shown_args(args: dict) -> str:
 
 
 def case_set(
-    task: Task, reference: ModuleType | None, check: CheckSpec, use_disk: bool = True, use_freeze: bool = True
+    task: Task,
+    reference: ModuleType | None,
+    check: CheckSpec,
+    use_disk: bool = True,
+    freeze: frozen.Freeze | None = None,
 ) -> CaseSet:
-    """The check's cases and expected outputs: the task's frozen ones where it has a freeze
-    (never generated again: frozen.py), else generated here (cached by the versions that
-    made them)."""
-    if use_freeze:
-        freeze = frozen.load(task)
-        if freeze is not None:
-            return frozen.case_set(freeze, check)
+    """The check's cases and expected outputs: the ``freeze``'s where the task has one
+    (never generated again: frozen.py), else generated here (cached on disk by the versions
+    that made them)."""
+    if freeze is not None:
+        return frozen.case_set(freeze, check)
     if reference is None:
         raise SpecError([f"{task.folder}: no reference and no frozen cases: a task needs one"])
     key = _key(task, check)
-    if key in _memory:
-        return _memory[key]
     found = _read(key) if use_disk else None
     if found is None:
         kind = kind_of(check)
@@ -109,7 +108,6 @@ def case_set(
         )
         if use_disk:
             _write(key, found)
-    _memory[key] = found
     return found
 
 
@@ -120,10 +118,9 @@ def avoided_edges(task: Task, check: CheckSpec, literal_cases: Iterable[dict[str
     return tuple(e for e in task.edges if not judged_by(e, literal_cases, check.edges))
 
 
-def reference_value(task: Task, reference: ModuleType | None, check: CheckSpec) -> Any:
-    """What a script check compares with: the frozen value, else the reference's."""
+def reference_value(reference: ModuleType | None, check: CheckSpec, freeze: frozen.Freeze | None) -> Any:
+    """What a script check compares with: the ``freeze``'s value, else the reference's."""
 
-    freeze = frozen.load(task)
     if freeze is not None:
         return frozen.value(freeze, check)
 

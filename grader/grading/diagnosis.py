@@ -30,9 +30,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from grader.grading.case_set import CaseSet, ReferenceFailed
 from grader.grading.cases import split_arguments
-from grader.grading.checks.examples import check_cases
 from grader.grading.compare import check_values
-from grader.grading.mistakes import Variant, fails, output, passes, profiled, too_slow, variants
+from grader.grading.mistakes import Variant, passes, profiled
 from grader.records.limits import CallLimit
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis
 from grader.records.statuses import MISMATCH, OK, RAISED
@@ -40,7 +39,7 @@ from grader.task.case_size import smallest_first
 from grader.task.deadline import TooSlow
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
     from grader.task.spec import CheckSpec, Task
 
 SMALLER_CASES = 2  # the smallest cases observed besides the one shown...
@@ -84,7 +83,8 @@ def diagnose(ctx: Context, results: list[CheckResult]) -> tuple[list[Diagnosis],
         and profiled(specs[r.name])
         and r.name in ctx.shown
     ]
-    known = variants(task) if failed else ()
+    runs = ctx.prepared.mistakes
+    known = runs.variants if failed else ()
     # who passed a check the mistake fails did not make that mistake: out before any call
     passed = [
         specs[r.name] for r in results if r.status == PASSED and r.name in specs and profiled(specs[r.name])
@@ -92,8 +92,8 @@ def diagnose(ctx: Context, results: list[CheckResult]) -> tuple[list[Diagnosis],
     candidates = [
         v
         for v in known
-        if not any(fails(task, ctx.reference, v, check, ctx.use_cache) for check in passed)
-        and too_slow(v) is None
+        if not any(runs.fails(v, check, ctx.check_cases(check)) for check in passed)
+        and runs.too_slow(v) is None
     ]  # (mistaken code past its deadline: validate says so)
     if not candidates:
         return [], {}
@@ -137,7 +137,7 @@ def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observ
     options = check.options
     match.seen += 1
     try:
-        mistaken = output(ctx.task, variant, check, observation.args)
+        mistaken = ctx.prepared.mistakes.output(variant, check, observation.args)
     except (Exception, TooSlow):  # the mistaken code has no answer here: it explains nothing
         match.agrees = False
         return
@@ -161,7 +161,7 @@ def _observe(ctx: Context, checks: list[CheckSpec], take: Callable[[CheckSpec, O
         for check in checks:
             if sandbox.stalled(check.function()) is not None:
                 continue
-            cases = check_cases(ctx.task, ctx.reference, check, ctx.use_cache)
+            cases = ctx.check_cases(check)
             wanted = _wanted(ctx, check, cases)
             left = stop - time.monotonic()
             if not wanted or left <= 0:

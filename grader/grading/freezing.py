@@ -13,10 +13,13 @@ import tempfile
 from types import ModuleType
 
 from grader import __version__
+from grader.grading import frozen
 from grader.grading.case_set import CaseSet
 from grader.grading.cases import case_set, reference_value
+from grader.grading.checks.examples import check_cases
 from grader.grading.frozen import ARRAYS, CASES, FOLDER, FORMAT, MANIFEST, digest_of, file_sha, sha256
 from grader.grading.kinds import kind_of
+from grader.grading.policy import one_fill_checks
 from grader.sandbox import wire
 from grader.task.case_size import smallest_first
 from grader.task.spec import CheckSpec, Task
@@ -34,12 +37,16 @@ def freeze(
     write them under ``out_folder`` (default: the task's own folder); returns the digest.
     A ``kit`` copies them from the task's own freeze instead, never generating anew."""
     target = os.path.join(out_folder or task.folder, FOLDER)
+    source = frozen.load(task) if kit else None  # (a kit copies the task's own freeze)
     arrays: dict[str, bytes] = {}
     checks = {}
-    for check in only if only is not None else task.checks:
+    frozen_sets: dict[str, CaseSet] = {}
+    chosen = list(only if only is not None else task.checks)
+    for check in chosen:
         blobs: list[bytes] = []
         if check.call is not None:
-            cases = _by_size(case_set(task, reference, check, use_disk=False, use_freeze=kit))
+            cases = _by_size(case_set(task, reference, check, use_disk=False, freeze=source))
+            frozen_sets[check.name] = cases
             entry = {
                 "cases": wire.encode(cases.cases, blobs),
                 "expected": wire.encode(cases.expected, blobs),
@@ -48,7 +55,7 @@ def freeze(
             if any(cases.recipes):
                 entry["recipes"] = cases.recipes
         elif (compute := kind_of(check).reference_value) is not None:
-            value = reference_value(task, reference, check) if kit else compute(reference, check)
+            value = reference_value(reference, check, source) if kit else compute(reference, check)
             entry = {"value": wire.encode(value, blobs)}
         else:
             continue
@@ -58,8 +65,14 @@ def freeze(
             names.append(sha256(blob))
         entry["arrays"] = names
         checks[check.name] = entry
+    filled = one_fill_checks(
+        [c for c in chosen if c.name in frozen_sets],
+        lambda check: check_cases(check, lambda c: frozen_sets[c.name]).expected,
+    )
     cases_json = json.dumps(
-        {"format": FORMAT, "task": task.id, "checks": checks}, sort_keys=True, indent=1
+        {"format": FORMAT, "task": task.id, "checks": checks, "one_fill": sorted(filled)},
+        sort_keys=True,
+        indent=1,
     ).encode()
     spec_sha = file_sha(spec_path or task.spec_path)
     reference_sha = None if kit else file_sha(task.reference_path)

@@ -37,6 +37,9 @@ class Freeze:
     kit: bool
     checks: dict  # check name -> its entry in cases.json (encoded, arrays by sha)
     folder: str
+    # the values checks one repeated value passes (policy.one_fill_checks), found when it
+    # was frozen; None in a freeze older than that (found when the task is prepared)
+    one_fill: frozenset[str] | None = None
 
 
 def sha256(data: bytes) -> str:
@@ -68,8 +71,6 @@ def digest_of(
 
 # --------------------------------------------------------------------------- reading
 
-_loaded: dict[str, Freeze] = {}
-
 
 def load(task: Task) -> Freeze | None:
     """The task's freeze, checked current; None when the task has none. A stale or damaged
@@ -78,9 +79,6 @@ def load(task: Task) -> Freeze | None:
     manifest_path = os.path.join(folder, MANIFEST)
     if not os.path.isfile(manifest_path):
         return None
-    key = f"{folder}:{task.digest}"
-    if key in _loaded:
-        return _loaded[key]
     try:
         with open(manifest_path) as f:
             manifest = json.load(f)
@@ -89,6 +87,11 @@ def load(task: Task) -> Freeze | None:
         data = json.loads(cases_json)
         checks = data["checks"]
         kit = manifest.get("kit") is True
+        one_fill = data.get("one_fill")
+        if one_fill is not None and not (
+            isinstance(one_fill, list) and all(isinstance(n, str) for n in one_fill)
+        ):
+            raise TypeError("its one_fill is not a list of check names")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SpecError(
             [f"{folder}: the frozen cases cannot be read ({exc}); run: {refreeze_command(task)}"]
@@ -119,9 +122,14 @@ def load(task: Task) -> Freeze | None:
             [f"the frozen cases of {task.id} are stale: {p}" for p in problems]
             + [f"  Grading never falls back to new cases; {how}."]
         )
-    found = Freeze(manifest["digest"], str(manifest.get("grader_version", "?")), kit, checks, folder)
-    _loaded[key] = found
-    return found
+    return Freeze(
+        manifest["digest"],
+        str(manifest.get("grader_version", "?")),
+        kit,
+        checks,
+        folder,
+        None if one_fill is None else frozenset(one_fill),
+    )
 
 
 def _blobs(freeze: Freeze, entry: dict) -> list[bytes]:
@@ -139,24 +147,17 @@ def _blobs(freeze: Freeze, entry: dict) -> list[bytes]:
     return blobs
 
 
-# Decoded case sets, read and checked once per process (a batch's pool processes inherit
-# the parent's): read from disk per call, they cost a pool process ~0.25 s per submission.
-# Read-only for every caller, as the generated ones in cases._memory are.
-_case_sets: dict[tuple[str, str, str], CaseSet] = {}
-
-
 def case_set(freeze: Freeze, check: CheckSpec) -> CaseSet:
-    key = (freeze.folder, freeze.digest, check.name)
-    if key not in _case_sets:
-        entry = _entry(freeze, check)
-        blobs = _blobs(freeze, entry)
-        _case_sets[key] = CaseSet(
-            wire.decode(entry["cases"], blobs, _CAPS),
-            wire.decode(entry["expected"], blobs, _CAPS),
-            int(entry["literal_count"]),
-            _recipes(entry),
-        )
-    return _case_sets[key]
+    """A check's frozen cases, decoded (read and checked once per prepared task: read per
+    submission, they cost a pool process ~0.25 s each)."""
+    entry = _entry(freeze, check)
+    blobs = _blobs(freeze, entry)
+    return CaseSet(
+        wire.decode(entry["cases"], blobs, _CAPS),
+        wire.decode(entry["expected"], blobs, _CAPS),
+        int(entry["literal_count"]),
+        _recipes(entry),
+    )
 
 
 def _recipes(entry: dict) -> list[dict]:

@@ -99,12 +99,12 @@ def _refuse_leaks(task: Task, checks: Iterable[CheckSpec], texts: dict[str, str]
 
     numbers = {name: Numbers(scan(text)) for name, text in texts.items()}
     problems = []
-    reference = None
+    reference, freeze = None, frozen.load(task)
     for check in checks:
         if not kind_of(check).expected_private:
             continue
         reference = reference or load_reference(task)
-        value = reference_value(task, reference, check)
+        value = reference_value(reference, check, freeze)
         for name, found in numbers.items():
             leak = typed_in(value, found, check.options.tolerance)
             if leak is not None:

@@ -8,8 +8,8 @@ replacement, and a replacement calls the task's other functions by name (this va
 
 The profile runs each mistaken reference on the case sets of the visible checks that compare
 a function's output (example and property checks) and judges it as the check would: once
-per task and process (``prepare()`` fills it before a batch forks), and only where a
-diagnosis needs it otherwise (``fails``).
+per prepared task (``MistakeRuns``, which prepared.py builds before a batch forks), and only
+where a diagnosis needs it otherwise (``fails``).
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ import hashlib
 import importlib.util
 import os
 import types
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from grader.grading.case_set import CaseSet
 from grader.grading.cases import split_arguments
 from grader.grading.checks.calls import compare_output
-from grader.grading.checks.examples import check_cases
 from grader.grading.kinds import kind_of
 from grader.task.deadline import TooSlow, deadline
 from grader.task.reference import call_reference
@@ -42,9 +43,6 @@ class Variant:
     spec: MistakeSpec
     module: types.ModuleType
     key: tuple = ()  # the task's folder and digest, mistakes.py's SHA-256, the mistake's name
-
-
-_variants: dict[tuple[str, str, str], tuple[Variant, ...]] = {}
 
 
 def _sha(path: str) -> str:
@@ -75,8 +73,6 @@ def variants(task: Task) -> tuple[Variant, ...]:
     if not task.mistakes or not os.path.isfile(task.reference_path):
         return ()
     key = (task.folder, task.digest, _sha(task.mistakes_path))
-    if key in _variants:
-        return _variants[key]
     stem = f"grader_mistake_{task.id.replace('-', '_')}_{key[1]}_{key[2]}"
     found, problems = [], []
     for number, mistake in enumerate(task.mistakes):
@@ -107,8 +103,7 @@ def variants(task: Task) -> tuple[Variant, ...]:
         found.append(Variant(mistake, reference, key + (mistake.name,)))
     if problems:
         raise SpecError(problems)
-    _variants[key] = tuple(found)
-    return _variants[key]
+    return tuple(found)
 
 
 def profiled(check: CheckSpec) -> bool:
@@ -123,69 +118,69 @@ def profiled(check: CheckSpec) -> bool:
     )
 
 
-# (Variant.key, check) -> whether the mistake fails it
-_fails: dict[tuple, bool] = {}
-# Variant.key -> why its code is not used: it ran past MISTAKE_SECONDS once (in this process)
-_too_slow: dict[tuple, str] = {}
+@dataclass
+class MistakeRuns:
+    """A task's mistakes, with what is known of how each fares: kept by the prepared task
+    (prepared.py), so a batch learns it once for the class."""
 
+    task: Task
+    variants: tuple[Variant, ...]
+    # (mistake, check) -> whether the mistake fails it
+    failing: dict[tuple[str, str], bool] = field(default_factory=dict)
+    # mistake -> why its code is not used: it ran past MISTAKE_SECONDS once
+    slow: dict[str, str] = field(default_factory=dict)
 
-def fails(
-    task: Task, reference: types.ModuleType | None, variant: Variant, check: CheckSpec, use_cache: bool = True
-) -> bool:
-    """Whether the mistake fails ``check``: its output judged on every case of the check's
-    set as the check would judge a student's (raising is failing). Kept per process."""
-    key = variant.key + (check.name,)
-    if key not in _fails:
-        cases = check_cases(task, reference, check, use_cache)
-        _fails[key] = any(
-            not judged_ok(task, variant, check, args, expected)
-            for args, expected in zip(cases.cases, cases.expected)
-        )
-    return _fails[key]
+    def fails(self, variant: Variant, check: CheckSpec, cases: CaseSet) -> bool:
+        """Whether the mistake fails ``check``: its output judged on every case of the
+        check's set (``cases``) as the check would judge a student's (raising is failing)."""
+        key = (variant.spec.name, check.name)
+        if key not in self.failing:
+            self.failing[key] = any(
+                not self.judged_ok(variant, check, args, expected)
+                for args, expected in zip(cases.cases, cases.expected)
+            )
+        return self.failing[key]
 
+    def output(self, variant: Variant, check: CheckSpec, args: dict[str, Any]) -> Any:
+        """The mistake's output on one case (raises what the mistaken code raises). A
+        mistake that once took longer than MISTAKE_SECONDS is too slow for good
+        (``too_slow``): it raises TooSlow at once after that, for every case."""
+        task = self.task
+        if variant.spec.name in self.slow:
+            raise TooSlow(self.slow[variant.spec.name])
+        positional, keywords = split_arguments(task.functions[check.function()], args)
+        try:
+            with deadline(MISTAKE_SECONDS):
+                return call_reference(variant.module, check.function(), positional, keywords)
+        except TooSlow as exc:
+            self.slow[variant.spec.name] = (
+                f"{task.mistakes_path}: {check.function()} of mistake "
+                f"'{variant.spec.name}' {exc} on {args!r:.200}"
+            )
+            raise TooSlow(self.slow[variant.spec.name]) from None
 
-def output(task: Task, variant: Variant, check: CheckSpec, args: dict[str, Any]) -> Any:
-    """The mistake's output on one case (raises what the mistaken code raises). A mistake
-    that once took longer than MISTAKE_SECONDS is too slow for good (``too_slow``): it
-    raises TooSlow at once after that, for every case."""
+    def too_slow(self, variant: Variant) -> str | None:
+        """Why the mistake's code is not used (it ran past its deadline), or None."""
+        return self.slow.get(variant.spec.name)
 
-    if variant.key in _too_slow:
-        raise TooSlow(_too_slow[variant.key])
-    positional, keywords = split_arguments(task.functions[check.function()], args)
-    try:
-        with deadline(MISTAKE_SECONDS):
-            return call_reference(variant.module, check.function(), positional, keywords)
-    except TooSlow as exc:
-        _too_slow[variant.key] = (
-            f"{task.mistakes_path}: {check.function()} of mistake "
-            f"'{variant.spec.name}' {exc} on {args!r:.200}"
-        )
-        raise TooSlow(_too_slow[variant.key]) from None
+    def judged_ok(self, variant: Variant, check: CheckSpec, args: dict[str, Any], expected: Any) -> bool:
+        """The check's verdict on the mistake's output for ``args``."""
+        try:
+            value = self.output(variant, check, args)
+        except (Exception, TooSlow):
+            return False
+        return passes(check, expected, value, args)
 
-
-def too_slow(variant: Variant) -> str | None:
-    """Why the mistake's code is not used (it ran past its deadline), or None."""
-    return _too_slow.get(variant.key)
-
-
-def judged_ok(task: Task, variant: Variant, check: CheckSpec, args: dict[str, Any], expected: Any) -> bool:
-    """The check's verdict on the mistake's output for ``args``."""
-    try:
-        value = output(task, variant, check, args)
-    except (Exception, TooSlow):
-        return False
-    return passes(check, expected, value, args)
+    def profile(self, cases_of: Callable[[CheckSpec], CaseSet]) -> dict[str, list[str]]:
+        """Mistake -> the checks it fails, in task order (every mistake, every profiled
+        check); ``cases_of`` gives a check's cases."""
+        return {
+            v.spec.name: [c.name for c in self.task.checks if profiled(c) and self.fails(v, c, cases_of(c))]
+            for v in self.variants
+        }
 
 
 def passes(check: CheckSpec, expected: Any, value: Any, args: dict[str, Any]) -> bool:
     """Whether ``check`` passes a mistake's output ``value`` (judged as a student's would be)."""
 
     return compare_output(check, expected, types.SimpleNamespace(value=value), args).ok
-
-
-def profile(task: Task, reference: types.ModuleType | None, use_cache: bool = True) -> dict[str, list[str]]:
-    """Mistake -> the checks it fails, in task order (every mistake, every profiled check)."""
-    return {
-        v.spec.name: [c.name for c in task.checks if profiled(c) and fails(task, reference, v, c, use_cache)]
-        for v in variants(task)
-    }

@@ -38,7 +38,7 @@ that failed on its own keeps its failure (what it found is worth knowing either 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,22 @@ def one_fill(expected_outputs: Iterable[Any], select: str | None = None) -> bool
                 return False
         values.append(np.unique(np.ravel(numbers)))
     return bool(values) and np.unique(np.concatenate(values)).size <= 1
+
+
+def one_fill_checks(
+    checks: Iterable[CheckSpec], outputs_of: Callable[[CheckSpec], Iterable[Any]]
+) -> frozenset[str]:
+    """The values checks whose expected outputs (``outputs_of``) one repeated value
+    matches. It depends on the task alone: computed at ``grader freeze`` and stored in the
+    freeze, or once per prepared task."""
+    return frozenset(
+        check.name
+        for check in checks
+        if check.call is not None
+        and kind_of(check).expected_values
+        and getattr(check.options, "compare", None) == "values"
+        and one_fill(outputs_of(check), check.options.select)
+    )
 
 
 NEAR_SAMPLE = 4096  # entries a near-miss is judged on (a stride through larger outputs)

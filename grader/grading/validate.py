@@ -7,17 +7,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
 
 from grader.grading import cases, frozen
 from grader.grading.checks.examples import literal_expectation
 from grader.grading.compare import check_values
-from grader.grading.grade import LOAD_CHECK, RUN_CHECK, Options, grade
-from grader.grading.mistakes import profile, too_slow, variants
+from grader.grading.grade import Options, grade
+from grader.grading.loading import LOAD_CHECK, RUN_CHECK
+from grader.grading.prepared import PreparedTask
 from grader.records.result import PASSED, Result
 from grader.records.statuses import ENVIRONMENT
 from grader.task.frameworks import BY_MODULE
-from grader.task.reference import load_reference
 from grader.task.samples import diagnosis_mismatch, mismatch, read_diagnosis, read_expectation, sample_files
 from grader.task.spec import SpecError, Task
 from grader.task.strategies import literal_case
@@ -70,12 +69,13 @@ def validate(
             else f"not frozen: grades depend on the installed Hypothesis; run: grader freeze {task.folder}",
         )
     )
-    reference = load_reference(task)
+    prepared = PreparedTask.of(task, options.use_cache, freeze)
+    reference = prepared.reference
     for check in task.checks:
         if check.call is None:  # (only a check that calls a function has cases)
             continue
         try:
-            case_set = cases.case_set(task, reference, check, options.use_cache)
+            case_set = prepared.case_set(check)
         except (cases.ReferenceFailed, cases.CasesFailed) as exc:
             add(Finding(check.name, False, str(exc)))
             continue
@@ -95,10 +95,11 @@ def validate(
         add(Finding(check.name, True, f"{len(case_set.cases)} cases"))
     if any(not f.ok for f in report.findings):
         return report  # nothing can be graded on cases that cannot be made
+    prepared.mistakes  # noqa: B018 (a broken mistakes.py stops here, before any file runs)
     if reference is None:
         add(Finding("reference", True, "a student kit: no reference (its cases are frozen)"))
     else:
-        own = grade(task, task.reference_path, options)
+        own = grade(task, task.reference_path, options, prepared)
         add(
             Finding(
                 "reference",
@@ -135,7 +136,7 @@ def validate(
                 )
             )
             continue
-        result = grade(task, path, options)
+        result = grade(task, path, options, prepared)
         missing = _missing_environment(result)
         if missing:
             # A sample written with a framework this machine lacks cannot be checked here; that
@@ -152,7 +153,7 @@ def validate(
             summary += f", diagnosed: {', '.join(d.mistake for d in result.diagnoses)}"
         add(Finding(subject, problem is None, problem or f"as declared ({summary})"))
     if reference is not None:
-        for finding in _mistake_findings(task, reference, options, diagnosed):
+        for finding in _mistake_findings(prepared, diagnosed):
             add(finding)
     return report
 
@@ -172,14 +173,14 @@ def _missing_environment(result: Result) -> str | None:
     return f"it needs {name}, which the task allows and this machine has not installed ({fix})"
 
 
-def _mistake_findings(
-    task: Task, reference: ModuleType | None, options: Options, diagnosed: dict[str, list[str]]
-) -> list[Finding]:
+def _mistake_findings(prepared: PreparedTask, diagnosed: dict[str, list[str]]) -> list[Finding]:
     """Each declared mistake is really wrong (fails a check) and is diagnosed on a sample."""
 
     findings = []
-    profiled = profile(task, reference, options.use_cache)
-    slow = {v.spec.name: too_slow(v) for v in variants(task)}  # (known once profiled)
+    profiled = prepared.profile()
+    slow = {
+        v.spec.name: prepared.mistakes.too_slow(v) for v in prepared.mistakes.variants
+    }  # (known once profiled)
     for name, failing in profiled.items():
         subject = f"mistake {name}"
         if slow[name]:

@@ -11,41 +11,34 @@ from typing import Any
 
 from grader.task.spec import SpecError, Task
 
-_loaded: dict[str, ModuleType] = {}
-
 
 def load_reference(task: Task) -> ModuleType | None:
-    """Import ``reference.py`` once per process; it must define every task function.
-    None for a kit, which has frozen cases instead (spec.py lets only a kit lack it)."""
+    """Import ``reference.py`` (the prepared task keeps it: once per task and batch); it
+    must define every task function. None for a kit, which has frozen cases instead
+    (spec.py lets only a kit lack it)."""
     if not os.path.isfile(task.reference_path):
         return None
-    key = f"{task.reference_path}:{task.digest}"
-    if key not in _loaded:
-        name = f"grader_reference_{task.id.replace('-', '_')}_{task.digest}"
-        spec = importlib.util.spec_from_file_location(name, task.reference_path)
-        assert spec is not None and spec.loader is not None  # (a .py path always has both)
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            raise SpecError(
-                [
-                    f"{task.reference_path}: the reference solution does not import: "
-                    f"{type(exc).__name__}: {exc}"
-                ]
-            ) from None
-        needed = dict.fromkeys(list(task.functions) + [f for c in task.checks for f in c.reference_functions])
-        missing = [f for f in needed if not callable(getattr(module, f, None))]
-        if missing:
-            raise SpecError(
-                [
-                    f"{task.reference_path}: the reference does not define "
-                    f"{', '.join(missing)}, which task.yaml uses."
-                ]
-            )
-        sys.modules[name] = module
-        _loaded[key] = module
-    return _loaded[key]
+    name = f"grader_reference_{task.id.replace('-', '_')}_{task.digest}"
+    spec = importlib.util.spec_from_file_location(name, task.reference_path)
+    assert spec is not None and spec.loader is not None  # (a .py path always has both)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise SpecError(
+            [f"{task.reference_path}: the reference solution does not import: {type(exc).__name__}: {exc}"]
+        ) from None
+    needed = dict.fromkeys(list(task.functions) + [f for c in task.checks for f in c.reference_functions])
+    missing = [f for f in needed if not callable(getattr(module, f, None))]
+    if missing:
+        raise SpecError(
+            [
+                f"{task.reference_path}: the reference does not define "
+                f"{', '.join(missing)}, which task.yaml uses."
+            ]
+        )
+    sys.modules[name] = module
+    return module
 
 
 def call_reference(module: ModuleType, function: str, args: list[Any], kwargs: dict[str, Any]) -> Any:

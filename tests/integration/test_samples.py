@@ -6,7 +6,8 @@ import os
 import pytest
 from conftest import PE_SAMPLES, ROOT
 
-from grader.grading.grade import LOAD_CHECK, RUN_CHECK, Options, grade
+from grader.grading.grade import Options, grade
+from grader.grading.loading import LOAD_CHECK, RUN_CHECK
 from grader.grading.task_yaml import load_task
 from grader.records.result import ERROR, PASSED
 from grader.task.samples import mismatch, read_expectation, sample_files

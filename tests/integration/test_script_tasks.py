@@ -319,6 +319,7 @@ def test_no_statement_writes_its_expected_answer_in_a_printable_form():
     statement: no code span of a statement reads, by the prints rule, as the answer."""
     import re
 
+    from grader.grading import frozen
     from grader.grading.cases import reference_value
     from grader.grading.checks.printed_answer import read_answer
     from grader.grading.task_yaml import load_task
@@ -329,7 +330,7 @@ def test_no_statement_writes_its_expected_answer_in_a_printable_form():
         with open(task.statement_path, encoding="utf-8") as f:
             spans = re.findall(r"`([^`\n]+)`", f.read())
         for check in (c for c in task.checks if c.kind == "prints"):
-            value = reference_value(task, None, check)
+            value = reference_value(None, check, frozen.load(task))
             shape = check.options.format == "shape"
             want = tuple(float(d) for d in value) if shape else (float(value),)
             for span in spans:

@@ -10,10 +10,10 @@ import textwrap
 import numpy as np
 from conftest import ROOT
 
-from grader.grading.grade import Options, answer_bytes, grade
+from grader.grading.grade import Options, grade
+from grader.grading.prepared import PreparedTask
 from grader.grading.task_yaml import load_task
 from grader.sandbox import Sandbox, choose_tier
-from grader.task.reference import load_reference
 
 TASKS = os.path.join(ROOT, "tasks")
 
@@ -135,7 +135,7 @@ def test_a_great_many_arrays_stay_within_the_caps(tmp_path):
     512 MiB array: the worker keeps the last value per site, skips what cannot be sent, and
     answers within the answer's caps (count and bytes)."""
     task = load_task(os.path.join(TASKS, "pe-batch-sum"))
-    cap = answer_bytes(task, load_reference(task))
+    cap = PreparedTask.of(task).answer_bytes()
     path = tmp_path / "many.py"
     path.write_text(MANY_ARRAYS)
     with Sandbox(str(path), [], task.limits, choose_tier("auto", False), answer_bytes=cap) as box:

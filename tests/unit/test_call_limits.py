@@ -66,21 +66,18 @@ def test_two_checks_sending_the_same_case_give_it_one_limit(monkeypatch):
 
     from grader.grading import call_limits
 
-    monkeypatch.setattr(call_limits, "_by_case", {})
-    monkeypatch.setattr(call_limits, "_memory", {})
     task = SimpleNamespace(id="t")
     bounds = SimpleNamespace(call="f", name="bounds")
     precision = SimpleNamespace(call="f", name="precision")
     big, small = {"n": 8192, "x": np.zeros((2, 3))}, {"n": 2, "x": np.zeros((2, 3))}
     measured = {("bounds", 8192): 0.0082, ("precision", 8192): 0.0063, ("precision", 2): 1e-5}
-    monkeypatch.setattr(call_limits, "_key", lambda task, check, count: check.name)
+    monkeypatch.setattr(call_limits, "_key", lambda task, freeze, check, count: check.name)
     monkeypatch.setattr(
         call_limits, "_time_one", lambda task, ref, check, args: measured[(check.name, args["n"])]
     )
+    times = call_limits.ReferenceTimes(task, object(), "", use_disk=False)
     for check, cases in ((bounds, [big]), (precision, [small, big])):
-        call_limits.reference_seconds(task, object(), check, SimpleNamespace(cases=cases), use_disk=False)
-    seconds = call_limits.reference_seconds(
-        task, object(), precision, SimpleNamespace(cases=[small, big]), use_disk=False
-    )
+        times.seconds(check, SimpleNamespace(cases=cases))
+    seconds = times.seconds(precision, SimpleNamespace(cases=[small, big]))
     assert seconds == [1e-5, 0.0063]
-    assert call_limits.pooled(task, precision, SimpleNamespace(cases=[small, big]), seconds) == [1e-5, 0.0082]
+    assert times.pooled(precision, SimpleNamespace(cases=[small, big]), seconds) == [1e-5, 0.0082]

@@ -13,9 +13,9 @@ from conftest import PE_TASK, make_task, write
 
 from grader.grading import mistakes
 from grader.grading.checks.calls import compare_output
-from grader.grading.checks.examples import check_cases
+from grader.grading.context import Context
 from grader.grading.diagnosis import MORE_CASES, diagnose
-from grader.grading.grade import Context, prepare
+from grader.grading.prepared import PreparedTask, prepare
 from grader.grading.task_yaml import load_task
 from grader.records.limits import Limits
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Result
@@ -182,14 +182,13 @@ mistakes:
 
 @pytest.fixture(scope="module")
 def pe():
-    task = load_task(PE_TASK)
-    prepare(task, profile_mistakes=False)
-    return task, load_reference(task)
+    prepared = prepare(load_task(PE_TASK), profile_mistakes=False)
+    return prepared.task, prepared.reference, prepared
 
 
 def test_every_positional_encoding_mistake_fails_a_visible_check(pe):
-    task, reference = pe
-    profile = mistakes.profile(task, reference)
+    task, reference, prepared = pe
+    profile = prepared.profile()
     assert len(profile) >= 8 and all(profile.values()), profile
     assert profile["base-ignored"] == ["table-custom-base", "add-custom-base"]
     assert profile["add-drops-base"] == ["add-custom-base"]
@@ -228,17 +227,18 @@ class StandInSandbox:
             yield types.SimpleNamespace(status=OK, value=value)
 
 
-def _graded(task, reference, functions, hang_after=None):
+def _graded(prepared, functions, hang_after=None):
     """What grade() hands diagnose(): each values check judged on its cases (the first
     failing one shown), and the context that ran them."""
     sandbox = StandInSandbox(functions)
-    ctx = Context(task, sandbox, reference, None, [], True)
+    task = prepared.task
+    ctx = Context(prepared, sandbox, None, [])
     results = []
     for check in task.checks:
         if not mistakes.profiled(check):
             results.append(CheckResult(check.name, PASSED, check.points, check.points))
             continue
-        cases = check_cases(task, reference, check)
+        cases = prepared.check_cases(check)
         failing = None
         for args, expected in zip(cases.cases, cases.expected):
             value = functions[check.call](**copy.deepcopy(args))
@@ -264,8 +264,8 @@ def _functions(module):
 
 
 def test_a_submission_that_makes_a_mistake_is_diagnosed_with_it(pe):
-    task, reference = pe
-    ctx, results = _graded(task, reference, _functions(_variant(task, "sin-cos-swapped").module))
+    task, reference, prepared = pe
+    ctx, results = _graded(prepared, _functions(_variant(task, "sin-cos-swapped").module))
     diagnoses, explained = diagnose(ctx, results)
     assert [d.mistake for d in diagnoses] == ["sin-cos-swapped"]
     failed = [r.name for r in results if r.status == FAILED]
@@ -274,14 +274,14 @@ def test_a_submission_that_makes_a_mistake_is_diagnosed_with_it(pe):
 
 
 def test_a_correct_submission_costs_no_call_and_gets_no_diagnosis(pe):
-    task, reference = pe
-    ctx, results = _graded(task, reference, _functions(reference))
+    task, reference, prepared = pe
+    ctx, results = _graded(prepared, _functions(reference))
     assert diagnose(ctx, results) == ([], {}) and ctx.sandbox.made == 0
 
 
 def test_a_submission_that_passes_a_check_the_mistake_fails_did_not_make_it(pe):
     """Like the mistake on small tables only: it passes table-at-bounds, which the mistake fails."""
-    task, reference = pe
+    task, reference, prepared = pe
     swapped = _variant(task, "sin-cos-swapped").module
 
     def small_only(max_len, d_model, base=10000.0):
@@ -289,8 +289,7 @@ def test_a_submission_that_passes_a_check_the_mistake_fails_did_not_make_it(pe):
         return table.sinusoidal_pe(max_len, d_model, base)
 
     ctx, results = _graded(
-        task,
-        reference,
+        prepared,
         {"sinusoidal_pe": small_only, "add_positional_encoding": reference.add_positional_encoding},
     )
     assert {r.name: r.status for r in results}["table-at-bounds"] == PASSED
@@ -299,23 +298,21 @@ def test_a_submission_that_passes_a_check_the_mistake_fails_did_not_make_it(pe):
 
 
 def test_a_submission_whose_diagnosis_calls_time_out_gets_none(pe):
-    task, reference = pe
-    ctx, results = _graded(
-        task, reference, _functions(_variant(task, "exponent-uses-i").module), hang_after=0
-    )
+    task, reference, prepared = pe
+    ctx, results = _graded(prepared, _functions(_variant(task, "exponent-uses-i").module), hang_after=0)
     assert diagnose(ctx, results) == ([], {}) and ctx.sandbox.made == 1  # the first timeout ends it
 
 
 def test_a_submission_that_raises_on_diagnosis_calls_is_not_observed(pe):
-    task, reference = pe
-    ctx, results = _graded(task, reference, _functions(_variant(task, "exponent-uses-i").module))
+    task, reference, prepared = pe
+    ctx, results = _graded(prepared, _functions(_variant(task, "exponent-uses-i").module))
     ctx.sandbox.functions = {name: (lambda *a, **k: 1 / 0) for name in ctx.sandbox.functions}
     assert diagnose(ctx, results) == ([], {})
 
 
 def test_an_answer_the_comparison_trips_over_is_no_match_and_no_crash(pe):
-    task, reference = pe
-    ctx, results = _graded(task, reference, _functions(_variant(task, "exponent-uses-i").module))
+    task, reference, prepared = pe
+    ctx, results = _graded(prepared, _functions(_variant(task, "exponent-uses-i").module))
     ctx.sandbox.functions = {name: (lambda *a, **k: np.full((3, 4), "x")) for name in ctx.sandbox.functions}
     assert diagnose(ctx, results) == ([], {})
 
@@ -323,8 +320,8 @@ def test_an_answer_the_comparison_trips_over_is_no_match_and_no_crash(pe):
 def test_of_two_mistakes_the_one_that_explains_more_is_named_first(pe):
     """Ignoring base in the table also drops it from add: base-ignored explains both
     failed checks; add-drops-base (which matches the second) is not reported."""
-    task, reference = pe
-    ctx, results = _graded(task, reference, _functions(_variant(task, "base-ignored").module))
+    task, reference, prepared = pe
+    ctx, results = _graded(prepared, _functions(_variant(task, "base-ignored").module))
     diagnoses, explained = diagnose(ctx, results)
     assert [(d.mistake, d.checks) for d in diagnoses] == [
         ("base-ignored", ["table-custom-base", "add-custom-base"])
@@ -405,11 +402,10 @@ def test_every_other_format_names_the_likely_cause():
 def test_a_check_no_mistake_can_explain_gets_no_more_calls(pe):
     """Wrong in a way no mistake is: after the first answer of each failed check no mistake is
     left in the running, so the other cases are not asked (and no answer is kept)."""
-    task, reference = pe
+    task, reference, prepared = pe
 
     ctx, results = _graded(
-        task,
-        reference,
+        prepared,
         {
             "sinusoidal_pe": lambda *a, **k: 2 * reference.sinusoidal_pe(*a, **k),
             "add_positional_encoding": lambda *a, **k: 2 * reference.add_positional_encoding(*a, **k),
@@ -426,7 +422,7 @@ LIMIT = 256
 def test_like_a_mistake_on_tiny_tables_only_is_not_diagnosed_where_a_middle_case_differs(pe):
     """Swapped on tables of at most LIMIT values, wrong otherwise: the middle-sized case
     observed of each property check tells it from the mistake."""
-    task, reference = pe
+    task, reference, prepared = pe
     swapped = _variant(task, "sin-cos-swapped").module
 
     def tiny_swapped(max_len, d_model, base=10000.0):
@@ -437,7 +433,7 @@ def test_like_a_mistake_on_tiny_tables_only_is_not_diagnosed_where_a_middle_case
     def add(x, base=10000.0):
         return x + tiny_swapped(x.shape[-2], x.shape[-1], base)
 
-    ctx, results = _graded(task, reference, {"sinusoidal_pe": tiny_swapped, "add_positional_encoding": add})
+    ctx, results = _graded(prepared, {"sinusoidal_pe": tiny_swapped, "add_positional_encoding": add})
     diagnoses, explained = diagnose(ctx, results)
     assert "example-table-3x4" in explained  # 12 values: there it is the mistake
     tables = {c.name for c in task.checks if c.kind == "property" and c.call == "sinusoidal_pe"}
@@ -459,12 +455,12 @@ def scale_ignoring_k(x, k=1.0):
 def test_a_mistake_that_loops_costs_its_deadline_once_and_is_then_not_used(tmp_path, monkeypatch):
     monkeypatch.setattr(mistakes, "MISTAKE_SECONDS", 0.3)
     task = load_task(_scale_task(tmp_path / "a", mistakes_text=LOOPING_MISTAKES))
-    reference = load_reference(task)
-    [variant] = mistakes.variants(task)
+    prepared = PreparedTask.of(task)
+    [variant] = prepared.mistakes.variants
     start = time.monotonic()
-    profile = mistakes.profile(task, reference)  # every case of every check
+    profile = prepared.profile()  # every case of every check
     assert time.monotonic() - start < 30  # (looping: forever; a busy machine: well under)
-    assert "did not finish within 0.3 s" in mistakes.too_slow(variant)
+    assert "did not finish within 0.3 s" in prepared.mistakes.too_slow(variant)
     assert profile == {"k-ignored": ["scale-values", "twice-values"]}
 
 
@@ -494,7 +490,10 @@ def scale_ignoring_k(x, k=1.0):
 def test_a_mistakes_own_except_exception_does_not_swallow_its_deadline(tmp_path, monkeypatch):
     monkeypatch.setattr(mistakes, "MISTAKE_SECONDS", 0.3)
     task = load_task(_scale_task(tmp_path / "a", mistakes_text=RETRYING_MISTAKES))
-    [variant] = mistakes.variants(task)
+    prepared = PreparedTask.of(task)
+    [variant] = prepared.mistakes.variants
     start = time.monotonic()
-    mistakes.profile(task, load_reference(task))
-    assert time.monotonic() - start < 30 and mistakes.too_slow(variant)  # (forever without the deadline)
+    prepared.profile()
+    assert time.monotonic() - start < 30 and prepared.mistakes.too_slow(
+        variant
+    )  # (forever without the deadline)

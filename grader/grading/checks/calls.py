@@ -45,7 +45,7 @@ from grader.task.strategies import Drawn
 from grader.task.tolerance import Tolerance
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 # --------------------------------------------------------------------------- their fields
 

@@ -3,14 +3,13 @@ value is the reference's output, or a literal ``expect:`` given in task.yaml."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from grader.grading.case_set import CaseSet
-from grader.grading.cases import case_set
 from grader.grading.checks import fields
 from grader.grading.checks.calls import (
     CALL_FIELDS,
@@ -23,11 +22,11 @@ from grader.grading.checks.calls import (
 )
 from grader.grading.checks.kind import FUNCTIONS, Kind, Reading
 from grader.records.result import CheckResult
-from grader.task.spec import CheckSpec, Task
+from grader.task.spec import CheckSpec
 from grader.task.strategies import literal_case
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 
 @dataclass(frozen=True)
@@ -66,18 +65,16 @@ def literal_expectation(check: CheckSpec[ExampleOptions]) -> Any:
     return value if value.dtype.kind in "biufc" else check.options.expect
 
 
-def check_cases(
-    task: Task, reference: ModuleType | None, check: CheckSpec, use_cache: bool = True
-) -> CaseSet:
+def check_cases(check: CheckSpec, case_set_of: Callable[[CheckSpec], CaseSet]) -> CaseSet:
     """The cases an example or property check tries, with their expected outputs: the
-    literal expect: of an example that gives one, else the check's case set."""
+    literal expect: of an example that gives one, else the check's case set (``case_set_of``)."""
     if getattr(check.options, "has_expect", False):
         return CaseSet([literal_case(check.options.fixed_cases[0])], [literal_expectation(check)], 1)
-    return case_set(task, reference, check, use_cache)
+    return case_set_of(check)
 
 
 def run(ctx: Context, check: CheckSpec[ExampleOptions]) -> CheckResult:
-    return run_cases(ctx, check, compare_output, check_cases(ctx.task, ctx.reference, check, ctx.use_cache))
+    return run_cases(ctx, check, compare_output, ctx.check_cases(check))
 
 
 KIND = Kind(

@@ -36,7 +36,7 @@ from grader.submission.source_map import location_text
 from grader.task.spec import CheckSpec, Task
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 DYNAMIC_IMPORTERS = {"__import__", "import_module"}
 # Names that run code the scan cannot see, or hand out a module's or a frame's namespace.

@@ -24,7 +24,7 @@ from grader.records.result import CheckResult, judged
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 
 def read(r: Reading) -> LeavesOptions:

@@ -29,7 +29,7 @@ from grader.records.statuses import TYPED_IN
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 
 @dataclass(frozen=True)

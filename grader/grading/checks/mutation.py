@@ -31,7 +31,7 @@ from grader.records.statuses import UNVERIFIED
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 
 class _InputsUntouched:

@@ -18,7 +18,7 @@ from grader.records.result import CheckResult
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 
 def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:

@@ -14,7 +14,7 @@ from grader.records.result import CheckResult, judged
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 NUMBERS_SHOWN = 8
 CANDIDATES_SHOWN = 4

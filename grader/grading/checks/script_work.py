@@ -35,7 +35,7 @@ from grader.task.spec import CheckSpec
 from grader.task.tolerance import Tolerance
 
 if TYPE_CHECKING:
-    from grader.grading.grade import Context
+    from grader.grading.context import Context
 
 SHOWN = 8
 # Roles of arrays that were only an operand of the script's arithmetic (see

@@ -1,0 +1,83 @@
+"""What a check may use while it grades one submission: the prepared task (its cases,
+the reference, the call limits' times), the submission's sandbox and source, and what the
+earlier checks left for the later ones. Built by grade.py, one per submission."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from grader.grading.call_limits import CallLimit, derived_limit
+from grader.grading.case_set import CaseSet
+from grader.grading.checks.typed_in import Numbers
+from grader.grading.prepared import PreparedTask
+from grader.sandbox import Sandbox
+from grader.submission.file import PythonSource
+from grader.submission.source_numbers import SourceNumbers
+from grader.task.spec import CheckSpec, Task
+
+
+@dataclass
+class ScriptRun:
+    """What a script task's submission produced: its output and the arrays it computed."""
+
+    stdout: str = ""
+    arrays: dict = field(default_factory=dict)  # what it is -> (ndarray, type name, role)
+
+
+@dataclass
+class Context:
+    """What a check may use: the prepared task, the sandbox, the submission's source."""
+
+    prepared: PreparedTask
+    sandbox: Sandbox
+    source: PythonSource
+    runtime_imports: list[str]
+    script: ScriptRun = field(default_factory=ScriptRun)
+    # the arguments of the input each failed visible call check shows (diagnosis.py); kept
+    # here, on the trusted side, never in a result
+    shown: dict[str, dict] = field(default_factory=dict)
+    # the failed visible checks of the work whose wrong answer still showed work (policy.py)
+    near: set[str] = field(default_factory=set)
+    _numbers: Numbers | None = field(default=None, repr=False)
+
+    @property
+    def task(self) -> Task:
+        return self.prepared.task
+
+    @property
+    def reference(self) -> ModuleType | None:
+        """The trusted reference; None in a kit, which has frozen cases instead."""
+        return self.prepared.reference
+
+    def source_numbers(self) -> Numbers:
+        """The numbers the submission's source holds, written or encoded, ready for the
+        typed-in rule (source_numbers.py, checks/typed_in.py): read once, when asked."""
+        if self._numbers is None:
+            # (read in the bounded child with the rest, source_scan.py; a file it could not
+            # read runs no check that asks)
+            self._numbers = Numbers(self.source.numbers or SourceNumbers((), (), capped=True))
+        return self._numbers
+
+    def case_set(self, check: CheckSpec) -> CaseSet:
+        return self.prepared.case_set(check)
+
+    def check_cases(self, check: CheckSpec) -> CaseSet:
+        return self.prepared.check_cases(check)
+
+    def reference_value(self, check: CheckSpec) -> Any:
+        return self.prepared.reference_value(check)
+
+    def expected(self, check: CheckSpec, args: dict[str, Any]) -> Any:
+        return self.prepared.expected(check, args)
+
+    def call_limits(self, check: CheckSpec, cases: CaseSet) -> list[CallLimit]:
+        """Each case's call limit (call_limits.py), in the order of ``cases.cases``."""
+        limits = self.sandbox.limits
+        times = self.prepared.times
+        seconds = times.seconds(check, cases) if limits.call_limit != "absolute" else None
+        seconds = None if seconds is None else times.pooled(check, cases, seconds)
+        return [
+            derived_limit(limits, None if seconds is None else seconds[i]) for i in range(len(cases.cases))
+        ]

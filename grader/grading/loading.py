@@ -1,0 +1,169 @@
+"""The first line of a report: what loading a function task's file (``loads``) or running a
+script task's (``runs``) said, from the sandbox's outcome; and its notes (a display library
+not drawn). A file that did not load or run is an ERROR line that says why, in the
+student's terms; a missing package the task allows is the machine's gap, said so."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from grader.grading.checks.calls import describe_error, error_cell, error_line
+from grader.records.result import ERROR, FAILED, PASSED, CheckResult
+from grader.records.statuses import (
+    CRASHED,
+    ENVIRONMENT,
+    OK,
+    RAISED,
+    TIMEOUT,
+    UNDEFINED,
+    UNREADABLE,
+    Reason,
+    call_reason,
+)
+from grader.records.worker_error import WorkerError
+from grader.sandbox import CallOutcome
+from grader.student_text import clip
+from grader.task import frameworks
+from grader.task.spec import Task
+
+LOAD_CHECK = "loads"  # function tasks: the file imports and defines the functions
+RUN_CHECK = "runs"  # script tasks: the script runs to its end
+
+
+def not_drawn(task: Task, outcome: CallOutcome | None) -> str:
+    """The note for a submission that imported a display library this machine does not have:
+    its stand-in drew nothing, and that costs nothing (inside/display.py). The names are the
+    worker's word, so only the task's own display libraries are named."""
+    value = getattr(outcome, "value", None)
+    served = value.get("stand_ins", []) if isinstance(value, dict) else []
+    names = [name for name in task.display_imports if name in served]
+    if not names:
+        return ""
+    libraries = " and ".join(names)
+    one = len(names) == 1
+    return (
+        f"note: {libraries} {'is' if one else 'are'} not installed where this was graded, so "
+        f"what your file draws with {'it' if one else 'them'} was not drawn: {'its' if one else 'their'} "
+        "calls do nothing here, and that costs no points (importing it counts as the task's "
+        "import rule says, as anywhere)"
+    )
+
+
+def _environment_problem(task: Task, error: WorkerError) -> str | None:
+    """A missing package that the task allows is the grading machine's gap, not a mistake."""
+
+    missing = (error.missing_module or "").split(".")[0]
+    allowed = {name.split(".")[0] for name in task.allowed_imports}
+    if not missing or missing not in allowed:
+        return None
+    # The worker runs on this machine's Python: what is importable here is there too.
+    present = sorted(n for n in allowed - {missing} if importlib.util.find_spec(n) is not None)
+    instead = f", or solve the task with {' or '.join(present)}" if present else ""
+    return (
+        f"this grading environment does not have '{missing}', which your file imports "
+        f"and the task allows. That is a problem of the environment, not of your code: "
+        f"tell your instructor{instead}."
+    )
+
+
+def _error(outcome: CallOutcome) -> WorkerError:
+    """The error of an outcome that is not ok (the sandbox always gives one; the words if not)."""
+    return outcome.error or WorkerError("the file could not be run")
+
+
+def _failure_text(outcome: CallOutcome, doing: str) -> str:
+
+    return {
+        RAISED: lambda: f"{doing} {describe_error(_error(outcome))}",
+        TIMEOUT: lambda: (
+            f"{doing} {_error(outcome).message}: is there an endless loop or a "
+            "long computation at the top level?"
+        ),
+        CRASHED: lambda: f"while {doing}, {_error(outcome).message} (sys.exit, os._exit or a crash?)",
+    }.get(outcome.status, lambda: _error(outcome).message)()
+
+
+def run_result(task: Task, outcome: CallOutcome) -> CheckResult:
+    """The 'runs' line of a script task: ERROR when it did not run at all, FAILED when it
+    stopped with an exception part-way (what it printed and left is still checked)."""
+    description = "the script runs to its end"
+    output = frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports)
+    if outcome.status == OK:
+        return CheckResult(RUN_CHECK, PASSED, 0.0, 0.0, description=description)
+    environment = _environment_problem(task, _error(outcome)) if outcome.status == RAISED else None
+    if environment:
+        return CheckResult(
+            RUN_CHECK, ERROR, 0.0, 0.0, message=environment, description=description, reason=ENVIRONMENT
+        )
+    ran_part_way = outcome.status == RAISED and _error(outcome).type != "SyntaxError"
+
+    return CheckResult(
+        RUN_CHECK,
+        FAILED if ran_part_way else ERROR,
+        0.0,
+        0.0,
+        message=_failure_text(outcome, "running your script"),
+        description=description,
+        output=output,
+        line=error_line(_error(outcome)) if outcome.status == RAISED else None,
+        cell=error_cell(_error(outcome)) if outcome.status == RAISED else None,
+        reason=call_reason(outcome.status),
+    )
+
+
+def unreadable(task: Task, problem: str) -> CheckResult:
+    name = RUN_CHECK if task.kind == "script" else LOAD_CHECK
+    return CheckResult(name, ERROR, 0.0, 0.0, message=f"your file was not run: {problem}.", reason=UNREADABLE)
+
+
+def load_result(task: Task, outcome: CallOutcome) -> tuple[CheckResult, set[str]]:
+    """The 'loads' line of the report, and which required functions the file defines."""
+    description = f"the file imports and defines {', '.join(task.functions)}"
+    if outcome.status != OK:
+        environment = outcome.status == RAISED and _environment_problem(task, _error(outcome))
+        why = environment or _failure_text(outcome, "importing your file")
+        reason: Reason = ENVIRONMENT if environment else call_reason(outcome.status)
+
+        line = error_line(_error(outcome)) if outcome.status == RAISED else None
+        return CheckResult(
+            LOAD_CHECK,
+            ERROR,
+            0.0,
+            0.0,
+            message=why,
+            description=description,
+            output=frameworks.shown_output(outcome.stdout + outcome.stderr, task.allowed_imports),
+            line=line,
+            reason=reason,
+            cell=error_cell(_error(outcome)) if line else None,
+        ), set()
+    assert isinstance(outcome.value, dict)  # (a load answer's value always is: replies.py)
+    found = outcome.value.get("functions", {})
+    defined = {name for name in task.functions if found.get(name, {}).get("callable") is True}
+    notes = []
+    for name, params in task.functions.items():
+        entry = found.get(name, {})
+        if name not in defined:
+            notes.append(
+                f"{name} is not defined"
+                if not entry.get("defined")
+                else f"{name} is defined but is not a function"
+            )
+        elif isinstance(entry.get("params"), list) and entry["params"] != list(params):
+            notes.append(
+                f"note: {name} takes ({clip(', '.join(map(str, entry['params'])), 600)}); "
+                f"the statement asks for ({', '.join(params)})"
+            )
+    missing = len(defined) < len(task.functions)
+    message = "; ".join(notes)
+    if missing:
+        message += ". Define every function the statement asks for, with exactly that name."
+    return CheckResult(
+        LOAD_CHECK,
+        FAILED if missing else PASSED,
+        0.0,
+        0.0,
+        message=message,
+        description=description,
+        reason=UNDEFINED if missing else None,
+    ), defined
