@@ -78,12 +78,10 @@ def test_same_report_every_time(pe_task):
 
 
 def test_cached_and_fresh_cases_agree(pe_task, tmp_path, monkeypatch):
-    from grader.grading import cases
     from grader.grading.grade import Options
 
     path = os.path.join(PE_SAMPLES, "mistake_odd_last_column_filled.py")
-    cached = grade(pe_task, path)
-    monkeypatch.setattr(cases, "_memory", {})
+    cached = grade(pe_task, path)  # (each grade prepares the task anew: nothing kept in memory)
     fresh = grade(pe_task, path, Options(use_cache=False))
     assert [(c.name, c.status, c.failing_input) for c in cached.checks] == [
         (c.name, c.status, c.failing_input) for c in fresh.checks
