@@ -25,6 +25,7 @@ from grader.grading.checks.script_work import wanted_shapes
 from grader.grading.checks.typed_in import Numbers
 from grader.grading.diagnosis import diagnose
 from grader.grading.kinds import kind_of
+from grader.grading.options import Options  # (also imported from here: batch, ci, validate)
 from grader.grading.policy import counted, one_fill
 from grader.grading.source_scan import read_source
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
@@ -57,16 +58,6 @@ from grader.task.spec import CheckSpec, SpecError, Task
 
 LOAD_CHECK = "loads"  # function tasks: the file imports and defines the functions
 RUN_CHECK = "runs"  # script tasks: the script runs to its end
-
-
-@dataclass
-class Options:
-    isolation: str = "auto"  # auto or a tier's name (sandbox.NAMES)
-    others_work: bool = False  # someone else's work: never the rlimits tier
-    shared_state: bool = False  # ... nor a tier whose workers could share state, unless accepted
-    limits: dict = field(default_factory=dict)  # overrides of the task's limits
-    use_cache: bool = True  # reuse generated cases across runs
-    warm_workers: bool = False  # fork workers from a warm server (batch)
 
 
 @dataclass
