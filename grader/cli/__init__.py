@@ -24,8 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     # (Set before numpy is first imported; an explicit setting is respected.)
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
-    # One of the few function-level imports of cli/, on purpose: everything below it
-    # imports numpy, which must see the setting above first.
+    # One of the few function-level imports of cli/, on purpose: the commands below it
+    # import numpy, which must see the setting above first.
     from grader.cli.dispatch import dispatch
 
     return dispatch(argv)
@@ -40,7 +40,7 @@ def entry() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
     except BrokenPipeError:
-        code = 2  # EXIT_CANNOT_RUN (grader.cli.common, not imported here: it imports numpy)
+        code = 2  # EXIT_CANNOT_RUN (grader.cli.common's; a literal keeps this module import-free)
     os._exit(code)
 
 

@@ -25,6 +25,8 @@ import textwrap
 from dataclasses import dataclass
 
 from grader.grading import frozen
+from grader.grading.final_summary import points as _points
+from grader.grading.final_summary import summary as summary  # (re-exported: course_ci)
 from grader.grading.kinds import kind_of
 from grader.grading.policy import judges
 from grader.records.result import SKIPPED, CheckResult
@@ -104,23 +106,6 @@ def decided_later(result: CheckResult, later: Later) -> CheckResult:
     note = f"its {_points(later.points)} {verb} decided at final grading: {later.why}"
     message = f"{result.message.rstrip()} ({note})" if result.message else note[:1].upper() + note[1:]
     return dataclasses.replace(result, score=0.0, max_score=0.0, message=message, final_points=later.points)
-
-
-def summary(checks: list[CheckResult]) -> str:
-    """One sentence on a kit grade's checks decided at final grading ("" when none)."""
-    waiting = [c for c in checks if c.final_points]
-    if not waiting:
-        return ""
-    total = sum(c.final_points for c in waiting)
-    names = ", ".join(f"{c.name} ({c.final_points:g})" for c in waiting)
-    return (
-        f"{_points(total)} {'is' if total == 1 else 'are'} decided at final grading, "
-        f"not in this kit's score: {names}"
-    )
-
-
-def _points(points: float) -> str:
-    return f"{points:g} point{'' if points == 1 else 's'}"
 
 
 def header_lines(later: dict[str, Later]) -> list[str]:

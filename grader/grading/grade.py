@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from grader import __version__
 from grader.grading import final_grading
@@ -18,6 +17,7 @@ from grader.grading.context import Context, ScriptRun
 from grader.grading.diagnosis import diagnose
 from grader.grading.kinds import kind_of
 from grader.grading.loading import RUN_CHECK, load_result, not_drawn, run_result, unreadable
+from grader.grading.options import Options  # (also imported from here: batch, ci, validate)
 from grader.grading.policy import counted
 from grader.grading.prepared import PreparedTask, prepare
 from grader.grading.source_scan import read_source
@@ -35,16 +35,6 @@ from grader.student_text import name as visible_name
 from grader.submission.file import SubmissionFile, read_submission
 from grader.task import frameworks
 from grader.task.spec import CheckSpec, Task
-
-
-@dataclass
-class Options:
-    isolation: str = "auto"  # auto or a tier's name (sandbox.NAMES)
-    others_work: bool = False  # someone else's work: never the rlimits tier
-    shared_state: bool = False  # ... nor a tier whose workers could share state, unless accepted
-    limits: dict = field(default_factory=dict)  # overrides of the task's limits
-    use_cache: bool = True  # reuse generated cases across runs
-    warm_workers: bool = False  # fork workers from a warm server (batch)
 
 
 def grade(

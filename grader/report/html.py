@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from grader.grading.final_grading import summary
+from grader.grading.final_summary import summary
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Diagnosis, Picture, Result
 from grader.report import svg
 from grader.report.svg import text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from grader.grading.final_grading import summary
+from grader.grading.final_summary import summary
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, Result
 from grader.student_text import visible
 

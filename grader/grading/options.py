@@ -1,0 +1,17 @@
+"""How one grade is to be run: the sandbox tier asked for, limits from the command line, the
+case cache, warm workers. Plain data with no heavy import, so that the command line can build
+it without loading the grading stack (numpy, the checks): grade.py takes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Options:
+    isolation: str = "auto"  # auto or a tier's name (sandbox.NAMES)
+    others_work: bool = False  # someone else's work: never the rlimits tier
+    shared_state: bool = False  # ... nor a tier whose workers could share state, unless accepted
+    limits: dict = field(default_factory=dict)  # overrides of the task's limits
+    use_cache: bool = True  # reuse generated cases across runs
+    warm_workers: bool = False  # fork workers from a warm server (batch)
