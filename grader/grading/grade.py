@@ -49,7 +49,8 @@ from grader.sandbox import CallOutcome, Sandbox, choose_tier, downgrade_note, re
 from grader.sandbox import tier as sandbox_tier
 from grader.student_text import clip
 from grader.student_text import name as visible_name
-from grader.submission.file import PythonSource, SubmissionFile, read_submission
+from grader.submission.file import SubmissionFile, read_submission
+from grader.submission.python_file import PythonSource
 from grader.submission.source_numbers import SourceNumbers
 from grader.task import frameworks
 from grader.task.reference import load_reference

@@ -19,8 +19,9 @@ from typing import Any
 from grader.grading.checks.imports import scan
 from grader.student_text import name as visible_name
 from grader.submission import bounded, source_numbers
-from grader.submission.file import PythonSource, SourceScan, SubmissionFile, submission_source
+from grader.submission.file import SubmissionFile, submission_source
 from grader.submission.notebook import is_notebook
+from grader.submission.python_file import PythonSource, SourceScan
 from grader.submission.source_map import SourceMap
 
 # Far above what any hand-in Jupyter or an editor saves needs (a few MiB, a fraction of a second).

@@ -21,8 +21,9 @@ import re
 from dataclasses import dataclass
 
 from grader.records.result import ERROR, PASSED, Result
-from grader.submission.file import python_source, source_stem
+from grader.submission.file import source_stem
 from grader.submission.notebook import NotebookProblem, is_notebook, read_notebook
+from grader.submission.python_file import python_source
 from grader.submission.source_map import location_text
 
 _DECLARATION = re.compile(r"^\s*#\s*expect:\s*(.+?)\s*$")
