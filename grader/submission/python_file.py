@@ -19,6 +19,11 @@ from grader.submission.source_map import SourceMap
 if TYPE_CHECKING:
     from grader.submission.source_numbers import SourceNumbers
 
+SUFFIXES = (".py",)  # compared in lower case: Python runs A.PY as it runs a.py
+HELD_AS = "Python source"  # what a file of another format's name holds, when it holds this
+_COMPILED = f"compiled Python, not source: hand in the {SUFFIXES[0]} file"
+LOOKALIKES = ((".pyc", _COMPILED), (".pyo", _COMPILED))  # no hand-in, though named like one
+
 
 @dataclass(frozen=True)
 class SourceScan:
@@ -128,3 +133,16 @@ def _reads_ascii_as_ascii(encoding: str) -> bool:
         return ascii_bytes.decode(encoding) == ascii_bytes.decode("ascii")
     except Exception:  # LookupError, UnicodeError ('undefined', 'punycode'), codecs' own
         return False
+
+
+def python_file_source(data: bytes, shown: str, display: tuple[str, ...]) -> PythonSource:
+    """A .py file's code (the registry's reader, formats.py): its bytes as Python reads them.
+    ``shown`` and ``display`` are unused: Python's reasons name no file, and a script shows
+    only what it prints."""
+    return python_source(data)
+
+
+def python_head(data: bytes) -> tuple[int | None, str]:
+    """Where a comment about the whole file is (a sample's declared verdict): its text, in
+    no cell; undecodable bytes replaced, so a declaration is read whatever follows it."""
+    return None, python_source(data).text or data.decode("utf-8", "replace")
