@@ -4,14 +4,14 @@ For every roster student (roster.py, with a ``repo`` column or a ``--repo-url`` 
 that names each student's repository), the repository's default branch is fetched into a
 private bare repository (git_repo.py), the commit to grade is chosen on its first-parent
 history (the last before ``--deadline``; without one, the tip), and each task's hand-in is
-read **from git objects**: ``solutions/<task id>.py`` or ``.ipynb`` (the suffix in any case),
+read **from git objects**: ``solutions/<task id>`` with a hand-in suffix (submission/formats.py, in any case),
 or ``solutions/<task id>/`` holding one, chosen by the rules ``grader ci`` uses
 (submission_file.hand_ins_for, choose_in_folder). An entry that is not a regular file (a
 symbolic link, a submodule, anything else) is refused by its mode, and a blob larger than the
 cap by its size, before a byte of it is read: no link is ever followed and no special file
 ever opened, because nothing of the repository is ever on disk.
 
-What was found goes to ``OUT/<task id>/<submission id>.py|.ipynb`` (named by the roster,
+What was found goes to ``OUT/<task id>/<submission id>`` and its format's suffix (named by the roster,
 never by the repository), ready for ``grader batch``, and ``OUT/collection.csv`` records
 every (student, task) with what was collected or why nothing was (collection.py); ``grader
 export --collection`` puts that in the grade files. One repository that cannot be fetched
@@ -44,6 +44,7 @@ from grader.classroom.git_repo import EmptyRepository, GitError, Repository, Sec
 from grader.classroom.hand_in import SOLUTIONS, Found, find_hand_in, kind
 from grader.classroom.roster import Enrolled, Roster
 from grader.student_text import line, student_id
+from grader.submission.formats import written_suffixes
 
 
 class CollectError(Exception):
@@ -273,7 +274,7 @@ def _collect_one(
         return _collect_repository(job, tasks, deadline, secrets, seconds, work, staging)
     except Exception as exc:
         for task in tasks:  # (what was written of this student, before the failure, goes)
-            for suffix in (".py", ".ipynb"):
+            for suffix in written_suffixes():
                 try:
                     os.unlink(os.path.join(staging, task.id, job.student.submission_id + suffix))
                 except FileNotFoundError:

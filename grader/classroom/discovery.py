@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from grader.student_text import for_markdown, student_id
 from grader.student_text import name as visible_name
 from grader.submission.file import SubmissionError, read_submission, source_stem
+from grader.submission.formats import accepted_text, lookalike_reason
 
 
 @dataclass(frozen=True)
 class Submission:
     student: str
-    path: str  # the .py or .ipynb file graded (or the folder, when none could be chosen)
+    path: str  # the hand-in file graded (or the folder, when none could be chosen)
     content: bytes
     content_hash: str
     problem: str | None = None  # why it cannot be graded at all (e.g. a folder of 3 files)
@@ -42,7 +43,7 @@ class Discovery:
 
 def _skip_reason(entry: os.DirEntry) -> str | None:
     """Why an entry of the class folder is no one's submission; None when it is one: a
-    .py or .ipynb file (the suffix in any case: Python runs ``dave.PY``) or a folder, where
+    file of a hand-in format (formats.py; the suffix in any case: Python runs ``dave.PY``) or a folder, where
     a link or a special file is that student's hand-in, refused with its reason (a link
     named like a folder, ``frank -> /somewhere``, too)."""
     name = entry.name
@@ -55,13 +56,11 @@ def _skip_reason(entry: os.DirEntry) -> str | None:
         return "Python's bytecode cache, not a submission"
     if is_folder or (entry.is_symlink() and "." not in name):
         return None
-    if name.lower().endswith((".pyc", ".pyo")):
-        return "compiled Python, not source: hand in the .py file"
-    return "not a .py or .ipynb file"
+    return lookalike_reason(name) or f"not a {accepted_text()} file"
 
 
 def discover(folder: str) -> Discovery:
-    """One submission per .py or .ipynb file or folder of ``folder``, each read once, safely
+    """One submission per hand-in file (formats.py) or folder of ``folder``, each read once, safely
     (see submission_file.py: a link, a FIFO, a device or an oversized file is recorded as
     that student's problem, never followed, opened or read); every other entry is named
     with the reason it was skipped."""

@@ -20,6 +20,7 @@ from grader.submission.file import (
     source_stem,
     too_large,
 )
+from grader.submission.formats import format_of, named_each_way
 
 SOLUTIONS = "solutions"
 LINK_TARGET_BYTES = 1024  # a link's target is shown in the reason (read as the blob it is)
@@ -68,7 +69,7 @@ def _read(repo: Repository, entry: Entry, path: str) -> Found:
     if entry.size is None or entry.size > MAX_SOURCE_BYTES:  # (its size, before any byte)
         return Found(records.REFUSED, path, reason=str(too_large(path)))
     data = repo.blob(entry, MAX_SOURCE_BYTES)
-    suffix = ".ipynb" if entry.name.lower().endswith(".ipynb") else ".py"
+    suffix = format_of(entry.name).suffixes[0]  # (a bare name, a blob: read as Python)
     return Found(records.COLLECTED, path, data, suffix)
 
 
@@ -101,10 +102,8 @@ def find_hand_in(repo: Repository, listing: list[Entry], task_id: str) -> Found:
 
 
 def _missing(task_id: str, listing: list[Entry]) -> str:
-    text = (
-        f"no hand-in for {task_id}: add {SOLUTIONS}/{task_id}.py (or {task_id}.ipynb, or a "
-        f"folder {SOLUTIONS}/{task_id}/ holding one)"
-    )
+    folder = f"a folder {SOLUTIONS}/{task_id}/ holding one"
+    text = f"no hand-in for {task_id}: add {SOLUTIONS}/{named_each_way(task_id, (folder,))}"
     names = sorted(shown(e.name) + ("/" if e.kind == "tree" else "") for e in listing)
     if names:
         more = f" and {len(names) - SHOWN_ENTRIES} more" if len(names) > SHOWN_ENTRIES else ""

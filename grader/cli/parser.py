@@ -11,6 +11,7 @@ from grader import __version__
 from grader.cli.common import EXIT_CANNOT_RUN
 from grader.report import RENDERERS
 from grader.sandbox import NAMES
+from grader.submission.formats import accepted_text, written_suffixes
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("task", help="task folder (holds task.yaml)")
     check.add_argument(
         "submission",
-        help="the student's .py or .ipynb file, a folder holding one, or - to read it from standard input",
+        help=f"the student's {accepted_text()} file, a folder holding one, or - to read it from standard input",
     )
     check.add_argument("--format", choices=list(RENDERERS), default="text")
     check.add_argument("--output", "-o", help="write the report to this file instead of stdout")
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch = commands.add_parser("batch", help="grade a class into a gradebook")
     batch.add_argument("task", help="task folder (holds task.yaml)")
     batch.add_argument(
-        "submissions", help="a folder: one .py or .ipynb per student, or one folder per student"
+        "submissions", help=f"a folder: one {accepted_text()} per student, or one folder per student"
     )
     batch.add_argument(
         "--jobs",
@@ -165,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     collect.add_argument(
         "--out",
         default="collected",
-        help="where OUT/<task id>/<student>.py|.ipynb and OUT/collection.csv go "
+        help=f"where OUT/<task id>/<student>{'|'.join(written_suffixes())} and OUT/collection.csv go "
         "(new, empty or an earlier collection, which is replaced; default: collected)",
     )
     collect.add_argument(

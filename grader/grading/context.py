@@ -13,7 +13,7 @@ from grader.grading.case_set import CaseSet
 from grader.grading.checks.typed_in import Numbers
 from grader.grading.prepared import PreparedTask
 from grader.sandbox import Sandbox
-from grader.submission.file import PythonSource
+from grader.submission.python_file import PythonSource
 from grader.submission.source_numbers import SourceNumbers
 from grader.task.spec import CheckSpec, Task
 

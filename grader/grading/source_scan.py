@@ -12,15 +12,15 @@ is refused as unreadable, with the reason: that student's problem, never the gra
 from __future__ import annotations
 
 import base64
-import functools
 from collections.abc import Sequence
 from typing import Any
 
 from grader.grading.checks.imports import scan
 from grader.student_text import name as visible_name
 from grader.submission import bounded, source_numbers
-from grader.submission.file import PythonSource, SourceScan, SubmissionFile, submission_source
-from grader.submission.notebook import is_notebook
+from grader.submission.file import SubmissionFile, submission_source
+from grader.submission.formats import warm_readers
+from grader.submission.python_file import PythonSource, SourceScan
 from grader.submission.source_map import SourceMap
 
 # Far above what any hand-in Jupyter or an editor saves needs (a few MiB, a fraction of a second).
@@ -37,8 +37,7 @@ def read_source(
     which decide whether a module reached as an attribute is a route); with ``numbers``, the
     numbers its text holds too (source_numbers.py: for the typed-in rule). ``display``: the
     task's display libraries, whose values a notebook cell's last line does not show."""
-    if is_notebook(submission.name) or holds_notebook_json(submission.data):
-        warm_notebook_reader()
+    warm_readers(submission.name, submission.data)
     request = {
         "name": submission.name,
         "data": base64.b64encode(submission.data).decode("ascii"),
@@ -132,19 +131,3 @@ def _from_answer(answer: Any, submission: SubmissionFile) -> PythonSource:
         )
     except (KeyError, TypeError, ValueError) as exc:
         return PythonSource(None, f"the grader could not read it ({type(exc).__name__})")
-
-
-def holds_notebook_json(data: bytes) -> bool:
-    """Whether a file may be a notebook's JSON (a cheap look at its first bytes: the child
-    decides)."""
-    return data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
-
-
-@functools.cache
-def warm_notebook_reader() -> None:
-    """Import the notebook library and build its validator here, once per process, on a
-    notebook of our own: each child forked to read a student's notebook then starts with
-    them (0.15 s each otherwise)."""
-    import nbformat
-
-    nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]))

@@ -3,8 +3,9 @@
 Layout (see examples/course/):
 
     tasks/<task id>/          task.yaml, reference.py, statement.md
-    solutions/<task id>.py    the student's solution: a .py or .ipynb file (the suffix in any
-                              case), or solutions/<task id>/ holding one
+    solutions/<task id>.py    the student's solution: a hand-in file (.py, .ipynb: the formats
+                              of submission/formats.py, the suffix in any case), or
+                              solutions/<task id>/ holding one
 
 Every task is graded against its solution; a missing solution scores 0. The command prints
 a summary (each task's score, then why it lost points: every failed check's name, message and
@@ -32,6 +33,7 @@ from grader.report import github
 from grader.report.junit import render_many
 from grader.student_text import for_markdown, for_markdown_code, visible
 from grader.submission.file import SubmissionError, hand_ins_for
+from grader.submission.formats import DEFAULT, named_each_way
 from grader.task.spec import SpecError, Task
 
 
@@ -51,7 +53,7 @@ def find_tasks(root: str) -> list[Task]:
 
 
 def solution_for(root: str, task: Task) -> str | None:
-    """solutions/<task id>.py or .ipynb (the suffix in any case), or solutions/<task id>/;
+    """solutions/<task id> with a hand-in suffix (in any case), or solutions/<task id>/;
     listed, never followed (a link is refused when it is read). SubmissionError when
     there are two."""
     folder = os.path.join(root, "solutions")
@@ -72,7 +74,7 @@ def _missing(task: Task, root: str, reason: str, path: str | None = None) -> Res
         task.id,
         task.version,
         score_here(task),
-        path or os.path.join(root, "solutions", f"{task.id}.py"),
+        path or os.path.join(root, "solutions", task.id + DEFAULT.suffixes[0]),
         reason,
     )
 
@@ -86,11 +88,7 @@ def grade_course(root: str, options: Options) -> list[Result]:
             results.append(_missing(task, root, str(exc)))
             continue
         if path is None:
-            results.append(
-                _missing(
-                    task, root, f"no solution: add solutions/{task.id}.py (or solutions/{task.id}.ipynb)"
-                )
-            )
+            results.append(_missing(task, root, f"no solution: add {named_each_way(f'solutions/{task.id}')}"))
             continue
         # A task with hidden checks holds what the student must not see: grading it is
         # grading someone else's work, never in the rlimits tier.

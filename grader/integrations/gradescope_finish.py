@@ -6,7 +6,7 @@ be imported. It is the only writer of results.json (temp file + rename, so Grade
 reads half a file, and whatever a submission wrote there before is replaced):
 
 - ``grader check`` exited 0 or 1 (a grade) or 2 having written its report (a submission it
-  refuses: no .py or .ipynb file, a link...): that report, if it parses as results.
+  refuses: no hand-in file, a link...): that report, if it parses as results.
 - anything else (bad spec, refused tier, crash, timeout, killed): score 0, a message for the
   student, and the reason for the instructor in a hidden test and ``extra_data``; the
   reason is printed too (run_autograder's stdout is shown to instructors only).

@@ -18,7 +18,7 @@ import os
 
 from grader.records.result import ERROR, FAILED, Result
 from grader.student_text import for_workflow_data, for_workflow_property
-from grader.submission.notebook import is_notebook
+from grader.submission.formats import format_of
 
 LIMIT = 10  # annotations of one kind (error, warning) GitHub shows per step
 
@@ -60,7 +60,7 @@ def failure_line(result: Result, check) -> int | None:
     function it calls is defined (found by the grader's scan of the file, never parsed
     here: a renderer only renders). None in a notebook: a line of its JSON is no place in
     its code, so the file is named without a line (the message says the cell and line)."""
-    if check.cell is not None or is_notebook(result.submission):
+    if check.cell is not None or not format_of(result.submission).file_lines:
         return None
     return check.line or result.definitions.get(check.function or "", 1)
 

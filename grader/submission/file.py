@@ -8,35 +8,29 @@ following links (``O_NOFOLLOW``, and without blocking), must be a regular file b
 special files are refused by name before anything is opened. What comes out is bytes in
 memory: the sandbox is sent those bytes, never a path to the original.
 
-A submission is a Python file (``.py``) or a Jupyter notebook (``.ipynb``), the suffix in
-any case (``A.PY`` runs in Python as ``a.py`` does); ``submission_source`` turns either
-into the code that runs, decoded as Python decodes it.
+A submission is a file of one of the hand-in formats (formats.py: a Python file ``.py``, a
+Jupyter notebook ``.ipynb``), the suffix in any case (``A.PY`` runs in Python as ``a.py``
+does); ``submission_source`` turns it into the code that runs, by its format's reader.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from grader.student_text import name as visible_name
-from grader.submission.notebook import (
-    NotebookProblem,
-    holds_notebook,
-    is_notebook,
-    left_out_note,
-    notebook_code,
+from grader.submission.formats import (
+    accepted_suffixes,
+    accepted_text,
+    format_of,
+    named_each_way,
+    source_of,
 )
-from grader.submission.source_map import SourceMap
-
-if TYPE_CHECKING:
-    from grader.submission.source_numbers import SourceNumbers
+from grader.submission.python_file import PythonSource
 
 MAX_SOURCE_BYTES = 1 << 20
-SUFFIXES = (".py", ".ipynb")  # compared in lower case
 PREFERRED_STEMS = ("solution", "submission", "main")  # in a folder of several
 
 
@@ -58,10 +52,10 @@ class SubmissionFile:
 
 
 def source_stem(name: str) -> str | None:
-    """The name without its .py or .ipynb suffix (in any case), or None when it has
-    neither, is hidden (a dot first) or is nothing but the suffix."""
+    """The name without a hand-in format's suffix (in any case), or None when it has
+    none, is hidden (a dot first) or is nothing but the suffix."""
     lower = name.lower()
-    for suffix in SUFFIXES:
+    for suffix in accepted_suffixes():
         if lower.endswith(suffix) and len(name) > len(suffix) and not name.startswith("."):
             return name[: -len(suffix)]
     return None
@@ -83,16 +77,12 @@ def _kind(mode: int) -> str:
 
 def refusal(path: str, what: str) -> SubmissionError:
     return SubmissionError(
-        f"{path}: is {what}, not a regular file. Hand in the .py or .ipynb file itself (a copy, not a link)."
+        f"{path}: is {what}, not a regular file. Hand in the {accepted_text()} file itself (a copy, not a link)."
     )
 
 
 def too_large(path: str) -> SubmissionError:
-    hint = (
-        " Clear the notebook's outputs (Kernel > Restart & Clear Output) and save it again."
-        if path.lower().endswith(".ipynb")
-        else ""
-    )
+    hint = format_of(path).too_large_hint
     return SubmissionError(
         f"{path}: is larger than {MAX_SOURCE_BYTES // 1024} KiB; a solution "
         f"to this task is far smaller.{hint}"
@@ -100,12 +90,14 @@ def too_large(path: str) -> SubmissionError:
 
 
 def read_submission(path: str) -> SubmissionFile:
-    """The submission at ``path``: a .py or .ipynb file, or a folder holding one (or a
+    """The submission at ``path``: a hand-in file (formats.py), or a folder holding one (or a
     solution.py among several), as Gradescope and course repositories hand them over."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        raise SubmissionError(f"{path}: no such file. Give the path of a .py or .ipynb submission.") from None
+        raise SubmissionError(
+            f"{path}: no such file. Give the path of a {accepted_text()} submission."
+        ) from None
     except OSError as exc:
         raise SubmissionError(f"{path}: cannot be read ({exc.strerror}).") from None
     if stat.S_ISDIR(info.st_mode):
@@ -115,13 +107,13 @@ def read_submission(path: str) -> SubmissionFile:
 
 def hand_ins_for(task_id: str, names: Iterable[str]) -> list[str]:
     """The entries of a course repository's solutions/ folder that are a task's hand-in:
-    ``<task id>.py`` or ``.ipynb`` (the suffix in any case), or ``<task id>`` itself (a
+    ``<task id>`` with a hand-in suffix (in any case), or ``<task id>`` itself (a
     folder holding one). Compared by name only: the caller decides what each entry is."""
     return sorted(n for n in names if (source_stem(n) or n) == task_id)
 
 
 def choose_in_folder(folder: str, names: Iterable[str]) -> str:
-    """Which of a folder's .py and .ipynb entries (``names``, folders left out) is the
+    """Which of a folder's hand-in entries (``names``, folders left out) is the
     hand-in: the only one; among several, the one named solution (then submission, main),
     when exactly one has that name. SubmissionError, naming ``folder``, otherwise."""
     names = sorted(names)
@@ -134,9 +126,8 @@ def choose_in_folder(folder: str, names: Iterable[str]) -> str:
         if named:
             return named[0]
     raise SubmissionError(
-        f"{folder}: holds {len(names)} .py or .ipynb files ({', '.join(names[:5]) or 'none'}); "
-        f"submit exactly one, or name the solution {PREFERRED_STEMS[0]}.py "
-        f"(or {PREFERRED_STEMS[0]}.ipynb)."
+        f"{folder}: holds {len(names)} {accepted_text()} files ({', '.join(names[:5]) or 'none'}); "
+        f"submit exactly one, or name the solution {named_each_way(PREFERRED_STEMS[0])}."
     )
 
 
@@ -190,135 +181,8 @@ def _read_file(path: str) -> SubmissionFile:
     return SubmissionFile(path, data)
 
 
-@dataclass(frozen=True)
-class SourceScan:
-    """What the static checks read of a submission's code (checks/imports.py ``scan``): its
-    imports, the routes it has to other code, where its functions are defined; or why it
-    could not be read (``problem``). Plain data, made in a bounded child (source_scan.py)."""
-
-    imports: tuple[tuple[str, int], ...] = ()  # (module, line) of every import
-    routes: tuple[str, ...] = ()  # each route with where it is
-    definitions: tuple[tuple[str, int], ...] = ()  # (function name, line) of every def
-    problem: str = ""
-
-    def defined_at(self, names: Collection[str]) -> dict[str, int]:
-        """The line of the first definition of each of ``names`` that the file defines."""
-        found: dict[str, int] = {}
-        for name, line in self.definitions:
-            if name in names:
-                found.setdefault(name, line)
-        return found
-
-
-@dataclass(frozen=True)
-class PythonSource:
-    """A submission's code as Python reads it, or why it is refused. ``code`` is what the
-    sandbox runs and ``text`` what the import scan reads, the same code decoded as Python
-    decodes it: the file's own bytes for a .py file, the module made of a notebook's code
-    cells for a .ipynb (notebook.py), whose lines ``source_map`` traces back to cells."""
-
-    text: str | None
-    problem: str = ""
-    code: bytes = b""
-    source_map: SourceMap = SourceMap()
-    notes: tuple[str, ...] = ()  # what of the submission was not run, and why (for the report)
-    scan: SourceScan = SourceScan()
-    numbers: SourceNumbers | None = None  # the numbers its text holds, where asked for
-
-    def where(self, line: int) -> str:
-        """A line of ``text``, as its author finds it: "line 7", "cell 4, line 2"."""
-        return self.source_map.where(line)
-
-
 def submission_source(submission: SubmissionFile, display: tuple[str, ...] = ()) -> PythonSource:
-    """The code of a submission: a notebook's code cells (by its name, .ipynb in any case),
-    else the file as Python reads a .py file. ``display``: the task's display libraries
-    (notebook.notebook_code)."""
-    shown = visible_name(submission.name)
-    if is_notebook(submission.name):
-        try:
-            notebook = notebook_code(submission.data, display)
-        except NotebookProblem as exc:
-            return PythonSource(None, f"{shown} {exc}")
-        source = python_source(notebook.text.encode("utf-8"))
-        notes = (left_out_note(notebook.left_out),) if notebook.left_out else ()
-        return PythonSource(source.text, source.problem, source.code, notebook.source_map, notes)
-    if holds_notebook(submission.data):
-        return PythonSource(
-            None,
-            f"{shown} holds a Jupyter notebook (its JSON), not Python source: hand it in as a .ipynb file",
-        )
-    return python_source(submission.data)
-
-
-def _line_at(data: bytes, offset: int) -> int:
-    """The line (1-based) of a byte, counting line ends as Python does."""
-    return len(re.findall(rb"\r\n|\r|\n", data[:offset])) + 1
-
-
-def _not_utf8(data: bytes) -> str:
-    """Python's reason for a file that is not UTF-8 and declares nothing else."""
-    try:
-        data.decode("utf-8")
-        return (
-            "Python refuses its first lines (invalid or missing encoding declaration); save the file as UTF-8"
-        )
-    except UnicodeDecodeError as exc:
-        line, byte = _line_at(data, exc.start), data[exc.start]
-        return (
-            f"line {line} is not valid UTF-8 and the file declares no other encoding, so "
-            f"Python refuses it (SyntaxError: Non-UTF-8 code starting with '\\x{byte:02x}' "
-            f"on line {line}, but no encoding declared); save the file as UTF-8"
-        )
-
-
-def python_source(data: bytes) -> PythonSource:
-    """Decode the bytes exactly as Python decodes a source file (a UTF-8 BOM, a PEP 263
-    coding declaration, else UTF-8), so that what is scanned here is the code that runs.
-
-    A declaration of an encoding that does not read ASCII as ASCII (UTF-7, UTF-16...) is
-    refused: in such a file the bytes of ``import os`` need not spell it, so no reader of
-    the bytes, human or program, sees the code Python runs."""
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        reason = getattr(exc, "msg", None) or str(exc)
-        if "invalid or missing encoding declaration" in reason:
-            return PythonSource(None, _not_utf8(data))
-        return PythonSource(
-            None,
-            f"Python refuses its encoding declaration ({reason}); save "
-            "the file as UTF-8 and remove the coding line",
-        )
-    if not _reads_ascii_as_ascii(encoding):
-        return PythonSource(
-            None,
-            f"it declares the encoding '{encoding}', which hides what the "
-            "code says; save the file as UTF-8 and remove the coding line",
-        )
-    try:
-        return PythonSource(data.decode(encoding), code=data)
-    except UnicodeDecodeError as exc:
-        if encoding in ("utf-8", "utf-8-sig"):
-            return PythonSource(None, _not_utf8(data))
-        return PythonSource(
-            None,
-            f"line {_line_at(data, exc.start)} is not valid {encoding} (the "
-            f"encoding its coding line declares: byte 0x{data[exc.start]:02x}, "
-            f"{exc.reason}), so Python refuses it; save the file as UTF-8",
-        )
-    except Exception as exc:  # whatever a codec raises: the file is refused, never the grader
-        return PythonSource(
-            None, f"it cannot be read as {encoding} ({type(exc).__name__}); save the file as UTF-8"
-        )
-
-
-def _reads_ascii_as_ascii(encoding: str) -> bool:
-    ascii_bytes = bytes(range(128))
-    try:
-        return ascii_bytes.decode(encoding) == ascii_bytes.decode("ascii")
-    except Exception:  # LookupError, UnicodeError ('undefined', 'punycode'), codecs' own
-        return False
+    """The code of a submission, read by the format its name says (formats.py; a name of no
+    format's suffix is read as Python). ``display``: the task's display libraries, whose
+    values a notebook cell's last line does not show."""
+    return source_of(submission.name, submission.data, visible_name(submission.name), display)

@@ -27,6 +27,7 @@ the first cell (UTF-7, say) must not make Python read it as something else.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 import re
@@ -37,9 +38,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.student_text import line as one_line
+from grader.submission import python_file
+from grader.submission.python_file import PythonSource, python_source
 from grader.submission.source_map import SourceMap, location_text
 
-SUFFIX = ".ipynb"
+SUFFIXES = (".ipynb",)  # compared in lower case
+HELD_AS = "a Jupyter notebook (its JSON)"  # what a file named .py holds, when it holds a notebook
+TOO_LARGE_HINT = " Clear the notebook's outputs (Kernel > Restart & Clear Output) and save it again."
 HEADER = "# -*- coding: utf-8 -*-"  # line 1 of the module (see the module's docstring)
 NOTES_SHOWN = 10
 # Jupyter shows the value of a cell's last expression (its repr, unless None): the module
@@ -59,10 +64,6 @@ DRAWING_HELPER = (
     "type(value) in (list, tuple) else (value,))) else None"
 )
 READ_VERSIONS = (3, 4)  # nbformat major versions the library reads (4 since 2015)
-
-
-def is_notebook(name: str) -> bool:
-    return name.lower().endswith(SUFFIX)
 
 
 class NotebookProblem(Exception):
@@ -106,7 +107,7 @@ def _json_object(data: bytes) -> tuple[str, dict[str, Any]]:
             else ""
         )
         hint = (
-            "; it looks like Python source: hand that in as a .py file"
+            f"; it looks like Python source: hand that in as a {python_file.SUFFIXES[0]} file"
             if not text.lstrip().startswith("{")
             else ""
         )
@@ -225,6 +226,49 @@ def holds_notebook(data: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(raw, dict) and "nbformat" in raw
+
+
+def may_hold_notebook(data: bytes) -> bool:
+    """Whether a file may be a notebook's JSON, whatever its name (a cheap look at its first
+    bytes: the reader decides)."""
+    return data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
+
+
+@functools.cache
+def warm_reader() -> None:
+    """Import the notebook library and build its validator here, once per process, on a
+    notebook of our own: each child forked to read a student's notebook then starts with
+    them (0.15 s each otherwise)."""
+    import nbformat
+
+    nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]))
+
+
+def notebook_source(data: bytes, shown: str, display: tuple[str, ...]) -> PythonSource:
+    """A notebook's code (the registry's reader, formats.py): its code cells as one module,
+    decoded as Python decodes it, with the map back to the cells and a note of what was left
+    out; refused, naming the file as ``shown``, when it cannot be run as a notebook.
+    ``display``: the task's display libraries (``notebook_code``)."""
+    try:
+        notebook = notebook_code(data, display)
+    except NotebookProblem as exc:
+        return PythonSource(None, f"{shown} {exc}")
+    source = python_source(notebook.text.encode("utf-8"))
+    notes = (left_out_note(notebook.left_out),) if notebook.left_out else ()
+    return PythonSource(source.text, source.problem, source.code, notebook.source_map, notes)
+
+
+def notebook_head(data: bytes) -> tuple[int | None, str]:
+    """Where a comment about the whole notebook is (a sample's declared verdict): its first
+    code or markdown cell, and that cell's number; ValueError saying why it is no notebook."""
+    try:
+        cells = read_notebook(data).cells
+    except NotebookProblem as exc:
+        raise ValueError(str(exc)) from None
+    for number, cell in enumerate(cells, start=1):
+        if cell.cell_type in ("code", "markdown"):
+            return number, str(cell.source)
+    return None, ""
 
 
 # --------------------------------------------------------------------------- the module

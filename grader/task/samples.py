@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 
 from grader.records.result import ERROR, PASSED, Result
-from grader.submission.file import python_source, source_stem
-from grader.submission.notebook import NotebookProblem, is_notebook, read_notebook
+from grader.submission.file import source_stem
+from grader.submission.formats import format_of
 from grader.submission.source_map import location_text
 
 _DECLARATION = re.compile(r"^\s*#\s*expect:\s*(.+?)\s*$")
@@ -42,17 +42,11 @@ def _head(path: str) -> tuple[int | None, list[str]]:
     markdown cell (its number, and its first lines)."""
     with open(path, "rb") as f:
         data = f.read()
-    if not is_notebook(path):
-        text = python_source(data).text or data.decode("utf-8", "replace")
-        return None, text.splitlines()[:HEAD_LINES]
     try:
-        cells = read_notebook(data).cells
-    except NotebookProblem as exc:
+        cell, text = format_of(path).head(data)
+    except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
-    for number, cell in enumerate(cells, start=1):
-        if cell.cell_type in ("code", "markdown"):
-            return number, cell.source.splitlines()[:HEAD_LINES]
-    return None, []
+    return cell, text.splitlines()[:HEAD_LINES]
 
 
 def read_expectation(path: str) -> Expectation | None:

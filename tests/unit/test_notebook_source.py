@@ -22,11 +22,11 @@ from grader.report import github, junit
 from grader.submission.file import (
     SubmissionError,
     SubmissionFile,
-    python_source,
     read_submission,
     submission_source,
 )
 from grader.submission.notebook import python_lines
+from grader.submission.python_file import python_source
 from grader.submission.source_map import SourceMap
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")

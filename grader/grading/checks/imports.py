@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from grader.grading.checks.kind import ANY_TASK, Kind
 from grader.records.result import SKIPPED, CheckResult, judged
 from grader.records.statuses import IMPORTS
-from grader.submission.file import SourceScan
+from grader.submission.python_file import SourceScan
 from grader.submission.source_map import location_text
 from grader.task.spec import CheckSpec, Task
 
