@@ -54,7 +54,7 @@ class _Row:
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     """The fields of ``cls`` found in ``data``: a report written by a newer grader (more
     fields) or an older one (fewer: their defaults) still reads."""
-    names = {f.name for f in fields(cls)}
+    names = _names(cls)
     return {k: v for k, v in data.items() if k in names}
 
 
