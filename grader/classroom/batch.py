@@ -10,17 +10,18 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from grader.classroom import grade_files, page_files
 from grader.classroom.discovery import Skipped, Submission, discover, skipped_markdown
-from grader.classroom.executors import POOL_GENERATIONS, DaskExecutor, LocalExecutor, task_files
+from grader.classroom.executors import POOL_GENERATIONS, DaskExecutor, LocalExecutor, TaskFiles, task_files
 from grader.classroom.export import write_detailed
 from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.classroom.progress import Progress
 from grader.grading.grade import Options
 from grader.grading.kinds import kind_of
 from grader.grading.prepared import prepare
-from grader.records.result import ungradable
+from grader.records.result import Result, ungradable
 from grader.report.class_summary import render_markdown, summarize
 from grader.sandbox import choose_tier, downgrade_note, refuse_open_paths, warm_supported
 from grader.sandbox import tier as sandbox_tier
@@ -38,7 +39,7 @@ class BatchOutcome:
     skipped_entries: list[Skipped] = field(default_factory=list)  # in the folder, no one's submission
 
 
-def _choose_sandbox(options: Options, folder: str, out_dir: str, stream) -> None:
+def _choose_sandbox(options: Options, folder: str, out_dir: str, stream: TextIO) -> None:
     """Choose the tier before anything is graded (a class is others' work: never the rlimits
     tier) and say how submissions will be isolated, what is weaker than bubblewrap, and
     whether workers are warm (a batch without warm workers is several times slower; the
@@ -63,8 +64,13 @@ def _choose_sandbox(options: Options, folder: str, out_dir: str, stream) -> None
         )
 
 
-def _cannot_grade(task: Task, submission: Submission, reason: str) -> dict:
-    return ungradable(task.id, task.version, task.max_score, submission.path, reason).to_dict()
+def _cannot_grade(task: Task, submission: Submission, reason: str) -> Result:
+    return ungradable(task.id, task.version, task.max_score, submission.path, reason)
+
+
+def _cleaned(report: Result) -> Result:
+    """The report with every string valid, visible and capped (student_text.clean_report)."""
+    return Result.from_dict(clean_report(report.to_dict()))
 
 
 def run_batch(
@@ -75,7 +81,7 @@ def run_batch(
     force: bool,
     dask_address: str | None,
     options: Options,
-    stream=sys.stderr,
+    stream: TextIO = sys.stderr,
 ) -> BatchOutcome:
     if not dask_address:  # (Dask workers decide for their own machines)
         _choose_sandbox(options, folder, out_dir, stream)
@@ -128,7 +134,9 @@ def run_batch(
         book.close()
 
 
-def _grader_failed(book, task, s, why: str, progress, out_dir: str) -> None:
+def _grader_failed(
+    book: Gradebook, task: Task, s: Submission, why: str, progress: Progress, out_dir: str
+) -> None:
     """A row for a submission the grader could not grade (its own failure, not the
     student's): every point lost for now, the reason said, and regraded on the next run."""
     report = _cannot_grade(
@@ -142,15 +150,25 @@ def _grader_failed(book, task, s, why: str, progress, out_dir: str) -> None:
     progress.update(report)
 
 
-def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, out_dir: str) -> list[str]:
+def _grade_all(
+    task: Task,
+    todo: list[Submission],
+    book: Gradebook,
+    jobs: int,
+    dask_address: str | None,
+    options: Options,
+    progress: Progress,
+    stream: TextIO,
+    out_dir: str,
+) -> list[str]:
     """Grades ``todo`` into ``book``; every submission gets a row. Returns the students
     the grader failed on (their rows are errors that the next run regrades)."""
     # Cases, expected outputs, reference times and mistakes' profiles: built once here and
     # handed to the pool's processes as they start.
     prepared = prepare(task, options.use_cache)
-    task_ref = task_files(task) if dask_address else task.folder
-    pending: dict = {}
-    failed: list = []
+    task_ref: str | TaskFiles = task_files(task) if dask_address else task.folder
+    pending: dict[str, Submission] = {}
+    failed: list[str] = []
     for s in todo:
         if s.problem:
             _store(book, task, s, _cannot_grade(task, s, s.problem), progress, out_dir)
@@ -159,7 +177,9 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, 
     for _ in range(POOL_GENERATIONS):
         if not pending:
             return failed
-        executor = DaskExecutor(dask_address) if dask_address else LocalExecutor(jobs, prepared)
+        executor: DaskExecutor | LocalExecutor = (
+            DaskExecutor(dask_address) if dask_address else LocalExecutor(jobs, prepared)
+        )
         try:
             futures = {
                 executor.submit(task_ref, os.path.basename(s.path), s.content, options): s
@@ -168,7 +188,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, 
             for future in executor.as_completed(futures):
                 s = futures[future]
                 try:
-                    report = future.result()
+                    row = future.result()  # (plain data across the process: any grader's reads)
                 except Exception as exc:
                     if executor.broken(exc):
                         break  # rebuild the pool; what is still pending is submitted again
@@ -181,8 +201,7 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, 
                     pending.pop(s.student)
                     del futures[future]
                     continue
-                report["submission"] = s.path
-                _store(book, task, s, report, progress, out_dir)
+                _store(book, task, s, Result.from_dict({**row, "submission": s.path}), progress, out_dir)
                 pending.pop(s.student)
                 del futures[future]  # its report is stored: a class's reports never pile up here
         finally:
@@ -201,8 +220,10 @@ def _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, 
     return failed
 
 
-def _store(book, task, s, report, progress, out_dir: str) -> None:
-    report = clean_report(report)  # the submission's path and any message that quotes it
+def _store(
+    book: Gradebook, task: Task, s: Submission, report: Result, progress: Progress, out_dir: str
+) -> None:
+    report = _cleaned(report)  # the submission's path and any message that quotes it
     # The page first, then the row: a batch killed between them grades the student again
     # (no row), so a stored row always has its page. Pictures go only to the page: kept in
     # the gradebook they would make it ~100 kB a student for no other reader.

@@ -35,8 +35,10 @@ import shutil
 import sys
 import tempfile
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TextIO
 
 from grader.classroom import collection as records
 from grader.classroom.collection import Record
@@ -45,6 +47,7 @@ from grader.classroom.hand_in import SOLUTIONS, Found, find_hand_in, kind
 from grader.classroom.roster import Enrolled, Roster
 from grader.student_text import line, student_id
 from grader.submission.formats import written_suffixes
+from grader.task.spec import Task
 
 
 class CollectError(Exception):
@@ -125,7 +128,7 @@ class Template:
             raise CollectError(problems)
         return cls(text, tuple(dict.fromkeys(names)), uses_repo)
 
-    def secrets(self, environ) -> Secrets:
+    def secrets(self, environ: Mapping[str, str]) -> Secrets:
         """The values of its environment variables; CollectError when one is unset or empty
         (a GitHub secret that is not set expands to an empty string)."""
         problems = [
@@ -138,8 +141,8 @@ class Template:
             raise CollectError(problems)
         return Secrets(tuple(environ[name] for name in self.env_names))
 
-    def url(self, student: Enrolled, environ) -> str:
-        def value(match: re.Match) -> str:
+    def url(self, student: Enrolled, environ: Mapping[str, str]) -> str:
+        def value(match: re.Match[str]) -> str:
             field = match.group(1)
             if field == "repo":
                 return student.extra.get("repo", "")
@@ -266,7 +269,13 @@ class Job:
 
 
 def _collect_one(
-    job: Job, tasks, deadline: float | None, secrets: Secrets, seconds: float, work: str, staging: str
+    job: Job,
+    tasks: Sequence[Task],
+    deadline: float | None,
+    secrets: Secrets,
+    seconds: float,
+    work: str,
+    staging: str,
 ) -> list[Record]:
     """One student's records. A failure of the grader itself on this repository is that
     student's row (not collected: no grade, and said), never the end of the collection."""
@@ -294,11 +303,17 @@ def _collect_one(
 
 
 def _collect_repository(
-    job: Job, tasks, deadline: float | None, secrets: Secrets, seconds: float, work: str, staging: str
+    job: Job,
+    tasks: Sequence[Task],
+    deadline: float | None,
+    secrets: Secrets,
+    seconds: float,
+    work: str,
+    staging: str,
 ) -> list[Record]:
     sid = job.student.submission_id
 
-    def every_task(status: str, reason: str, **more) -> list[Record]:
+    def every_task(status: str, reason: str, **more: str) -> list[Record]:
         return [Record(sid, t.id, status, reason, max_score=t.max_score, **more) for t in tasks]
 
     try:
@@ -401,7 +416,7 @@ def prepare_out(out: str) -> None:
 
 
 def run_collect(
-    tasks,
+    tasks: Sequence[Task],
     roster: Roster,
     roster_path: str,
     out: str,
@@ -409,8 +424,8 @@ def run_collect(
     deadline: float | None,
     jobs: int,
     seconds: float,
-    environ=None,
-    stream=sys.stderr,
+    environ: Mapping[str, str] | None = None,
+    stream: TextIO = sys.stderr,
 ) -> Outcome:
     environ = os.environ if environ is None else environ
     if shutil.which("git") is None:

@@ -103,7 +103,7 @@ def write(path: str, records: list[Record]) -> None:
 class Collection:
     records: list[Record]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.by_task: dict[str, dict[str, Record]] = {}
         for r in self.records:
             self.by_task.setdefault(r.task, {})[r.submission_id] = r
@@ -191,13 +191,13 @@ NOT_COLLECTED = "not collected"  # the detailed status of a repository that was 
 NOT_GRADED = "not graded"  # collected, and no gradebook row of that very file
 
 
-def join(rows, task: str, collection: Collection, hashes: dict[str, str]):
+def join(rows: Rows, task: str, collection: Collection, hashes: dict[str, str]) -> Rows:
     """The rows of a task's grade files (grade_files.Rows) with the collection's record of
     each student: its status and reason in the row, a grade only where the gradebook graded
     the very file collected (``hashes``: student -> the content hash of their row), 0 points
     for a refused hand-in, an empty score for a missing one or an unreachable repository."""
     records = collection.by_task.get(task, {})
-    joined = []
+    joined: list[Row] = []
     for row in rows.rows:
         record = records.get(row.student)
         if record is None or row.enrolled is None:
@@ -233,7 +233,7 @@ def join(rows, task: str, collection: Collection, hashes: dict[str, str]):
                 )
             )
         elif record.status in SCORED_ZERO:
-            report = ungradable(task, "", record.max_score, record.path or "-", record.reason).to_dict()
+            report = ungradable(task, "", record.max_score, record.path or "-", record.reason)
             joined.append(Row(row.student, row.enrolled, report, True, collection=record.status, note=note))
         else:
             joined.append(

@@ -4,11 +4,14 @@ format asked for (Canvas, Moodle: they need a roster), joined with a collection 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection as AbstractCollection
 from dataclasses import dataclass
 
 from grader.classroom import grade_files
-from grader.classroom.collection import join
+from grader.classroom.collection import Collection, join
 from grader.classroom.gradebook import REGRADE, Gradebook
+from grader.classroom.roster import Roster
+from grader.records.result import Result
 from grader.report.class_summary import write_jsonl
 from grader.student_text import line
 
@@ -21,7 +24,13 @@ class Exported:
 
 
 def write_detailed(
-    book, task_id: str, out_dir: str, roster, excel: bool, reports, collection=None
+    book: Gradebook,
+    task_id: str,
+    out_dir: str,
+    roster: Roster | None,
+    excel: bool,
+    reports: list[tuple[str, Result]],
+    collection: Collection | None = None,
 ) -> Exported:
     stored = book.stored(task_id)
     failed = {s for s, row in stored.items() if row.content_hash == REGRADE}
@@ -44,12 +53,12 @@ def write_detailed(
 
 def export(
     out_dir: str,
-    formats=("detailed",),
-    roster=None,
+    formats: AbstractCollection[str] = ("detailed",),
+    roster: Roster | None = None,
     task: str | None = None,
     assignment: str | None = None,
     excel: bool = False,
-    collection=None,
+    collection: Collection | None = None,
 ) -> list[Exported]:
     """Write a task's grade files again from the gradebook (every task's, without ``task``):
     the detailed grades-<task>.csv and reports-<task>.jsonl always, and each LMS format
@@ -76,10 +85,10 @@ def export(
         for task_id in tasks:
             reports = book.reports(task_id)
             exported = write_detailed(book, task_id, out_dir, roster, excel, reports, collection)
-            points = grade_files.max_score(reports)
+            points = grade_files.max_score(r.max_score for _, r in reports)
             if points is None and collection is not None:  # (no one's hand-in was graded)
                 points = grade_files.max_score(
-                    [("", {"max_score": r.max_score}) for r in collection.by_task.get(task_id, {}).values()]
+                    r.max_score for r in collection.by_task.get(task_id, {}).values()
                 )
             column = assignment or task_id
             if "canvas" in formats:

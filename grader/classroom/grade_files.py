@@ -27,11 +27,12 @@ import csv
 import hashlib
 import os
 import re
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from grader.classroom.roster import Enrolled, Roster
-from grader.records.result import SKIPPED, UNGRADABLE_CHECK
+from grader.records.result import SKIPPED, UNGRADABLE_CHECK, Result
 from grader.student_text import for_csv
 
 NO_SUBMISSION = "no submission"  # the status of a roster student with nothing graded
@@ -55,7 +56,7 @@ def task_folder(out_dir: str, kind: str, task_id: str) -> str:
 class Row:
     student: str  # the submission id (the roster's, for a student who has none)
     enrolled: Enrolled | None  # the roster's line, when there is a roster and it knows them
-    report: dict | None  # None: nothing was submitted
+    report: Result | None  # None: nothing was submitted
     graded: bool = True  # False: the grader failed on it, so it holds no grade
     collection: str | None = None  # with a collection (collection.py): its status for them
     note: str = ""  # ... and what was collected, or why nothing was
@@ -73,7 +74,7 @@ class Rows:
 
 
 def match(
-    reports: list[tuple[str, dict]], roster: Roster | None, failed: AbstractSet[str] = frozenset()
+    reports: list[tuple[str, Result]], roster: Roster | None, failed: AbstractSet[str] = frozenset()
 ) -> Rows:
     """One row per roster student (in the roster's order), then one per unknown id;
     without a roster, one per report."""
@@ -81,7 +82,8 @@ def match(
     not_graded = [s for s, _ in reports if s in failed]
     if roster is None:
         return Rows([Row(s, None, r, s not in failed) for s, r in reports], [], [], not_graded)
-    rows, missing = [], []
+    rows: list[Row] = []
+    missing: list[Enrolled] = []
     for enrolled in roster.students:
         report = by_student.get(enrolled.submission_id)
         if report is None:
@@ -92,37 +94,35 @@ def match(
     return Rows(rows, unknown, missing, not_graded)
 
 
-def check_columns(reports: list[tuple[str, dict]]) -> list[str]:
+def check_columns(reports: list[tuple[str, Result]]) -> list[str]:
     """The graded checks (those worth points), in task order; not the synthetic line of a
     submission that could not be graded at all."""
     return list(
         dict.fromkeys(
-            c["name"]
-            for _, r in reports
-            for c in r["checks"]
-            if c["max_score"] and c["name"] != UNGRADABLE_CHECK
+            c.name for _, r in reports for c in r.checks if c.max_score and c.name != UNGRADABLE_CHECK
         )
     )
 
 
-def max_score(reports: list[tuple[str, dict]]) -> float | None:
-    scores = [r["max_score"] for _, r in reports]
-    return max(scores, key=scores.count) if scores else None  # the task's, as most rows have it
+def max_score(scores: Iterable[float]) -> float | None:
+    """The task's total, as most rows (their ``max_score``) have it; None without a row."""
+    counted = list(scores)
+    return max(counted, key=counted.count) if counted else None
 
 
-def _number(value) -> str:
+def _number(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-def _check_cells(report: dict | None, names: list[str]) -> list[str]:
+def _check_cells(report: Result | None, names: list[str]) -> list[str]:
     """The points of each check; empty where it never ran (skipped, or not in the report)."""
-    ran = {c["name"]: c["score"] for c in (report or {}).get("checks", []) if c["status"] != SKIPPED}
+    ran = {c.name: c.score for c in (report.checks if report else []) if c.status != SKIPPED}
     return [_number(ran.get(name)) for name in names]
 
 
-def _diagnosed(report: dict) -> str:
+def _diagnosed(report: Result) -> str:
     """The names of the known mistakes diagnosed in a report (result.Diagnosis)."""
-    return "; ".join(str(d.get("mistake", "")) for d in report.get("diagnoses") or [] if isinstance(d, dict))
+    return "; ".join(str(d.mistake) for d in report.diagnoses)
 
 
 def _write(path: str, rows: list[list[str]], excel: bool) -> None:
@@ -167,9 +167,9 @@ def write_detailed(
             [for_csv(row.student)]
             + people
             + [
-                _number(report["score"]),
-                _number(report["max_score"]),
-                for_csv(report["status"]),
+                _number(report.score),
+                _number(report.max_score),
+                for_csv(report.status),
                 for_csv(_diagnosed(report)),
             ]
             + collected
@@ -179,7 +179,7 @@ def write_detailed(
 
 
 def _total(row: Row) -> str:
-    return _number(row.report["score"]) if row.report is not None and row.graded else ""
+    return _number(row.report.score) if row.report is not None and row.graded else ""
 
 
 def write_canvas(

@@ -13,6 +13,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from grader.records.result import Result
 from grader.student_text import clean_report, name
 
 # The content hash stored with the error row of a submission the grader itself failed on:
@@ -66,7 +67,7 @@ class Gradebook:
         return {name(s): Stored(name(s), h, d) for s, h, d in rows}
 
     def record(
-        self, task: str, student: str, content_hash: str, task_version: str, task_digest: str, report: dict
+        self, task: str, student: str, content_hash: str, task_version: str, task_digest: str, report: Result
     ) -> None:
         """Store one result in its own transaction (replacing an older one)."""
         self.db.execute("BEGIN IMMEDIATE")
@@ -76,15 +77,15 @@ class Gradebook:
                 (
                     task,
                     student,
-                    report["submission"],
+                    report.submission,
                     content_hash,
                     task_version,
                     task_digest,
-                    report["score"],
-                    report["max_score"],
-                    report["status"],
-                    report["isolation"],
-                    json.dumps(report),
+                    report.score,
+                    report.max_score,
+                    report.status,
+                    report.isolation,
+                    json.dumps(report.to_dict()),
                     time.time(),
                 ),
             )
@@ -96,7 +97,8 @@ class Gradebook:
     def tasks(self) -> list[str]:
         return [t for (t,) in self.db.execute("SELECT DISTINCT task FROM results ORDER BY task")]
 
-    def reports(self, task: str) -> list[tuple[str, dict]]:
+    def reports(self, task: str) -> list[tuple[str, Result]]:
         rows = self.db.execute("SELECT student, report FROM results WHERE task = ? ORDER BY student", (task,))
         # Sanitised on reading too: rows stored by older versions may hold raw student text.
-        return [(name(s), clean_report(json.loads(r))) for s, r in rows]
+        # (Result.from_dict: an older version's row reads, and is written back as it was.)
+        return [(name(s), Result.from_dict(clean_report(json.loads(r)))) for s, r in rows]

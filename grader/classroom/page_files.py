@@ -18,12 +18,14 @@ import hashlib
 import os
 import re
 import secrets
+from dataclasses import replace
 
 from grader.classroom.grade_files import task_file, task_folder
 from grader.grading.redact import for_students
 from grader.records.result import Result
 from grader.report.class_page import StudentLine
 from grader.report.class_page import render as class_html
+from grader.report.class_summary import ClassSummary
 from grader.report.html import render as student_html
 
 _PLAIN = re.compile(r"[a-z0-9_][a-z0-9_-]{0,63}")
@@ -84,32 +86,26 @@ def tidy(out_dir: str, task_id: str) -> None:
 # --------------------------------------------------------------------------- writing them
 
 
-def write_student_page(out_dir: str, task_id: str, student: str, report: dict) -> None:
+def write_student_page(out_dir: str, task_id: str, student: str, report: Result) -> None:
     """The student's page: the student view (hidden checks redacted, as `grader check`)."""
-    write_whole(student_page(out_dir, task_id, student), student_html(for_students(Result.from_dict(report))))
+    write_whole(student_page(out_dir, task_id, student), student_html(for_students(report)))
 
 
-def without_pictures(report: dict) -> dict:
+def without_pictures(report: Result) -> Result:
     """The report as the gradebook keeps it: pictures go only to the page."""
-    return {**report, "checks": [{**c, "picture": None} for c in report.get("checks", [])]}
+    return replace(report, checks=[replace(c, picture=None) for c in report.checks])
 
 
-def write_class_page(summary, reports: list[tuple[str, dict]], out_dir: str, task_id: str) -> str:
+def write_class_page(
+    summary: ClassSummary, reports: list[tuple[str, Result]], out_dir: str, task_id: str
+) -> str:
     """The class page (class_summary.ClassSummary and every stored report), linking each
     student's page that exists; returns its path."""
     lines = []
     for student, report in reports:
         path = student_page(out_dir, task_id, student)
         link = os.path.relpath(path, out_dir).replace(os.sep, "/") if os.path.exists(path) else None
-        lines.append(
-            StudentLine(
-                student,
-                report.get("score", 0.0),
-                report.get("max_score", 0.0),
-                str(report.get("status", "")),
-                link,
-            )
-        )
+        lines.append(StudentLine(student, report.score, report.max_score, str(report.status), link))
     path = class_page(out_dir, task_id)
     write_whole(path, class_html(summary, lines))
     return path

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import TextIO
 
+from grader.records.result import Result
 from grader.records.statuses import ERROR, PASSED
 
 
 class Progress:
-    def __init__(self, total: int, stream):
+    def __init__(self, total: int, stream: TextIO) -> None:
         self.total, self.stream = total, stream
         self.done = self.below = self.errors = 0
         self.start = self.last_line = time.monotonic()
@@ -23,10 +25,10 @@ class Progress:
             f"{self.errors} errors, {elapsed:.0f} s so far, ETA {eta:.0f} s"
         )
 
-    def update(self, report: dict) -> None:
+    def update(self, report: Result) -> None:
         self.done += 1
-        self.below += report["status"] != PASSED
-        self.errors += report["status"] == ERROR
+        self.below += report.status != PASSED
+        self.errors += report.status == ERROR
         if self.live:
             width = 30
             filled = width * self.done // max(self.total, 1)

@@ -40,7 +40,7 @@ class Enrolled:
 class Roster:
     students: list[Enrolled]  # in the file's order
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.by_id = {s.submission_id: s for s in self.students}
 
 

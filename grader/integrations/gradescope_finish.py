@@ -22,6 +22,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from typing import Any
 
 STUDENT_MESSAGE = "The autograder could not grade this submission; your instructor has been told."
 REASON_BYTES = 4000  # the tail of the grader's stderr kept as the reason
@@ -55,11 +56,11 @@ TEST_KEYS = {
 }
 
 
-def _number(value) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def valid_results(data) -> str | None:
+def valid_results(data: object) -> str | None:
     """None when ``data`` is a results.json Gradescope accepts as written; else what is wrong."""
     if not isinstance(data, dict):
         return "not a JSON object"
@@ -119,7 +120,7 @@ def reason_for(code: int, stderr: str, report_problem: str | None, timeout: str)
     return why + (f"\n\ngrader's stderr (last {REASON_BYTES} bytes):\n{stderr}" if stderr else "")
 
 
-def failure_results(reason: str, code: int, seconds: float) -> dict:
+def failure_results(reason: str, code: int, seconds: float) -> dict[str, Any]:
     return {
         "score": 0.0,
         "execution_time": round(seconds, 3),
@@ -150,7 +151,7 @@ def _results_folder(folder: str) -> None:
     os.makedirs(folder, exist_ok=True)
 
 
-def write_atomically(folder: str, data: dict) -> str:
+def write_atomically(folder: str, data: dict[str, Any]) -> str:
     _results_folder(folder)
     target = os.path.join(folder, "results.json")
     if os.path.isdir(target) and not os.path.islink(target):
@@ -173,7 +174,7 @@ def write_atomically(folder: str, data: dict) -> str:
     return target
 
 
-def _read_report(path: str | None):
+def _read_report(path: str | None) -> tuple[Any, str | None]:
     if not path or not os.path.isfile(path) or os.path.islink(path):
         return None, "no report written"
     try:
@@ -186,7 +187,7 @@ def _read_report(path: str | None):
 
 def finish(
     code: int, report: str | None, stderr_path: str | None, results: str, seconds: float, timeout: str = "?"
-) -> dict:
+) -> dict[str, Any]:
     data, problem = (None, "not read") if code not in (0, 1, 2) else _read_report(report)
     if data is not None and problem is None:
         write_atomically(results, data)
@@ -198,7 +199,7 @@ def finish(
     return data
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--code", type=int, required=True, help="grader check's exit code")
     parser.add_argument("--report", help="where grader check was told to write its report")

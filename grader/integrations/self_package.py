@@ -17,6 +17,7 @@ import platform
 import re
 import sys
 import zipfile
+from collections.abc import Iterator
 from importlib import metadata
 
 import grader
@@ -58,7 +59,7 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def _package_files():
+def _package_files() -> Iterator[tuple[str, bytes]]:
     folder = os.path.dirname(os.path.abspath(grader.__file__))
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -70,8 +71,8 @@ def _package_files():
                 yield "grader/" + os.path.relpath(path, folder).replace(os.sep, "/"), f.read()
 
 
-def _metadata_files(dist: metadata.Distribution, info: str):
-    shipped = set()
+def _metadata_files(dist: metadata.Distribution, info: str) -> Iterator[tuple[str, bytes]]:
+    shipped: set[str] = set()
     for file in dist.files or []:
         parts = file.parts
         if (

@@ -24,18 +24,49 @@ __all__ = [
 ]
 
 
+class _Row:
+    """What a record read back from a row (``from_dict``) remembers of it: the row's keys in
+    their order, and the values of those this grader does not know (a newer grader's). So
+    ``to_dict`` gives back the very row it read, byte for byte once dumped: an older
+    grader's row (fewer keys: the record holds their defaults) stays without them, and a
+    reader can tell what it lacked (``lacked``). A record made here, or by
+    ``dataclasses.replace``, has every field."""
+
+    _row_keys: tuple[str, ...] | None = None  # (class defaults: a record made here)
+    _unknown: dict[str, Any] | None = None
+
+    def lacked(self, name: str) -> bool:
+        """True when the row this record was read from had no ``name`` (an older grader's)."""
+        return self._row_keys is not None and name not in self._row_keys
+
+    def _remember(self, data: dict[str, Any], known: set[str]) -> None:
+        self._row_keys = tuple(data)
+        self._unknown = {k: v for k, v in data.items() if k not in known}
+
+    def _as_row(self, plain: dict[str, Any]) -> dict[str, Any]:
+        """``plain`` (every field) as the row read had it: its keys, in its order."""
+        if self._row_keys is None:
+            return plain
+        unknown = self._unknown or {}
+        return {k: plain[k] if k in plain else unknown[k] for k in self._row_keys}
+
+
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     """The fields of ``cls`` found in ``data``: a report written by a newer grader (more
     fields) or an older one (fewer: their defaults) still reads."""
-    names = {f.name for f in fields(cls)}
+    names = _names(cls)
     return {k: v for k, v in data.items() if k in names}
+
+
+def _names(cls: type) -> set[str]:
+    return {f.name for f in fields(cls)}
 
 
 PICTURE_SIDE = 64  # a picture keeps at most this many rows and columns (its top-left corner)
 
 
 @dataclass
-class Picture:
+class Picture(_Row):
     """What a failed array check's page draws: the expected output and the submission's on
     the failing input (after the check's ``select``), each cut to at most 2-D and to the
     top-left PICTURE_SIDE x PICTURE_SIDE corner (pictures.py). Values are plain floats,
@@ -47,13 +78,18 @@ class Picture:
     got_shape: list[int]
     where: str = ""  # which part is drawn, when cut ("batch entry [0, 0], rows 0-63")
 
+    def to_dict(self) -> dict[str, Any]:
+        return self._as_row(asdict(self))
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Picture:
-        return cls(**_known(cls, data))
+        picture = cls(**_known(cls, data))
+        picture._remember(data, _names(cls))
+        return picture
 
 
 @dataclass
-class Diagnosis:
+class Diagnosis(_Row):
     """A known mistake (declared by the task) that the submission's outputs match: the likely
     cause of the failed checks it explains. Never changes a score; says nothing of inputs."""
 
@@ -61,13 +97,18 @@ class Diagnosis:
     explanation: str  # for the student, as the task words it
     checks: list[str] = field(default_factory=list)  # the failed checks it explains, task order
 
+    def to_dict(self) -> dict[str, Any]:
+        return self._as_row(asdict(self))
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
-        return cls(**_known(cls, data))
+        diagnosis = cls(**_known(cls, data))
+        diagnosis._remember(data, _names(cls))
+        return diagnosis
 
 
 @dataclass
-class CheckResult:
+class CheckResult(_Row):
     name: str
     status: CheckStatus
     score: float
@@ -88,16 +129,26 @@ class CheckResult:
     final_points: float = 0.0  # in a kit: its points, decided at final grading, not
     # here (final_grading.py; max_score is 0 then)
 
+    def to_dict(self) -> dict[str, Any]:
+        plain = asdict(self)
+        if self.picture is not None:
+            plain["picture"] = self.picture.to_dict()
+        return self._as_row(plain)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckResult:
+        """A check of a report read back. Rows of older graders lack fields (``reason``
+        among them: ``lacked("reason")`` tells such a check from one that passed)."""
         known = _known(cls, data)
         if isinstance(known.get("picture"), dict):
             known["picture"] = Picture.from_dict(known["picture"])
-        return cls(**known)
+        check = cls(**known)
+        check._remember(data, _names(cls))
+        return check
 
 
 @dataclass
-class Result:
+class Result(_Row):
     task: str
     submission: str
     score: float
@@ -118,15 +169,29 @@ class Result:
     definitions: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The report as plain data (JSON's); for a report read back, the row it was read from."""
+        plain = asdict(self)
+        plain["checks"] = [c.to_dict() for c in self.checks]
+        plain["diagnoses"] = [d.to_dict() for d in self.diagnoses]
+        return self._as_row(plain)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
-        """The inverse of ``to_dict``, for reports read back (gradebook rows, JSON files)."""
-        known = _known(cls, data)
-        known["checks"] = [CheckResult.from_dict(c) for c in data.get("checks", [])]
-        known["diagnoses"] = [Diagnosis.from_dict(d) for d in data.get("diagnoses", [])]
-        return cls(**known)
+        """The inverse of ``to_dict``, for reports read back (gradebook rows, JSON files),
+        tolerant of other graders' rows: a field an older one did not write takes its default
+        (a row without a task, its name: "") and the row's unknown fields are kept, so
+        ``to_dict`` gives back the row read (``_Row``)."""
+        known = {**_ROW_DEFAULTS, **_known(cls, data)}
+        known["checks"] = [CheckResult.from_dict(c) for c in data.get("checks") or []]
+        known["diagnoses"] = [Diagnosis.from_dict(d) for d in data.get("diagnoses") or []]
+        result = cls(**known)
+        result._remember(data, _names(cls))
+        return result
+
+
+# What a row read back may lack of a result's required fields (the gradebook's columns,
+# submission, score, max_score, status and isolation, were always written)
+_ROW_DEFAULTS: dict[str, Any] = {"task": ""}
 
 
 UNGRADABLE_CHECK = "submission"  # the one line of a result for a file that could not be graded

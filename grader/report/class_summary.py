@@ -100,9 +100,10 @@ def _percent(report: Result) -> float:
     return 100.0 * report.score / report.max_score if report.max_score else 100.0
 
 
-def _timed_out(check: CheckResult, stored: dict) -> bool:
-    if "reason" in stored:
+def _timed_out(check: CheckResult) -> bool:
+    if not check.lacked("reason"):
         return check.reason in TIMED_OUT
+    # (a row stored before checks had a reason: Result.from_dict remembers what it lacked)
     return any(words in check.message for words in LEGACY_TIMED_OUT)
 
 
@@ -123,28 +124,29 @@ def _why(check: CheckResult, mismatch: dict[str, str]) -> str:
 
 
 def summarize(
-    task: str, stored: list[tuple[str, dict]], mismatch: dict[str, str] | None = None
+    task: str, reports: list[tuple[str, Result]], mismatch: dict[str, str] | None = None
 ) -> ClassSummary:
-    """``mismatch``: for each check, what its failing with reason "mismatch" means
+    """``reports``: (student, report), as the gradebook reads them back (Result.from_dict).
+    ``mismatch``: for each check, what its failing with reason "mismatch" means
     (mismatch_words); without it, generic words."""
     mismatch = mismatch or {}
-    reports = [(student, Result.from_dict(report)) for student, report in stored]
     percents = [_percent(r) for _, r in reports] or [0.0]
     distribution = [0] * BUCKETS
     for p in percents if reports else []:
         distribution[min(int(p // (100 / BUCKETS)), BUCKETS - 1)] += 1
     checks: dict[str, list[bool]] = {}
-    failures: dict[str, Counter] = {}  # check -> why -> students
-    errored, timed_out = [], []
-    diagnosed: Counter = Counter()
+    failures: dict[str, Counter[str]] = {}  # check -> why -> students
+    errored: list[str] = []
+    timed_out: list[str] = []
+    diagnosed: Counter[str] = Counter()
     explanations: dict[str, str] = {}
-    for (student, report), (_, raw) in zip(reports, stored):
+    for student, report in reports:
         for diagnosis in report.diagnoses:
             diagnosed[diagnosis.mistake] += 1
             explanations.setdefault(diagnosis.mistake, diagnosis.explanation)
         if report.status == ERROR:
             errored.append(student)
-        if any(_timed_out(c, r) for c, r in zip(report.checks, raw.get("checks", []))):
+        if any(_timed_out(c) for c in report.checks):
             timed_out.append(student)
         for check in report.checks:
             if not check.max_score:
@@ -167,7 +169,7 @@ def summarize(
     )
 
 
-def _most_common(failures: dict[str, Counter]) -> list[CommonFailure]:
+def _most_common(failures: dict[str, Counter[str]]) -> list[CommonFailure]:
     ranked = sorted(failures.items(), key=lambda item: -sum(item[1].values()))  # (stable: task order)
     return [
         CommonFailure(check, sum(why.values()), why.most_common()) for check, why in ranked[:FAILURES_SHOWN]
@@ -214,7 +216,10 @@ def render_markdown(summary: ClassSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_jsonl(path: str, reports: list[tuple[str, dict]]) -> None:
+def write_jsonl(path: str, reports: list[tuple[str, Result]]) -> None:
+    """One line a report, ``student`` first; a report read back is written as it was read
+    (Result.to_dict), an older grader's row too."""
     with open(path, "w", encoding="utf-8") as f:
         for student, report in reports:
-            f.write(json.dumps(clean_report({"student": student, **report}), ensure_ascii=False) + "\n")
+            row = {"student": student, **report.to_dict()}
+            f.write(json.dumps(clean_report(row), ensure_ascii=False) + "\n")

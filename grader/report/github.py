@@ -16,14 +16,14 @@ Three rules of the runner shape this module:
 
 import os
 
-from grader.records.result import ERROR, FAILED, Result
+from grader.records.result import ERROR, FAILED, CheckResult, Result
 from grader.student_text import for_workflow_data, for_workflow_property
 from grader.submission.formats import format_of
 
 LIMIT = 10  # annotations of one kind (error, warning) GitHub shows per step
 
 
-def command(kind: str, message: str, **properties) -> str:
+def command(kind: str, message: str, **properties: object) -> str:
     """One workflow command; properties that are None are left out."""
     props = ",".join(
         f"{key}={for_workflow_property(str(value))}" for key, value in properties.items() if value is not None
@@ -55,7 +55,7 @@ def relative_path(path: str, workspace: str) -> str | None:
     return relative.replace(os.sep, "/")
 
 
-def failure_line(result: Result, check) -> int | None:
+def failure_line(result: Result, check: CheckResult) -> int | None:
     """The line a failure points at: where the student's code raised, else where the
     function it calls is defined (found by the grader's scan of the file, never parsed
     here: a renderer only renders). None in a notebook: a line of its JSON is no place in

@@ -15,7 +15,7 @@ from grader.student_text import clean_report
 TEXT_FORMATS = {"output_format": "text", "test_output_format": "text", "test_name_format": "text"}
 
 
-def render(result: Result, **_options) -> str:
+def render(result: Result, **_options: object) -> str:
     tests: list[dict] = []
     for check in result.checks:
         if not check.max_score and check.status == PASSED:

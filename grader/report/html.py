@@ -53,7 +53,7 @@ table{border-collapse:collapse}td,th{padding:.15rem .8rem;border-bottom:1px soli
 """
 
 
-def render(result: Result, **_options) -> str:
+def render(result: Result, **_options: object) -> str:
     file_name = os.path.basename(result.submission)
     percent = 100 * result.score / result.max_score if result.max_score else 0
     title = f"{result.task} · {file_name}: {result.score:g}/{result.max_score:g}"

@@ -82,5 +82,5 @@ def render_many(results: list[Result], workspace: str | None = None) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def render(result: Result, **_options) -> str:
+def render(result: Result, **_options: object) -> str:
     return render_many([result])

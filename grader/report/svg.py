@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from grader.student_text import visible
@@ -27,7 +28,7 @@ TOOLTIPS_UP_TO = 400  # pictures of at most this many cells give each cell a too
 LABEL_SPACE = 28  # room for row and column numbers
 
 
-def text(value) -> str:
+def text(value: object) -> str:
     """Any text as SVG or HTML content or attribute value: control characters shown,
     markup characters escaped (quotes too)."""
     return html.escape(visible(value, multiline=True), quote=True)
@@ -74,7 +75,7 @@ def difference_scale(grid: list) -> Scale:
     return Scale(_largest([grid]), (118, 42, 131), (27, 120, 55), "difference")
 
 
-def _largest(grids) -> float:
+def _largest(grids: Iterable[list[list[float | None]]]) -> float:
     finite = [abs(v) for grid in grids for row in grid for v in row if v is not None]
     return max(finite, default=0.0) or 1.0
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from grader.grading.final_summary import summary
-from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, Result
+from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 from grader.student_text import visible
 
 _LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERR ", SKIPPED: "SKIP"}
@@ -22,12 +22,12 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour else text
 
 
-def _shown(text) -> str:
+def _shown(text: object) -> str:
     """One line of data as the terminal may show it."""
     return visible(text)
 
 
-def _lines(text, indent: str) -> list[str]:
+def _lines(text: object, indent: str) -> list[str]:
     """Text that may span lines, each line indented (nothing from data starts a line)."""
     return [indent + _shown(part) for part in str(text).splitlines() or [""]]
 
@@ -36,7 +36,7 @@ def _points(score: float, max_score: float) -> str:
     return f"{score:g}/{max_score:g}"
 
 
-def check_details(check) -> list[str]:
+def check_details(check: CheckResult) -> list[str]:
     """The lines that explain one check's result (shared by the other text-bearing formats)."""
     detail = []
     if check.status in (FAILED, ERROR):
@@ -52,7 +52,7 @@ def check_details(check) -> list[str]:
     return detail
 
 
-def _check_lines(checks, width: int, colour: bool) -> list[str]:
+def _check_lines(checks: list[CheckResult], width: int, colour: bool) -> list[str]:
     lines: list[str] = []
     previous_skip = None
     for check in checks:
@@ -74,7 +74,7 @@ def _check_lines(checks, width: int, colour: bool) -> list[str]:
     return lines
 
 
-def render(result: Result, colour: bool = False, **_options) -> str:
+def render(result: Result, colour: bool = False, **_options: object) -> str:
     lines = [
         _paint(_shown(f"{result.task} · {os.path.basename(result.submission)}"), "1", colour)
         + f"   (isolation: {_shown(result.isolation)})",

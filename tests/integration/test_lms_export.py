@@ -36,7 +36,7 @@ def gradebook(out, rows):
     book = Gradebook(str(out / "gradebook.sqlite"))
     for student, report in rows.items():
         report, digest = report if isinstance(report, tuple) else (report, "h-" + student)
-        book.record("t", student, digest, "1", "d", report)
+        book.record("t", student, digest, "1", "d", Result.from_dict(report))
     book.close()
     return out
 
@@ -260,7 +260,7 @@ def test_lms_formats_need_a_roster_and_one_assignment_name_one_task(tmp_path):
     done = run_cli("export", str(out), "--task", "nope")
     assert done.returncode == 2 and "holds no task 'nope'" in done.stderr
     book = Gradebook(str(out / "gradebook.sqlite"))
-    book.record("u", "ann", "h", "1", "d", _report("ann", FULL, PASSED))
+    book.record("u", "ann", "h", "1", "d", Result.from_dict(_report("ann", FULL, PASSED)))
     book.close()
     roster = write_roster(tmp_path / "roster.csv", ROSTER)
     done = run_cli("export", str(out), "--roster", roster, "--format", "moodle", "--assignment", "HW")

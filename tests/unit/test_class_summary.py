@@ -3,7 +3,22 @@ the most common failures (the same failure with other numbers counts once), who 
 
 import json
 
-from grader.report.class_summary import render_markdown, summarize, write_jsonl
+from grader.records.result import Result
+from grader.report import class_summary
+from grader.report.class_summary import render_markdown
+
+
+def _read(rows):
+    """Gradebook rows (student, report as stored) read back as the gradebook reads them."""
+    return [(student, Result.from_dict(row)) for student, row in rows]
+
+
+def summarize(task, rows, mismatch=None):
+    return class_summary.summarize(task, _read(rows), mismatch)
+
+
+def write_jsonl(path, rows):
+    class_summary.write_jsonl(path, _read(rows))
 
 
 def _report(score, checks, status=None):

@@ -204,9 +204,7 @@ def test_a_damaged_record_is_refused_line_by_line(tmp_path):
 
 
 def _report(student, score):
-    return Result(
-        "t", f"{student}.py", score, 5, PASSED, "bubblewrap", [CheckResult("a", PASSED, score, 5)]
-    ).to_dict()
+    return Result("t", f"{student}.py", score, 5, PASSED, "bubblewrap", [CheckResult("a", PASSED, score, 5)])
 
 
 def test_the_join_grades_only_the_very_file_collected():
@@ -229,9 +227,9 @@ def test_the_join_grades_only_the_very_file_collected():
     )
     joined = collection.join(rows, "t", records, {"ann": SHA, "bob": "d" * 64, "dee": "e" * 64})
     by = {r.student: r for r in joined.rows}
-    assert by["ann"].report["score"] == 5 and by["ann"].collection == "collected"
+    assert by["ann"].report.score == 5 and by["ann"].collection == "collected"
     assert by["bob"].report is None and by["bob"].status == collection.NOT_GRADED  # another file
-    assert by["cy"].report["score"] == 0 and by["cy"].graded and "symbolic link" in by["cy"].note
+    assert by["cy"].report.score == 0 and by["cy"].graded and "symbolic link" in by["cy"].note
     assert by["dee"].report is None and "older grade in the gradebook is not used" in by["dee"].note
     assert by["eve"].report is None and by["eve"].status == grade_files.NO_SUBMISSION
     assert by["fay"].collection is None  # not in the collection: as before

@@ -2,9 +2,15 @@
 it again; what a re-run needs to skip unchanged work (content hash, task digest)."""
 
 from grader.classroom.gradebook import Gradebook
+from grader.records.result import Result
 
 
 def _report(score, student="alice"):
+    """A row as a grader stored it, read back (Result.from_dict)."""
+    return Result.from_dict(_row(score, student))
+
+
+def _row(score, student="alice"):
     return {
         "submission": f"{student}.py",
         "score": score,
@@ -32,8 +38,8 @@ def test_a_result_is_stored_replaced_and_read_back_after_reopening(tmp_path):
         assert (stored["alice"].content_hash, stored["alice"].task_digest) == ("h3", "d2")
         assert book.tasks() == ["t", "u"]
         assert [s for s, _ in book.reports("t")] == ["alice", "bob"]  # sorted by student
-        assert book.reports("t")[0][1]["score"] == 4
-        assert book.reports("u")[0][1]["score"] == 1
+        assert book.reports("t")[0][1].score == 4
+        assert book.reports("u")[0][1].score == 1
     finally:
         book.close()
 
@@ -43,7 +49,7 @@ def test_stored_student_text_is_read_back_inert(tmp_path):
     try:
         book.record("t", "alice", "h", "1", "d", _report(4))
         [(_, report)] = book.reports("t")
-        assert "\x1b" not in report["checks"][0]["message"]  # cleaned on reading too
+        assert "\x1b" not in report.checks[0].message  # cleaned on reading too
     finally:
         book.close()
 
@@ -51,11 +57,11 @@ def test_stored_student_text_is_read_back_inert(tmp_path):
 def test_a_failed_record_leaves_no_half_row(tmp_path):
     book = Gradebook(str(tmp_path / "g.sqlite"))
     try:
-        bad = dict(_report(2))
-        del bad["isolation"]  # fails inside the transaction
+        bad = _report(2)
+        bad.isolation = object()  # fails inside the transaction (no JSON for it)
         try:
             book.record("t", "alice", "h", "1", "d", bad)
-        except KeyError:
+        except TypeError:
             pass
         assert book.stored("t") == {}
         book.record("t", "alice", "h", "1", "d", _report(2))  # and the book still works

@@ -256,7 +256,8 @@ def test_a_hidden_check_has_no_picture_on_the_student_page():
 
 def test_the_class_page_escapes_ids_and_counts_mistakes():
     report = hostile_result().to_dict()
-    summary = summarize("positional-encoding", [(EVIL, report), ("bob", result().to_dict())])
+    stored = [(EVIL, report), ("bob", result().to_dict())]
+    summary = summarize("positional-encoding", [(s, Result.from_dict(row)) for s, row in stored])
     lines = [
         class_page.StudentLine(EVIL, 0.0, 1.0, EVIL, f"pages-x/{page_name(EVIL)}"),
         class_page.StudentLine("bob", 0.0, 3.0, "failed", None),

@@ -4,6 +4,11 @@ terminal, and a last line with the totals."""
 import io
 
 from grader.classroom.progress import Progress
+from grader.records.result import Result
+
+
+def _graded(status):
+    return Result("t", "s.py", 0.0, 1.0, status, "rlimits")
 
 
 class Terminal(io.StringIO):
@@ -15,7 +20,7 @@ def test_a_log_gets_a_line_per_tenth_and_the_totals():
     log = io.StringIO()
     progress = Progress(20, log)
     for i in range(20):
-        progress.update({"status": "passed" if i % 4 else ("error" if i == 0 else "failed")})
+        progress.update(_graded("passed" if i % 4 else ("error" if i == 0 else "failed")))
     progress.finish()
     lines = log.getvalue().splitlines()
     assert len(lines) == 11  # ten tenths, then the totals
@@ -29,7 +34,7 @@ def test_a_terminal_gets_one_live_line():
     screen = Terminal()
     progress = Progress(4, screen)
     for _ in range(4):
-        progress.update({"status": "passed"})
+        progress.update(_graded("passed"))
     progress.finish()
     text = screen.getvalue()
     assert text.count("\r") == 4 and "[" + "#" * 30 + "] graded 4/4" in text

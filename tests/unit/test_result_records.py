@@ -79,9 +79,8 @@ def test_the_summary_finds_timeouts_by_reason_not_by_words():
             message="raised ValueError: did not finish within my time budget",
         )
     )
-    summary = summarize(
-        "t", [("timed", timed.to_dict()), ("budget", budget.to_dict()), ("words", words.to_dict())]
-    )
+    stored = [("timed", timed.to_dict()), ("budget", budget.to_dict()), ("words", words.to_dict())]
+    summary = summarize("t", [(student, Result.from_dict(row)) for student, row in stored])
     assert summary.timed_out == ["timed", "budget"]
 
 
@@ -91,7 +90,7 @@ def test_the_summary_reads_reports_stored_before_reasons():
     ).to_dict()
     for check in old["checks"]:
         del check["reason"]
-    summary = summarize("t", [("old", old)])
+    summary = summarize("t", [("old", Result.from_dict(old))])
     assert summary.timed_out == ["old"] and summary.pass_rates == {"a": 0.0}
 
 
@@ -117,3 +116,75 @@ def test_a_diagnosis_and_a_picture_survive_json_and_back():
     again = Result.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result
     assert again.checks[0].picture.got == [[1.0, 0.0]] and again.diagnoses[0].checks == ["b"]
+
+
+# A row as an older grader stored it: no task, no reason, mistake, picture... in its
+# checks, integer points, and a field this grader no longer knows.
+OLD_ROW = {
+    "submission": "bob.py",
+    "score": 1,
+    "max_score": 4,
+    "status": "failed",
+    "isolation": "bubblewrap",
+    "checks": [
+        {"name": "a", "status": "passed", "score": 1, "max_score": 1, "message": ""},
+        {"name": "b", "status": "failed", "score": 0, "max_score": 3, "message": "the call did not finish"},
+    ],
+    "sandbox_notes": ["gone since"],
+}
+
+
+def _current_row():
+    from grader.records.result import Diagnosis, Picture
+
+    result = _result(
+        CheckResult("a", "passed", 1.0, 1.0),
+        CheckResult(
+            "b",
+            "failed",
+            0.0,
+            3.0,
+            message="wrong ünïcode",
+            reason="mismatch",
+            mistake="swapped",
+            picture=Picture([[0.0, None]], [[1.0, 0.5]], [1, 2], [1, 2], where="rows 0-0"),
+        ),
+    )
+    result.diagnoses = [Diagnosis("swapped", "sin and cos swapped", ["b"])]
+    result.definitions = {"f": 3}
+    return result.to_dict()
+
+
+def test_a_row_read_back_is_written_back_byte_for_byte(tmp_path):
+    """Result.from_dict then to_dict gives the very row read, a current grader's and an
+    older one's (no field added, none lost, same order), so the writers' output is what it
+    was when they wrote the rows as read: reports-<task>.jsonl and the gradebook's JSON."""
+    from grader.classroom.gradebook import Gradebook
+    from grader.report.class_summary import write_jsonl
+    from grader.student_text import clean_report
+
+    rows = [("ann", _current_row()), ("bob", OLD_ROW)]
+    for _, row in rows:
+        text = json.dumps(row, ensure_ascii=False)
+        assert json.dumps(Result.from_dict(json.loads(text)).to_dict(), ensure_ascii=False) == text
+    old = Result.from_dict(OLD_ROW)
+    assert old.checks[1].lacked("reason") and old.checks[1].reason is None and old.lacked("task")
+    assert not Result.from_dict(_current_row()).checks[0].lacked("reason")
+
+    path = tmp_path / "reports.jsonl"
+    write_jsonl(str(path), [(student, Result.from_dict(row)) for student, row in rows])
+    as_dicts = "".join(  # (how write_jsonl wrote the rows it was given as dicts)
+        json.dumps(clean_report({"student": student, **row}), ensure_ascii=False) + "\n"
+        for student, row in rows
+    )
+    assert path.read_bytes() == as_dicts.encode("utf-8")
+
+    book = Gradebook(str(tmp_path / "gradebook.sqlite"))
+    try:
+        for student, row in rows:
+            book.record("t", student, "h", "1", "d", Result.from_dict(row))
+        stored = dict(book.db.execute("SELECT student, report FROM results ORDER BY student"))
+        assert stored == {student: json.dumps(row) for student, row in rows}
+        assert [(s, r.to_dict()) for s, r in book.reports("t")] == rows
+    finally:
+        book.close()
