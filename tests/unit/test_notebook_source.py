@@ -25,7 +25,7 @@ from grader.submission.file import (
     read_submission,
     submission_source,
 )
-from grader.submission.notebook import python_lines
+from grader.submission.ipython_syntax import python_lines
 from grader.submission.python_file import python_source
 from grader.submission.source_map import SourceMap
 
