@@ -97,3 +97,54 @@ def test_control_the_grading_command_does_import_them():
     assert done.returncode == 2, done.stderr[-2000:]
     assert "no such file" in done.stderr
     assert "numpy" in names and "grader.grading.checks" in names
+
+
+# What grading one file in the text format needs: no page, no class, no platform, and no
+# Hypothesis for a frozen task (its cases are read, not drawn).
+NOT_FOR_ONE_FILE = (
+    "hypothesis",
+    "dask",
+    "distributed",
+    "grader.report.html",
+    "grader.integrations",
+    "grader.classroom",
+    "grader.task.hypothesis_driver",
+)
+
+
+WRONG_NORMALIZE = "import numpy as np\n\ndef normalize_rows(m):\n    return np.asarray(m, dtype=float) * 2\n"
+SHRINKING = ("hypothesis", "grader.task.hypothesis_driver")  # a failure on a full task is shrunk
+
+
+@pytest.mark.parametrize(
+    "task, submission, allowed",
+    [
+        ("tasks/positional-encoding", "submissions/positional-encoding/correct_vectorized.py", ()),
+        # a failure is shrunk to its smallest input, with Hypothesis: allowed, nothing else
+        (
+            "tasks/positional-encoding",
+            "submissions/positional-encoding/mistake_sin_cos_swapped.py",
+            SHRINKING,
+        ),
+        # a student's kit: frozen cases and no reference, so nothing to shrink with either
+        ("examples/course/tasks/normalize-rows", "examples/course/solutions/normalize-rows.py", ()),
+        ("examples/course/tasks/normalize-rows", None, ()),
+    ],
+    ids=["correct", "buggy", "kit-correct", "kit-wrong"],
+)
+def test_checking_a_file_on_a_frozen_task_imports_only_what_it_uses(task, submission, allowed, tmp_path):
+    if submission is None:
+        submission = str(tmp_path / "wrong.py")
+        (tmp_path / "wrong.py").write_text(WRONG_NORMALIZE)
+    names, done = imported("check", task, submission)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert "grader.grading.grade" in names  # (it did grade)
+    unused = sorted(
+        {
+            n
+            for n in names
+            if any(n == h or n.startswith(h + ".") for h in NOT_FOR_ONE_FILE)
+            and not any(n == a or n.startswith(a + ".") for a in allowed)
+        }
+    )
+    assert unused == [], f"grader check {os.path.basename(submission)} imports {unused}"

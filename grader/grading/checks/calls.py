@@ -230,10 +230,10 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     failure it met (case_size.py) is returned. It only changes the input shown: the
     verdict was decided on the task's cases, and the time it takes is not the student's
     (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check."""
-    from grader.task.hypothesis_driver import explore
-
     if ctx.reference is None:
         return None
+    from grader.task.hypothesis_driver import explore  # (not for a kit: nothing to shrink with)
+
     cases = ctx.case_set(check)
     avoid = avoided_edges(ctx.task, check, cases.cases[: cases.literal_count])
     smallest: list[tuple[Drawn, Failure]] = []
