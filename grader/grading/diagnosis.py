@@ -52,6 +52,7 @@ class Observation:
     args: dict  # by the names the task gives them
     expected: Any  # the reference's output (or the literal expect:)
     got: Any  # the submission's output, as it came back over the wire
+    of_the_class: bool = False  # a case of the check's set (the same for every student)
 
 
 @dataclass
@@ -137,7 +138,12 @@ def _judge(ctx: Context, variant: Variant, check: CheckSpec, observation: Observ
     options = check.options
     match.seen += 1
     try:
-        mistaken = ctx.prepared.mistakes.output(variant, check, observation.args)
+        runs = ctx.prepared.mistakes
+        mistaken = (
+            runs.kept_output(variant, check, observation.args)
+            if observation.of_the_class
+            else runs.output(variant, check, observation.args)
+        )
     except (Exception, TooSlow):  # the mistaken code has no answer here: it explains nothing
         match.agrees = False
         return
@@ -173,10 +179,12 @@ def _observe(ctx: Context, checks: list[CheckSpec], take: Callable[[CheckSpec, O
             items = [split_arguments(params, args) for _, (args, _expected) in wanted]
             outcomes = cast(Generator, sandbox.calls(check.function(), items, limits=limits))
             try:
-                for (_, (args, expected)), outcome in zip(wanted, outcomes):
+                for (index, (args, expected)), outcome in zip(wanted, outcomes):
                     if outcome.status not in (OK, RAISED):  # timeout, crash, budget, malformed
                         return
-                    if outcome.status == OK and not take(check, Observation(args, expected, outcome.value)):
+                    if outcome.status == OK and not take(
+                        check, Observation(args, expected, outcome.value, index is not None)
+                    ):
                         break
                     if time.monotonic() > stop:
                         break

@@ -15,6 +15,7 @@ where a diagnosis needs it otherwise (``fails``).
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import importlib.util
 import os
@@ -34,6 +35,7 @@ from grader.task.spec import CheckSpec, MistakeSpec, SpecError, Task
 # Instructor code, run in this process: an endless loop in it costs this long, once
 # (deadline.py); the reference's cases take milliseconds.
 MISTAKE_SECONDS = 5.0
+KEPT_OUTPUT_BYTES = 1 << 20  # a diagnosis's mistaken output kept for the class up to this size
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,10 @@ class MistakeRuns:
     failing: dict[tuple[str, str], bool] = field(default_factory=dict)
     # mistake -> why its code is not used: it ran past MISTAKE_SECONDS once
     slow: dict[str, str] = field(default_factory=dict)
+    # (mistake, check, id of a case's arguments) -> (those arguments, the mistake's output):
+    # the few cases a diagnosis looks at are the class's, so each is computed once for the
+    # class, not once per student (the arguments are held, so their id names them)
+    shown_outputs: dict[tuple[str, str, int], tuple[dict[str, Any], Any]] = field(default_factory=dict)
 
     def fails(self, variant: Variant, check: CheckSpec, cases: CaseSet) -> bool:
         """Whether the mistake fails ``check``: its output judged on every case of the
@@ -159,6 +165,19 @@ class MistakeRuns:
             )
             raise TooSlow(self.slow[variant.spec.name]) from None
 
+    def kept_output(self, variant: Variant, check: CheckSpec, args: dict[str, Any]) -> Any:
+        """``output`` on a case of the check's set (``args`` is the set's own), kept for the
+        next student when it is small: a diagnosis looks at the same few cases for the whole
+        class. What raises is run again."""
+        key = (variant.spec.name, check.name, id(args))
+        kept = self.shown_outputs.get(key)
+        if kept is not None and kept[0] is args:
+            return copy.deepcopy(kept[1])
+        value = self.output(variant, check, args)
+        if _nbytes(value) <= KEPT_OUTPUT_BYTES:
+            self.shown_outputs[key] = (args, copy.deepcopy(value))
+        return value
+
     def too_slow(self, variant: Variant) -> str | None:
         """Why the mistake's code is not used (it ran past its deadline), or None."""
         return self.slow.get(variant.spec.name)
@@ -178,6 +197,13 @@ class MistakeRuns:
             v.spec.name: [c.name for c in self.task.checks if profiled(c) and self.fails(v, c, cases_of(c))]
             for v in self.variants
         }
+
+
+def _nbytes(value: Any) -> int:
+    """An output's array bytes (nested lists and tuples counted); anything else is small."""
+    if isinstance(value, (list, tuple)):
+        return sum(_nbytes(v) for v in value)
+    return int(getattr(value, "nbytes", 0) or 0)
 
 
 def passes(check: CheckSpec, expected: Any, value: Any, args: dict[str, Any]) -> bool:

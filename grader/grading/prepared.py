@@ -48,6 +48,7 @@ class PreparedTask:
     _mistakes: mistakes.MistakeRuns | None = field(default=None, repr=False)
     _case_sets: dict[str, CaseSet] = field(default_factory=dict, repr=False)
     _values: dict[str, Any] = field(default_factory=dict, repr=False)
+    _tried: dict[str, CaseSet] = field(default_factory=dict, repr=False)
     _one_fill: frozenset[str] | None = field(default=None, repr=False)
     _answer_bytes: int | None = field(default=None, repr=False)
 
@@ -86,8 +87,11 @@ class PreparedTask:
         return self._case_sets[check.name]
 
     def check_cases(self, check: CheckSpec) -> CaseSet:
-        """What an example or property check tries: its literal expect:, else its case set."""
-        return check_cases(check, self.case_set)
+        """What an example or property check tries: its literal expect:, else its case set
+        (the same object every time: a diagnosis keeps outputs by its cases)."""
+        if check.name not in self._tried:
+            self._tried[check.name] = check_cases(check, self.case_set)
+        return self._tried[check.name]
 
     def reference_value(self, check: CheckSpec) -> Any:
         """What a script check compares with."""

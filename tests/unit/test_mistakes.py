@@ -497,3 +497,29 @@ def test_a_mistakes_own_except_exception_does_not_swallow_its_deadline(tmp_path,
     assert time.monotonic() - start < 30 and prepared.mistakes.too_slow(
         variant
     )  # (forever without the deadline)
+
+
+def test_a_class_s_diagnoses_run_each_mistake_once_on_a_case(monkeypatch):
+    """The cases a diagnosis looks at are the class's: the second student who makes the
+    mistake costs no new call of the mistaken code on them (but on a case whose output is
+    too large to keep for the class), and is diagnosed the same."""
+    prepared = prepare(load_task(PE_TASK), profile_mistakes=False)  # (nothing known yet)
+    swapped = _functions(_variant(prepared.task, "sin-cos-swapped").module)
+    [variant] = [v for v in prepared.mistakes.variants if v.spec.name == "sin-cos-swapped"]
+    calls = []
+    real = variant.module.sinusoidal_pe
+
+    def counted(*args, **kwargs):
+        table = real(*args, **kwargs)
+        calls.append(table.nbytes <= mistakes.KEPT_OUTPUT_BYTES)  # (whether it may be kept)
+        return table
+
+    monkeypatch.setattr(variant.module, "sinusoidal_pe", counted)
+    found, made = [], []
+    for _ in range(2):
+        ctx, results = _graded(prepared, swapped)
+        before = len(calls)
+        found.append([d.mistake for d in diagnose(ctx, results)[0]])
+        made.append(sum(calls[before:]))  # the calls on cases small enough to keep
+    assert found == [["sin-cos-swapped"], ["sin-cos-swapped"]]
+    assert made[0] > 0 and made[1] == 0, made
