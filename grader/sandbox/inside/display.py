@@ -34,6 +34,7 @@ import importlib.machinery
 import logging
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib.abc import Loader
 from types import BuiltinFunctionType, FrameType, FunctionType, MethodType, ModuleType
@@ -85,6 +86,28 @@ def prepare(names: Iterable[object]) -> None:
     _present, _absent = present, frozenset(absent)
     _folders = tuple(f if f.endswith(".py") else f + os.sep for fs in present.values() for f in fs)
     sys.meta_path.insert(0, _Finder())
+    if "matplotlib" in present:
+        _headless_already_imported()
+
+
+def _headless_already_imported() -> None:
+    """A framework the worker imported before any student code (preload.py) may have
+    imported matplotlib itself, before the finder was in place (Keras 3 does, for its
+    plotting helpers): what the finder does to matplotlib on import is done now to what is
+    imported, so that its backend registry loads only the headless backend and fontconfig
+    reads our configuration (else it says "Fontconfig error" in the student's output)."""
+    if "matplotlib" not in sys.modules:
+        return
+    _headless_environment()
+    for name, made_headless in _HEADLESS.items():
+        module = sys.modules.get(name)
+        if module is not None:
+            made_headless(module)
+    params: Any = getattr(sys.modules["matplotlib"], "rcParams", None)
+    try:
+        params["backend"] = f"module://{BACKEND}"  # (read when pyplot picks its backend)
+    except Exception:
+        pass  # (a matplotlib without rcParams: nothing imported picks a backend)
 
 
 def library_frame(frame: FrameType) -> bool:
@@ -182,14 +205,30 @@ def _headless_environment() -> None:
     folder = os.path.join(home, ".matplotlib")
     try:
         os.makedirs(folder, exist_ok=True)
-        fonts = os.path.join(folder, "fonts.conf")
-        with open(fonts, "w", encoding="utf-8") as f:
-            f.write('<?xml version="1.0"?>\n<fontconfig></fontconfig>\n')
-        os.environ["FONTCONFIG_FILE"] = fonts
+        _quiet_fonts_in(folder)
     except OSError:
         pass  # (no folder: matplotlib makes a temporary one, and says so on stderr)
     os.environ["MPLCONFIGDIR"] = folder
     os.environ["MPLBACKEND"] = f"module://{BACKEND}"
+
+
+def quiet_fonts() -> None:
+    """Before a framework is preloaded (Keras imports matplotlib, which loads fontconfig):
+    fontconfig reads an empty configuration of ours, in a new folder of this process's own
+    (mkdtemp: a fork server's TMPDIR may be a /tmp that others write to)."""
+    try:
+        _quiet_fonts_in(tempfile.mkdtemp(prefix="grader-fonts-"))
+    except OSError:
+        pass  # (fontconfig then says it found no configuration: the report leaves no line out)
+
+
+def _quiet_fonts_in(folder: str) -> None:
+    """fontconfig reads an empty configuration written in ``folder``: where the system's
+    is walled off it would say "Fontconfig error" on stderr, in the student's output."""
+    fonts = os.path.join(folder, "fonts.conf")
+    with open(fonts, "w", encoding="utf-8") as f:
+        f.write('<?xml version="1.0"?>\n<fontconfig></fontconfig>\n')
+    os.environ["FONTCONFIG_FILE"] = fonts
 
 
 class _Nothing:

@@ -19,6 +19,10 @@ def preload(modules: object, warm_up: bool = False) -> list[str]:
     thread pools) as a student's first line would; never in a fork server, whose forks must
     not inherit threads."""
     done = []
+    if modules:
+        import display  # (inside the sandbox: its own folder is on the path)
+
+        display.quiet_fonts()  # (Keras imports matplotlib, which loads fontconfig)
     for name in modules if isinstance(modules, list) else []:
         if not isinstance(name, str):
             continue
