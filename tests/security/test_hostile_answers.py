@@ -25,8 +25,14 @@ TASKS = os.path.join(ROOT, "tasks")
 # grader process only, not its sandboxed workers, which may legitimately be large). In a
 # batch, each pool process (forked from here) reports its own after each submission.
 RSS_PROBE = """
-import os, resource, sys
+import os, sys
 sys.argv[0] = "grader"
+
+def peak_kib():
+    # this process's own peak (VmHWM): ru_maxrss would start at the test run's size, which
+    # Linux carries over the exec of this process
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
 import grader.classroom.executors
 from grader.cli import main
 grade_bytes = grader.classroom.executors.grade_bytes
@@ -35,13 +41,13 @@ def measured(*args):
     try:
         return grade_bytes(*args)
     finally:
-        sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % peak_kib())
         sys.stderr.flush()
 
 grader.classroom.executors.grade_bytes = measured
 code = main(sys.argv[1:])
 sys.stdout.flush()
-sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+sys.stderr.write("\\nGRADER_MAXRSS_KIB=%d\\n" % peak_kib())
 sys.stderr.flush()
 os._exit(code)
 """
