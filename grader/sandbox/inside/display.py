@@ -34,7 +34,6 @@ import importlib.machinery
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib.abc import Loader
 from types import BuiltinFunctionType, FrameType, FunctionType, MethodType, ModuleType
@@ -204,31 +203,14 @@ def _headless_environment() -> None:
     home = os.environ.get("HOME") or os.getcwd()
     folder = os.path.join(home, ".matplotlib")
     try:
+        import fonts  # (a module beside this one: the worker put their folder on the path)
+
         os.makedirs(folder, exist_ok=True)
-        _quiet_fonts_in(folder)
+        fonts.quiet_fonts_in(folder)
     except OSError:
         pass  # (no folder: matplotlib makes a temporary one, and says so on stderr)
     os.environ["MPLCONFIGDIR"] = folder
     os.environ["MPLBACKEND"] = f"module://{BACKEND}"
-
-
-def quiet_fonts() -> None:
-    """Before a framework is preloaded (Keras imports matplotlib, which loads fontconfig):
-    fontconfig reads an empty configuration of ours, in a new folder of this process's own
-    (mkdtemp: a fork server's TMPDIR may be a /tmp that others write to)."""
-    try:
-        _quiet_fonts_in(tempfile.mkdtemp(prefix="grader-fonts-"))
-    except OSError:
-        pass  # (fontconfig then says it found no configuration: the report leaves no line out)
-
-
-def _quiet_fonts_in(folder: str) -> None:
-    """fontconfig reads an empty configuration written in ``folder``: where the system's
-    is walled off it would say "Fontconfig error" on stderr, in the student's output."""
-    fonts = os.path.join(folder, "fonts.conf")
-    with open(fonts, "w", encoding="utf-8") as f:
-        f.write('<?xml version="1.0"?>\n<fontconfig></fontconfig>\n')
-    os.environ["FONTCONFIG_FILE"] = fonts
 
 
 class _Nothing:

@@ -20,9 +20,9 @@ def preload(modules: object, warm_up: bool = False) -> list[str]:
     not inherit threads."""
     done = []
     if modules:
-        import display  # (inside the sandbox: its own folder is on the path)
+        import fonts  # (inside the sandbox: its own folder is on the path)
 
-        display.quiet_fonts()  # (Keras imports matplotlib, which loads fontconfig)
+        fonts.quiet_fonts()  # (Keras imports matplotlib, which loads fontconfig)
     for name in modules if isinstance(modules, list) else []:
         if not isinstance(name, str):
             continue
