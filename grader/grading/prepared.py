@@ -13,6 +13,7 @@ the task alone (the one-fill table) is read from the freeze where the freeze hol
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -142,7 +143,7 @@ class PreparedTask:
                 largest = max(largest, _nbytes(expected) + _nbytes(args))
         return max(ANSWER_FLOOR_BYTES, ANSWER_MARGIN * largest)
 
-    @property
+    @functools.cached_property
     def graded_here(self) -> frozenset[str]:
         """The checks this task runs: all of them, but in a kit not those left to final
         grading."""
