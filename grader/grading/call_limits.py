@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import platform
-import tempfile
 import time
 from types import ModuleType
 from typing import Any
@@ -25,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from grader import __version__
+from grader.grading.cache_folder import read_json, write_json
 from grader.grading.case_set import CaseSet, ReferenceFailed
-from grader.grading.cases import _versions, cache_dir, expected_output
+from grader.grading.cases import _versions, expected_output
 from grader.grading.kinds import kind_of
 from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.task.frameworks import allowed
@@ -208,29 +208,12 @@ def _key(task: Task, freeze_digest: str, check: CheckSpec, count: int) -> str:
     return f"{task.id}-{check.name}-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
 
 
-def _folder() -> str:
-
-    return os.path.join(os.path.dirname(cache_dir()), "timings")
-
-
 def _read(key: str) -> list[float] | None:
-    try:
-        with open(os.path.join(_folder(), key + ".json")) as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
+    data = read_json("timings", key)
     if not isinstance(data, list) or not all(type(v) is float and v >= 0 for v in data):
         return None
     return data
 
 
 def _write(key: str, seconds: list[float]) -> None:
-    try:
-        folder = _folder()
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(seconds, f)
-        os.replace(tmp, os.path.join(folder, key + ".json"))
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    write_json("timings", key, seconds)

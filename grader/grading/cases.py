@@ -22,6 +22,7 @@ import numpy as np
 
 from grader import __version__
 from grader.grading import frozen
+from grader.grading.cache_folder import cache_folder
 from grader.grading.case_set import CaseSet, CasesFailed, ReferenceFailed
 from grader.grading.kinds import kind_of
 from grader.sandbox import wire
@@ -149,10 +150,7 @@ def _key(task: Task, check: CheckSpec) -> str:
 
 
 def cache_dir() -> str:
-    base = os.environ.get("GRADER_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "grader"
-    )
-    return os.path.join(base, "cases")
+    return cache_folder("cases")
 
 
 def _read(key: str) -> CaseSet | None:

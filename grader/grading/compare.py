@@ -153,7 +153,10 @@ def _close(want: np.ndarray, got: np.ndarray, tol: Tolerance, where: str) -> Ver
     with np.errstate(invalid="ignore", over="ignore"):
         error = np.abs(got_f - want)
         allowed = tol.atol + tol.rtol * np.abs(want)
-        bad = ~((error <= allowed) | (np.isnan(want) & np.isnan(got_f)) | ((want == got_f) & np.isinf(want)))
+        within = error <= allowed
+        if within.all():  # (the common case: the NaN and infinity rules have nothing to add)
+            return PASS
+        bad = ~(within | (np.isnan(want) & np.isnan(got_f)) | ((want == got_f) & np.isinf(want)))
     count = int(np.count_nonzero(bad))
     if count == 0:
         return PASS

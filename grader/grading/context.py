@@ -41,6 +41,8 @@ class Context:
     # the failed visible checks of the work whose wrong answer still showed work (policy.py)
     near: set[str] = field(default_factory=set)
     _numbers: Numbers | None = field(default=None, repr=False)
+    # check name -> (the case set, its call limits): asked again for every input a shrink tries
+    _limits: dict[str, tuple[CaseSet, list[CallLimit]]] = field(default_factory=dict, repr=False)
 
     @property
     def task(self) -> Task:
@@ -74,6 +76,20 @@ class Context:
 
     def call_limits(self, check: CheckSpec, cases: CaseSet) -> list[CallLimit]:
         """Each case's call limit (call_limits.py), in the order of ``cases.cases``."""
+        known = self._limits.get(check.name)
+        if known is not None and known[0] is cases:
+            return known[1]
+        found = self._find_call_limits(check, cases)
+        self._limits[check.name] = (cases, found)
+        return found
+
+    def largest_call_limit(self, check: CheckSpec) -> CallLimit | None:
+        """The limit of a new input drawn from the check's ranges: its largest case's."""
+        return max(
+            self.call_limits(check, self.case_set(check)), key=lambda limit: limit.seconds, default=None
+        )
+
+    def _find_call_limits(self, check: CheckSpec, cases: CaseSet) -> list[CallLimit]:
         limits = self.sandbox.limits
         times = self.prepared.times
         seconds = times.seconds(check, cases) if limits.call_limit != "absolute" else None

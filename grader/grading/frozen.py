@@ -18,14 +18,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from grader.grading.cache_folder import read_json, write_json
 from grader.grading.case_set import CaseSet
 from grader.sandbox import wire
 from grader.task.spec import CheckSpec, SpecError, Task
 
 FOLDER, CASES, MANIFEST, ARRAYS = "frozen", "cases.json", "manifest.json", "arrays"
+# Hashing every array on every run costs more than decoding them (20 MB for the
+# positional-encoding task): a file found to hash to its name is remembered in the cache by
+# its size, times and inode, as git's index does, and hashed again only when one changed.
+VERIFIED = "verified"
 FORMAT = 1
 _CAPS = wire.Caps(json_bytes=256 << 20, blob_count=1 << 20, total_bytes=4 << 30)
 
@@ -40,6 +45,11 @@ class Freeze:
     # the values checks one repeated value passes (policy.one_fill_checks), found when it
     # was frozen; None in a freeze older than that (found when the task is prepared)
     one_fill: frozenset[str] | None = None
+    # the arrays read so far (each once, however many checks share it), and which files
+    # were found to hash to their names (kept across runs: VERIFIED)
+    _read: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
+    _stamps: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
+    _new_stamps: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def sha256(data: bytes) -> str:
@@ -133,18 +143,53 @@ def load(task: Task) -> Freeze | None:
 
 
 def _blobs(freeze: Freeze, entry: dict) -> list[bytes]:
-    blobs = []
-    for name in entry.get("arrays", []):
-        path = os.path.join(freeze.folder, ARRAYS, f"{name}.npy")
-        try:
-            with open(path, "rb") as f:
-                blob = f.read()
-        except OSError as exc:
-            raise SpecError([f"{path}: a frozen array is missing ({exc.strerror})"]) from None
+    return [_blob(freeze, name) for name in entry.get("arrays", [])]
+
+
+def _blob(freeze: Freeze, name: str) -> bytes:
+    blob = freeze._read.get(name)
+    if blob is not None:
+        return blob
+    path = os.path.join(freeze.folder, ARRAYS, f"{name}.npy")
+    try:
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            blob = f.read()
+    except OSError as exc:
+        raise SpecError([f"{path}: a frozen array is missing ({exc.strerror})"]) from None
+    stamp = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+    if not freeze._stamps and not freeze._new_stamps:
+        freeze._stamps.update(_verified(freeze))
+    if freeze._stamps.get(name) != stamp or len(blob) != info.st_size:
         if sha256(blob) != name:
             raise SpecError([f"{path}: a frozen array does not match its name (damaged)"])
-        blobs.append(blob)
-    return blobs
+        freeze._new_stamps[name] = stamp
+    freeze._read[name] = blob
+    return blob
+
+
+def _verified_key(freeze: Freeze) -> str:
+    return sha256(f"{os.path.realpath(freeze.folder)}\0{freeze.digest}".encode())[:32]
+
+
+def _verified(freeze: Freeze) -> dict[str, list[int]]:
+    """The arrays of this freeze found intact before, by file stamp (VERIFIED)."""
+    data = read_json(VERIFIED, _verified_key(freeze))
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in data.items()
+        if isinstance(v, list) and len(v) == 4 and all(type(n) is int for n in v)
+    }
+
+
+def remember_verified(freeze: Freeze) -> None:
+    """Keep the stamps of the arrays hashed in this run, so the next run need not."""
+    if freeze._new_stamps:
+        freeze._stamps.update(freeze._new_stamps)
+        freeze._new_stamps.clear()
+        write_json(VERIFIED, _verified_key(freeze), freeze._stamps)
 
 
 def case_set(freeze: Freeze, check: CheckSpec) -> CaseSet:
@@ -152,9 +197,9 @@ def case_set(freeze: Freeze, check: CheckSpec) -> CaseSet:
     submission, they cost a pool process ~0.25 s each)."""
     entry = _entry(freeze, check)
     blobs = _blobs(freeze, entry)
-    return CaseSet(
-        wire.decode(entry["cases"], blobs, _CAPS),
-        wire.decode(entry["expected"], blobs, _CAPS),
+    return CaseSet(  # (read-only views of the arrays read: trusted data, never written)
+        wire.decode(entry["cases"], blobs, _CAPS, read_only=True),
+        wire.decode(entry["expected"], blobs, _CAPS, read_only=True),
         int(entry["literal_count"]),
         _recipes(entry),
     )

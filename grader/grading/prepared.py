@@ -185,6 +185,8 @@ def prepare(task: Task, use_cache: bool = True, profile_mistakes: bool = True) -
     prepared.mistakes  # noqa: B018 (imported now, before any student code runs)
     prepared.answer_bytes()
     prepared.one_fill_checks()
+    if prepared.freeze is not None:
+        frozen.remember_verified(prepared.freeze)
     if profile_mistakes:
         prepared.profile()
     return prepared

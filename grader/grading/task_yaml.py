@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from grader.grading.cases import cache_dir
+from grader.grading.cache_folder import cache_folder
 from grader.grading.checks import KINDS
 from grader.grading.checks.kind import Reading
 from grader.grading.checks.schema import task_schema
@@ -180,7 +180,7 @@ def _validity_marker(path: str) -> str:
     with open(path, "rb") as f:
         h.update(f.read())
     h.update(json.dumps(_schema(), sort_keys=True).encode())
-    return os.path.join(os.path.dirname(cache_dir()), "valid-specs", h.hexdigest()[:32])
+    return os.path.join(cache_folder("valid-specs"), h.hexdigest()[:32])
 
 
 def _known_valid(path: str) -> bool:

@@ -13,6 +13,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Callable
 
 from grader.sandbox import cpu_time
 
@@ -41,6 +42,9 @@ def _write(path: str, value: str) -> None:
 class Cgroup:
     def __init__(self, dirs: list[str]):
         self.dirs = dirs  # one per hierarchy (v1: pids and memory; v2: one)
+        # which of them keeps the CPU time, and how it is read: found on the first reading
+        # (read once per answer, so the misses are not paid again)
+        self._cpu_account: tuple[str, Callable[[str], float | None]] | None = None
 
     @classmethod
     def create(cls, max_processes: int, memory_bytes: int) -> Cgroup | None:
@@ -114,12 +118,17 @@ class Cgroup:
         """CPU time its processes used: v2's (or v1 cpuacct's) account of all it ever held,
         else (v1 without cpuacct) the sum over the processes in it now but ``leave_out``
         (cpu_time.py)."""
-        for path in self.dirs:
-            seconds = cpu_time.cgroup_v2_seconds(path)
-            if seconds is None:
-                seconds = cpu_time.cpuacct_seconds(path)
+        if self._cpu_account is not None:
+            path, read = self._cpu_account
+            seconds = read(path)
             if seconds is not None:
                 return seconds
+        for path in self.dirs:
+            for read in (cpu_time.cgroup_v2_seconds, cpu_time.cpuacct_seconds):
+                seconds = read(path)
+                if seconds is not None:
+                    self._cpu_account = (path, read)
+                    return seconds
         return cpu_time.pids_seconds(self.pids() - leave_out)
 
     def keeps_cpu_time(self) -> bool:

@@ -53,6 +53,26 @@ def test_a_stale_freeze_is_refused_with_the_command_that_refreezes(tmp_path):
     assert run_cli("check", str(task), os.path.join(PE_SAMPLES, "correct_vectorized.py")).returncode == 0
 
 
+def test_an_array_damaged_after_a_run_found_it_intact_is_still_refused(tmp_path):
+    """A run remembers the arrays it hashed (by size, times and inode) so the next need not
+    hash them again; an array changed since, even to the same size, is hashed and refused."""
+    task = tmp_path / "task"
+    shutil.copytree(PE_TASK, task)
+    env = {"GRADER_CACHE_DIR": str(tmp_path / "cache")}
+    correct = os.path.join(PE_SAMPLES, "correct_vectorized.py")
+    assert run_cli("check", str(task), correct, env=env).returncode == 0
+    assert os.listdir(tmp_path / "cache" / "verified")  # the stamps were kept
+    assert run_cli("check", str(task), correct, env=env).returncode == 0  # (read, not hashed)
+    arrays = task / "frozen" / "arrays"
+    largest = max(arrays.iterdir(), key=lambda p: p.stat().st_size)
+    data = bytearray(largest.read_bytes())
+    data[-1] ^= 0xFF  # a byte of the last value changed: the same size, the same header
+    largest.write_bytes(bytes(data))
+    done = run_cli("check", str(task), correct, env=env)
+    assert done.returncode == 2, done.stdout[-2000:]
+    assert f"{largest}: a frozen array does not match its name (damaged)" in done.stderr
+
+
 @pytest.mark.slow  # grades the samples twice, or installs another Hypothesis
 def test_grading_never_generates_cases_when_frozen(tmp_path):
     """With Hypothesis unimportable, a frozen task grades every sample as before (only

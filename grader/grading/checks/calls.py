@@ -265,13 +265,12 @@ def evaluate(
 ) -> Failure | None:
     params = ctx.task.functions[check.function()]
     positional, keywords = split_arguments(params, args)
-    # a new input drawn from the check's ranges: its largest case's limit
     outcome = ctx.sandbox.call(
         check.function(),
         positional,
         keywords,
         return_inputs=judge.needs_inputs_back,
-        limit=max(ctx.call_limits(check, ctx.case_set(check)), key=lambda limit: limit.seconds, default=None),
+        limit=ctx.largest_call_limit(check),
     )
     return judged(check, judge, outcome, named(params, positional, keywords), expected)
 

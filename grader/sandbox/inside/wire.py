@@ -233,9 +233,10 @@ def _plain_header(data: bytes | bytearray) -> tuple[tuple[int, ...], bool, np.dt
     return shape, fortran == b"True", dtype, end
 
 
-def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS) -> np.ndarray:
+def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS, read_only: bool = False) -> np.ndarray:
     """Parse a .npy blob without trusting its header: the shape must match the bytes.
-    A bytearray (as ``recv`` returns) is used in place; immutable bytes are copied."""
+    A bytearray (as ``recv`` returns) is used in place; immutable bytes are copied, unless
+    a ``read_only`` array will do (it is then a view of them)."""
     import numpy as np
 
     plain = _plain_header(data)
@@ -265,7 +266,7 @@ def npy_to_array(data: bytes | bytearray, caps: Caps = DEFAULT_CAPS) -> np.ndarr
         raise WireError(f"array payload size does not match its shape {shape}")
     flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
     arr = flat.reshape(shape, order="F" if fortran else "C")
-    return arr if isinstance(data, bytearray) else arr.copy()
+    return arr if isinstance(data, bytearray) or read_only else arr.copy()
 
 
 # --------------------------------------------------------------------------- values
@@ -306,22 +307,27 @@ class Opaque:
 
 
 def decode(
-    data: object, blobs: Sequence[bytes | bytearray], caps: Caps = DEFAULT_CAPS, depth: int = 0
+    data: object,
+    blobs: Sequence[bytes | bytearray],
+    caps: Caps = DEFAULT_CAPS,
+    depth: int = 0,
+    read_only: bool = False,
 ) -> Any:
-    """Inverse of ``encode``, strict: anything unexpected is a ``WireError``."""
+    """Inverse of ``encode``, strict: anything unexpected is a ``WireError``. With
+    ``read_only``, arrays from immutable bytes are read-only views of them, not copies."""
     if depth > caps.nesting:
         raise WireError("value is nested too deeply")
     if data is None or isinstance(data, (bool, int, float, str)):
         return data
     if isinstance(data, list):
-        return [decode(v, blobs, caps, depth + 1) for v in data]
+        return [decode(v, blobs, caps, depth + 1, read_only) for v in data]
     if not isinstance(data, dict) or len(data) == 0:
         raise WireError("unexpected value in message")
     if "$nd" in data:
         index = data["$nd"]
         if type(index) is not int or not 0 <= index < len(blobs):
             raise WireError("array reference out of range")
-        arr = npy_to_array(blobs[index], caps)
+        arr = npy_to_array(blobs[index], caps, read_only)
         if data.get("scalar"):
             return arr[()]
         if data.get("subclass"):
@@ -333,9 +339,9 @@ def decode(
             raise WireError("bad float value")
         return float(text)
     if "$tuple" in data and isinstance(data["$tuple"], list):
-        return tuple(decode(v, blobs, caps, depth + 1) for v in data["$tuple"])
+        return tuple(decode(v, blobs, caps, depth + 1, read_only) for v in data["$tuple"])
     if "$dict" in data and isinstance(data["$dict"], dict):
-        return {str(k): decode(v, blobs, caps, depth + 1) for k, v in data["$dict"].items()}
+        return {str(k): decode(v, blobs, caps, depth + 1, read_only) for k, v in data["$dict"].items()}
     if "$obj" in data:
         return Opaque(str(data["$obj"])[:200], str(data.get("repr", ""))[:2000])
     raise WireError("unexpected value in message")
