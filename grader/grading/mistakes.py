@@ -28,6 +28,7 @@ from grader.grading.case_set import CaseSet
 from grader.grading.cases import split_arguments
 from grader.grading.checks.calls import compare_output
 from grader.grading.kinds import kind_of
+from grader.grading.value_size import nbytes
 from grader.task.deadline import TooSlow, deadline
 from grader.task.reference import call_reference
 from grader.task.spec import CheckSpec, MistakeSpec, SpecError, Task
@@ -174,7 +175,7 @@ class MistakeRuns:
         if kept is not None and kept[0] is args:
             return copy.deepcopy(kept[1])
         value = self.output(variant, check, args)
-        if _nbytes(value) <= KEPT_OUTPUT_BYTES:
+        if nbytes(value) <= KEPT_OUTPUT_BYTES:
             self.shown_outputs[key] = (args, copy.deepcopy(value))
         return value
 
@@ -197,13 +198,6 @@ class MistakeRuns:
             v.spec.name: [c.name for c in self.task.checks if profiled(c) and self.fails(v, c, cases_of(c))]
             for v in self.variants
         }
-
-
-def _nbytes(value: Any) -> int:
-    """An output's array bytes (nested lists and tuples counted); anything else is small."""
-    if isinstance(value, (list, tuple)):
-        return sum(_nbytes(v) for v in value)
-    return int(getattr(value, "nbytes", 0) or 0)
 
 
 def passes(check: CheckSpec, expected: Any, value: Any, args: dict[str, Any]) -> bool:

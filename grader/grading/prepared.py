@@ -27,6 +27,8 @@ from grader.grading.cases import _versions, case_set, expected_output, reference
 from grader.grading.checks.examples import check_cases
 from grader.grading.kinds import kind_of
 from grader.grading.policy import one_fill_checks
+from grader.grading.shrink_traces import TraceBook
+from grader.grading.value_size import nbytes
 from grader.task.reference import load_reference
 from grader.task.spec import CheckSpec, SpecError, Task
 
@@ -52,6 +54,8 @@ class PreparedTask:
     _tried: dict[str, CaseSet] = field(default_factory=dict, repr=False)
     _one_fill: frozenset[str] | None = field(default=None, repr=False)
     _answer_bytes: int | None = field(default=None, repr=False)
+    # shrinks run for this task's submissions, replayed for the next that fit (shrink_traces.py)
+    shrink_traces: TraceBook = field(default_factory=TraceBook, repr=False)
 
     @classmethod
     def of(cls, task: Task, use_cache: bool = True, freeze: frozen.Freeze | None = None) -> PreparedTask:
@@ -140,7 +144,7 @@ class PreparedTask:
                 continue
             cases = self.case_set(check)
             for args, expected in zip(cases.cases, cases.expected):
-                largest = max(largest, _nbytes(expected) + _nbytes(args))
+                largest = max(largest, nbytes(expected) + nbytes(args))
         return max(ANSWER_FLOOR_BYTES, ANSWER_MARGIN * largest)
 
     @functools.cached_property
@@ -149,18 +153,6 @@ class PreparedTask:
         grading."""
         later = final_grading.in_a_kit(self.task.checks) if self.kit else {}
         return frozenset(c.name for c in self.task.checks if c.name not in later or later[c.name].runs)
-
-
-def _nbytes(value: object, depth: int = 0) -> int:
-    if depth > 64:
-        return 0
-    if isinstance(value, (np.ndarray, np.generic)):
-        return int(np.asarray(value).nbytes)
-    if isinstance(value, (list, tuple)):
-        return sum(_nbytes(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return sum(_nbytes(v, depth + 1) for v in value.values())
-    return 64 if isinstance(value, (int, float, complex)) else 0
 
 
 def prepare(task: Task, use_cache: bool = True, profile_mistakes: bool = True) -> PreparedTask:

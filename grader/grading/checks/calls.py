@@ -12,7 +12,7 @@ two is shown, as a call the student can paste (rebuild.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -23,6 +23,7 @@ from grader.grading.checks.kind import Options, Reading
 from grader.grading.compare import Verdict, check_shape, check_type, check_values
 from grader.grading.pictures import picture
 from grader.grading.policy import near_miss
+from grader.grading.shrink_traces import Replayed, Step, Trace, replay, trace_of
 from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
 from grader.records.statuses import (
     BUDGET,
@@ -234,20 +235,31 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
         return None
     from grader.task.hypothesis_driver import explore  # (not for a kit: nothing to shrink with)
 
+    book = ctx.prepared.shrink_traces
+    with ctx.sandbox.outside_budget():
+        for trace in book.of(check.name):  # another submission's shrink, if this one walks it
+            replayed = _replayed(ctx, check, judge, trace)
+            if replayed.matched:
+                return replayed.smallest
     cases = ctx.case_set(check)
     avoid = avoided_edges(ctx.task, check, cases.cases[: cases.literal_count])
     smallest: list[tuple[Drawn, Failure]] = []
+    steps: list[Step] = []
     stop = time.monotonic() + SHRINK_SECONDS
+    out_of_time = []
 
     def body(drawn: Drawn) -> None:
         if time.monotonic() > stop:
+            out_of_time.append(True)
             return  # out of time: no more calls, the smallest failure met so far stands
         try:
             expected = ctx.expected(check, drawn.args) if judge.needs_expected else None
         except ReferenceFailed:
+            steps.append(Step(drawn, None, answered=False, failed=False))
             return  # not a case the task defines an answer for
-        failure = evaluate(ctx, check, judge, drawn.args, expected)
-        if failure is not None and failure.reason in SHRINKABLE:
+        failure = _attempt(ctx, check, judge, drawn, expected)
+        steps.append(Step(drawn, expected, answered=True, failed=failure is not None))
+        if failure is not None:
             if not smallest or case_size(drawn.args) <= case_size(smallest[0][0].args):
                 smallest[:] = [(drawn, failure)]
             raise _Found(failure.message)
@@ -255,9 +267,51 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     with ctx.sandbox.outside_budget():
         try:
             explore(check, body, shrink=True, avoid=avoid)
-        except Exception:  # _Found, or Hypothesis gave up (a flaky submission, out of time)
-            pass
+            ended = True
+        except _Found:
+            ended = True
+        except Exception:  # Hypothesis gave up (a flaky submission): a trace no one else walks
+            ended = False
+    if ended and not out_of_time:
+        book.add(check.name, trace_of(steps))
     return smallest[0] if smallest else None
+
+
+def _replayed(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, trace: Trace) -> Replayed[Failure]:
+    """The trace walked by this submission: its inputs sent ahead, each answer judged as
+    the shrink judges it, the calls still under way dropped at the first that differs."""
+    params = ctx.task.functions[check.function()]
+    answered = [step for step in trace.steps if step.answered]
+    sent = [split_arguments(params, step.drawn.args) for step in answered]
+    limit = ctx.largest_call_limit(check)
+    outcomes = cast(
+        Generator,
+        ctx.sandbox.calls(
+            check.function(),
+            sent,
+            return_inputs=judge.needs_inputs_back,
+            limits=None if limit is None else [limit] * len(sent),
+        ),
+    )
+
+    def failures() -> Iterator[Failure | None]:
+        for step, (positional, keywords), outcome in zip(answered, sent, outcomes):
+            failure = judged(check, judge, outcome, named(params, positional, keywords), step.expected)
+            yield failure if failure is not None and failure.reason in SHRINKABLE else None
+
+    try:
+        return replay(trace, failures())
+    finally:
+        outcomes.close()
+
+
+def _attempt(
+    ctx: Context, check: CheckSpec[CallOptions], judge: Judge, drawn: Drawn, expected: Any
+) -> Failure | None:
+    """The failure a shrink keeps of one input (None: it passed, or failed in a way a shrink
+    does not pursue)."""
+    failure = evaluate(ctx, check, judge, drawn.args, expected)
+    return failure if failure is not None and failure.reason in SHRINKABLE else None
 
 
 def evaluate(
