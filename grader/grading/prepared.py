@@ -27,7 +27,7 @@ from grader.grading.cases import _versions, case_set, expected_output, reference
 from grader.grading.checks.examples import check_cases
 from grader.grading.kinds import kind_of
 from grader.grading.policy import one_fill_checks
-from grader.grading.shrink_traces import TraceBook
+from grader.grading.shrink_traces import ShrinkTrees
 from grader.grading.value_size import nbytes
 from grader.task.reference import load_reference
 from grader.task.spec import CheckSpec, SpecError, Task
@@ -54,8 +54,8 @@ class PreparedTask:
     _tried: dict[str, CaseSet] = field(default_factory=dict, repr=False)
     _one_fill: frozenset[str] | None = field(default=None, repr=False)
     _answer_bytes: int | None = field(default=None, repr=False)
-    # shrinks run for this task's submissions, replayed for the next that fit (shrink_traces.py)
-    shrink_traces: TraceBook = field(default_factory=TraceBook, repr=False)
+    # what the shrinks of this task's submissions tried, walked by the next (shrink_traces.py)
+    shrink_trees: ShrinkTrees = field(default_factory=ShrinkTrees, repr=False)
 
     @classmethod
     def of(cls, task: Task, use_cache: bool = True, freeze: frozen.Freeze | None = None) -> PreparedTask:

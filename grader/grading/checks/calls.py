@@ -12,7 +12,7 @@ two is shown, as a call the student can paste (rebuild.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -23,7 +23,7 @@ from grader.grading.checks.kind import Options, Reading
 from grader.grading.compare import Verdict, check_shape, check_type, check_values
 from grader.grading.pictures import picture
 from grader.grading.policy import near_miss
-from grader.grading.shrink_traces import Replayed, Step, Trace, replay, trace_of
+from grader.grading.shrink_traces import Node, Step, same_args
 from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
 from grader.records.statuses import (
     BUDGET,
@@ -230,20 +230,28 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     (only where the reference is at hand to answer new inputs: not in a kit); the smallest
     failure it met (case_size.py) is returned. It only changes the input shown: the
     verdict was decided on the task's cases, and the time it takes is not the student's
-    (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check."""
+    (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check.
+    The class's earlier shrinks of the check are walked first (shrink_traces.py)."""
     if ctx.reference is None:
         return None
+    trees = ctx.prepared.shrink_trees
+    walked: list[tuple[Node, Failure | None]] = []  # this submission's outcomes on the tree
+    with ctx.sandbox.outside_budget():
+        node = trees.root(check.name)
+        while node is not None:
+            failure = _attempt(ctx, check, judge, node.drawn, node.expected) if node.answered else None
+            walked.append((node, failure))
+            following = node.after.get(failure is not None, ...)
+            if following is ...:
+                break  # no shrink went this way yet: Hypothesis goes on from here
+            if following is None:  # the shrink ends here, as every one that came this way
+                return _smallest([(n.drawn, f) for n, f in walked])
+            node = following
     from grader.task.hypothesis_driver import explore  # (not for a kit: nothing to shrink with)
 
-    book = ctx.prepared.shrink_traces
-    with ctx.sandbox.outside_budget():
-        for trace in book.of(check.name):  # another submission's shrink, if this one walks it
-            replayed = _replayed(ctx, check, judge, trace)
-            if replayed.matched:
-                return replayed.smallest
     cases = ctx.case_set(check)
     avoid = avoided_edges(ctx.task, check, cases.cases[: cases.literal_count])
-    smallest: list[tuple[Drawn, Failure]] = []
+    met: list[tuple[Drawn, Failure | None]] = []
     steps: list[Step] = []
     stop = time.monotonic() + SHRINK_SECONDS
     out_of_time = []
@@ -252,16 +260,21 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
         if time.monotonic() > stop:
             out_of_time.append(True)
             return  # out of time: no more calls, the smallest failure met so far stands
-        try:
-            expected = ctx.expected(check, drawn.args) if judge.needs_expected else None
-        except ReferenceFailed:
-            steps.append(Step(drawn, None, answered=False, failed=False))
-            return  # not a case the task defines an answer for
-        failure = _attempt(ctx, check, judge, drawn, expected)
-        steps.append(Step(drawn, expected, answered=True, failed=failure is not None))
+        walked_here = walked[len(steps)] if len(steps) < len(walked) else None
+        if walked_here is not None and same_args(walked_here[0].drawn.args, drawn.args):
+            node, failure = walked_here  # (asked already, on the tree: not sent again)
+            steps.append(Step(drawn, node.expected, node.answered, failure is not None))
+        else:
+            walked.clear()
+            try:
+                expected = ctx.expected(check, drawn.args) if judge.needs_expected else None
+            except ReferenceFailed:
+                steps.append(Step(drawn, None, answered=False, failed=False))
+                return  # not a case the task defines an answer for
+            failure = _attempt(ctx, check, judge, drawn, expected)
+            steps.append(Step(drawn, expected, answered=True, failed=failure is not None))
+        met.append((drawn, failure))
         if failure is not None:
-            if not smallest or case_size(drawn.args) <= case_size(smallest[0][0].args):
-                smallest[:] = [(drawn, failure)]
             raise _Found(failure.message)
 
     with ctx.sandbox.outside_budget():
@@ -270,39 +283,20 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
             ended = True
         except _Found:
             ended = True
-        except Exception:  # Hypothesis gave up (a flaky submission): a trace no one else walks
+        except Exception:  # Hypothesis gave up (a flaky submission): a path no one else walks
             ended = False
     if ended and not out_of_time:
-        book.add(check.name, trace_of(steps))
-    return smallest[0] if smallest else None
+        trees.add(check.name, steps)
+    return _smallest(met)
 
 
-def _replayed(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, trace: Trace) -> Replayed[Failure]:
-    """The trace walked by this submission: its inputs sent ahead, each answer judged as
-    the shrink judges it, the calls still under way dropped at the first that differs."""
-    params = ctx.task.functions[check.function()]
-    answered = [step for step in trace.steps if step.answered]
-    sent = [split_arguments(params, step.drawn.args) for step in answered]
-    limit = ctx.largest_call_limit(check)
-    outcomes = cast(
-        Generator,
-        ctx.sandbox.calls(
-            check.function(),
-            sent,
-            return_inputs=judge.needs_inputs_back,
-            limits=None if limit is None else [limit] * len(sent),
-        ),
-    )
-
-    def failures() -> Iterator[Failure | None]:
-        for step, (positional, keywords), outcome in zip(answered, sent, outcomes):
-            failure = judged(check, judge, outcome, named(params, positional, keywords), step.expected)
-            yield failure if failure is not None and failure.reason in SHRINKABLE else None
-
-    try:
-        return replay(trace, failures())
-    finally:
-        outcomes.close()
+def _smallest(met: list[tuple[Drawn, Failure | None]]) -> tuple[Drawn, Failure] | None:
+    """The smallest failure among the inputs a shrink met, in order (the later of equal size)."""
+    smallest: tuple[Drawn, Failure] | None = None
+    for drawn, failure in met:
+        if failure is not None and (smallest is None or case_size(drawn.args) <= case_size(smallest[0].args)):
+            smallest = (drawn, failure)
+    return smallest
 
 
 def _attempt(
