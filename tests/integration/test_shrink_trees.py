@@ -49,7 +49,9 @@ def _feedback(result):
     return [(c.name, c.status, c.score, c.message, c.failing_input) for c in result.checks]
 
 
-def test_a_submission_is_sent_and_shown_the_same_whoever_was_graded_before(pe_task, tmp_path, sent, shrinks_run):
+def test_a_submission_is_sent_and_shown_the_same_whoever_was_graded_before(
+    pe_task, tmp_path, sent, shrinks_run
+):
     first = os.path.join(PE_SAMPLES, "mistake_positions_from_one.py")
     same_mistake = shutil.copy(first, tmp_path / "classmate.py")  # another file, the same outcomes
     other_mistake = os.path.join(PE_SAMPLES, "mistake_exponent_missing_two.py")
