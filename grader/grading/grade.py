@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from grader import __version__
 from grader.grading import final_grading
+from grader.grading.cache_folder import cache_root
 from grader.grading.case_set import ReferenceFailed
-from grader.grading.cases import cache_dir
 from grader.grading.checks.script_work import wanted_shapes
 from grader.grading.context import Context, ScriptRun
 from grader.grading.diagnosis import diagnose
@@ -58,7 +58,7 @@ def grade(
     )
     tier = choose_tier(options.isolation, options.others_work, options.shared_state)
     if sandbox_tier(tier).file_permissions_are_walls:
-        refuse_open_paths([task.folder, cache_dir()])
+        refuse_open_paths([task.folder, cache_root()])  # (every cache: cases, times, shrink paths)
     # The frameworks the task allows and the file imports: imported by its worker (or the
     # batch's fork server) before the student's clock starts.
     limits = dataclasses.replace(

@@ -27,6 +27,7 @@ from grader.grading.cases import _versions, case_set, expected_output, reference
 from grader.grading.checks.examples import check_cases
 from grader.grading.kinds import kind_of
 from grader.grading.policy import one_fill_checks
+from grader.grading.shrink_store import ShrinkStore
 from grader.grading.shrink_traces import ShrinkTrees
 from grader.grading.value_size import nbytes
 from grader.task.reference import load_reference
@@ -56,6 +57,7 @@ class PreparedTask:
     _answer_bytes: int | None = field(default=None, repr=False)
     # what the shrinks of this task's submissions tried, walked by the next (shrink_traces.py)
     shrink_trees: ShrinkTrees = field(default_factory=ShrinkTrees, repr=False)
+    _shrink_store: ShrinkStore | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, task: Task, use_cache: bool = True, freeze: frozen.Freeze | None = None) -> PreparedTask:
@@ -72,6 +74,13 @@ class PreparedTask:
         if self._mistakes is None:
             self._mistakes = mistakes.MistakeRuns(self.task, mistakes.variants(self.task))
         return self._mistakes
+
+    @property
+    def shrink_store(self) -> ShrinkStore | None:
+        """The shrink paths on disk that this task's shrinks share (None: no cache used)."""
+        if self._shrink_store is None and self.use_cache:
+            self._shrink_store = ShrinkStore(self.task)
+        return self._shrink_store
 
     @property
     def kit(self) -> bool:

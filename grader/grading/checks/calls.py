@@ -234,7 +234,9 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     The class's earlier shrinks of the check are walked first (shrink_traces.py)."""
     if ctx.reference is None:
         return None
-    trees = ctx.prepared.shrink_trees
+    trees, store = ctx.prepared.shrink_trees, ctx.prepared.shrink_store
+    for path in store.new_paths(check) if store is not None else ():  # (other processes', runs')
+        trees.add(check.name, path)
     walked: list[tuple[Node, Failure | None]] = []  # this submission's outcomes on the tree
     with ctx.sandbox.outside_budget():
         node = trees.root(check.name)
@@ -287,6 +289,8 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
             ended = False
     if ended and not out_of_time:
         trees.add(check.name, steps)
+        if store is not None:
+            store.save(check, steps)
     return _smallest(met)
 
 

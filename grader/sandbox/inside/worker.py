@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import operator
 import os
 import socket
 import sys
@@ -34,6 +35,7 @@ import wire  # noqa: E402
 # rebinds numpy.may_share_memory changes nothing here (and is seen doing so: _check_numpy).
 _ndarray, _may_share_memory = np.ndarray, np.may_share_memory
 _NUMPY_NAMES = dict(vars(np))
+_NUMPY_KEYS, _NUMPY_VALUES = tuple(_NUMPY_NAMES), tuple(_NUMPY_NAMES.values())
 
 TEXT_CAP = protocol.TEXT_CAP
 
@@ -334,8 +336,13 @@ class Worker:
         that it reaches into what the harness uses."""
         if self.evidence is None:
             return
+        current = vars(np)
+        # After every call: compared in C, name by name by identity (a Python loop over
+        # numpy's ~500 names was most of a small call's cost); named only when one differs.
+        if all(map(operator.is_, map(current.get, _NUMPY_KEYS), _NUMPY_VALUES)):
+            return
         for name, value in _NUMPY_NAMES.items():
-            if vars(np).get(name, value) is not value:
+            if current.get(name, value) is not value:
                 self.evidence._add(f"numpy.{name} replaced()")
 
 
