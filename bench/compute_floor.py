@@ -70,7 +70,14 @@ def timed(command: list[str], env: dict) -> float:
 
 
 def check_seconds(path: str, env: dict) -> float:
+    forget_shrinks(env)
     return timed([grader_script(), "check", TASK, path], env)
+
+
+def forget_shrinks(env: dict) -> None:
+    """Every measured run shrinks as a first run does: the shrink paths an earlier run kept
+    in the cache (shrink_store.py) would let the same file's second check skip Hypothesis."""
+    shutil.rmtree(os.path.join(env["GRADER_CACHE_DIR"], "shrink-paths"), ignore_errors=True)
 
 
 def naive_seconds(path: str, env: dict) -> float:
@@ -88,6 +95,7 @@ def two_at_a_time(paths: list[str], one) -> float:
 
 
 def batch_seconds(folder: str, env: dict) -> float:
+    forget_shrinks(env)  # (the class shares its shrinks within the run, not from the last)
     out = tempfile.mkdtemp(prefix="bench-out-")
     seconds = timed([grader_script(), "batch", TASK, folder, "--out", out, "--jobs", "2"], env)
     shutil.rmtree(out)
