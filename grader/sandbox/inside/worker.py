@@ -331,18 +331,26 @@ class Worker:
             return {"ok": False, "error": _error_record(exc, self.submission)}, []
         return reply, out
 
-    def _check_numpy(self) -> None:
+    def _check_numpy(
+        self,
+        _module: dict = vars(np),
+        _all: Callable = all,
+        _map: Callable = map,
+        _is: Callable = operator.is_,
+        _keys: tuple = _NUMPY_KEYS,
+        _values: tuple = _NUMPY_VALUES,
+    ) -> None:
         """Record any numpy name the submission rebound (numpy.frombuffer, ...): evidence
-        that it reaches into what the harness uses."""
+        that it reaches into what the harness uses. (What it uses is bound here when the
+        worker starts: rebinding a builtin or the operator module later changes nothing.)"""
         if self.evidence is None:
             return
-        current = vars(np)
         # After every call: compared in C, name by name by identity (a Python loop over
         # numpy's ~500 names was most of a small call's cost); named only when one differs.
-        if all(map(operator.is_, map(current.get, _NUMPY_KEYS), _NUMPY_VALUES)):
+        if _all(_map(_is, _map(_module.get, _keys), _values)):
             return
-        for name, value in _NUMPY_NAMES.items():
-            if current.get(name, value) is not value:
+        for name, value in zip(_keys, _values):
+            if _module.get(name, value) is not value:
                 self.evidence._add(f"numpy.{name} replaced()")
 
 
