@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+from types import ModuleType
 
 SOCKETS = ("socket", "io_uring_setup")
 KEYS = ("keyctl", "add_key", "request_key")
@@ -57,11 +58,40 @@ NEW_PROCESSES = ("fork", "vfork")
 CLONE_THREAD = 0x00010000
 
 
+# The libraries pyseccomp loads, by the names their packages install. pyseccomp looks them up
+# with ctypes' find_library, which runs `ldconfig -p` (a process each, ~3 ms, in the grader
+# and again in every new worker); a name that loads is given instead, else the lookup runs.
+_SONAMES = {"c": "libc.so.6", "seccomp": "libseccomp.so.2"}
+
+
+def _pyseccomp() -> ModuleType:
+    import ctypes
+    import ctypes.util
+
+    lookup = ctypes.util.find_library
+
+    def known(name: str) -> str | None:
+        soname = _SONAMES.get(name)
+        if soname is not None:
+            try:
+                ctypes.CDLL(soname)
+                return soname
+            except OSError:
+                pass
+        return lookup(name)
+
+    ctypes.util.find_library = known
+    try:
+        return importlib.import_module("pyseccomp")
+    finally:
+        ctypes.util.find_library = lookup
+
+
 def deny(sockets: bool = False, keys: bool = False, ipc: bool = False, processes: bool = False) -> None:
     """Load one filter forbidding the asked-for groups (nothing to do if none)."""
     if not (sockets or keys or ipc or processes):
         return
-    import pyseccomp as seccomp
+    seccomp = _pyseccomp()
 
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in SOCKETS if sockets else ():
@@ -83,7 +113,7 @@ def deny(sockets: bool = False, keys: bool = False, ipc: bool = False, processes
 def available() -> bool:
     """Whether the filter can be made here (pyseccomp needs the system's libseccomp)."""
     try:
-        importlib.import_module("pyseccomp")
+        _pyseccomp()
     except (ImportError, RuntimeError, OSError):
         return False
     return True
