@@ -148,8 +148,35 @@ def check_values(
     )
 
 
+CHUNK = 1 << 15  # values compared at a time in a large array: the temporaries stay in cache
+
+
+def _all_within(want: np.ndarray, got: np.ndarray, tol: Tolerance) -> bool:
+    """Whether every value of a large real array is within the tolerance, a chunk at a
+    time (about twice as fast as whole-array temporaries at a million values)."""
+    flat_want, flat_got = want.reshape(-1), got.reshape(-1)
+    error, allowed = np.empty(CHUNK), np.empty(CHUNK)
+    within = np.empty(CHUNK, dtype=bool)
+    for start in range(0, flat_want.size, CHUNK):
+        w, g = flat_want[start : start + CHUNK], flat_got[start : start + CHUNK]
+        e, a, ok = error[: w.size], allowed[: w.size], within[: w.size]
+        np.subtract(g, w, out=e)
+        np.abs(e, out=e)
+        np.abs(w, out=a)
+        a *= tol.rtol
+        a += tol.atol
+        np.less_equal(e, a, out=ok)
+        if not ok.all():
+            return False
+    return True
+
+
 def _close(want: np.ndarray, got: np.ndarray, tol: Tolerance, where: str) -> Verdict:
     got_f = np.asarray(got, dtype=want.dtype)
+    if want.dtype == np.float64 and want.size > CHUNK:
+        with np.errstate(invalid="ignore", over="ignore"):
+            if _all_within(want, got_f, tol):
+                return PASS  # (else the whole arrays are looked at below, for the message)
     with np.errstate(invalid="ignore", over="ignore"):
         error = np.abs(got_f - want)
         allowed = tol.atol + tol.rtol * np.abs(want)

@@ -103,3 +103,26 @@ def test_mutation_shows_values_that_differ_and_no_task_specific_advice():
     verdict = check_inputs_unchanged({"m": np.array([1.0])}, [np.array([1.0 + 1e-12])])
     assert "it was 1 before the call and 1.000000000001 after" in verdict.message
     assert "pe" not in verdict.message and "Leave `m` as it is" in verdict.message
+
+
+def test_large_arrays_are_judged_as_small_ones():
+    """A large array is first looked at a chunk at a time; the verdict and the message are
+    those of the whole-array rules, NaN and infinity included."""
+    from grader.grading.compare import CHUNK
+
+    rng = np.random.default_rng(0)
+    want = rng.uniform(-1, 1, size=(3 * CHUNK // 64 + 5, 64))
+    tol = Tolerance()
+    assert check_values(want, want + 1e-12, tol).ok
+    with_nan = want.copy()
+    with_nan[-1, -1] = np.nan
+    with_nan[0, 0] = np.inf
+    assert check_values(with_nan, with_nan.copy(), tol).ok  # NaN where NaN, inf where inf
+    off = want.copy()
+    off[-1, -1] += 1.0  # in the last, partial chunk
+    verdict = check_values(want, off, tol)
+    assert not verdict.ok
+    assert (
+        f"at [{want.shape[0] - 1}, 63]" in verdict.message
+        and f"1 of {want.size} values are off" in verdict.message
+    )
