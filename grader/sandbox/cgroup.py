@@ -13,7 +13,6 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Callable
 
 from grader.sandbox import cpu_time
 
@@ -42,9 +41,10 @@ def _write(path: str, value: str) -> None:
 class Cgroup:
     def __init__(self, dirs: list[str]):
         self.dirs = dirs  # one per hierarchy (v1: pids and memory; v2: one)
-        # which of them keeps the CPU time, and how it is read: found on the first reading
-        # (read once per answer, so the misses are not paid again)
-        self._cpu_account: tuple[str, Callable[[str], float | None]] | None = None
+        # the file that keeps its CPU time, open: found on the first reading, then read in
+        # place (once per answer: neither the misses nor an open are paid again)
+        self._cpu_fd: int | None = None
+        self._cpu_kind = ""
 
     @classmethod
     def create(cls, max_processes: int, memory_bytes: int) -> Cgroup | None:
@@ -118,17 +118,23 @@ class Cgroup:
         """CPU time its processes used: v2's (or v1 cpuacct's) account of all it ever held,
         else (v1 without cpuacct) the sum over the processes in it now but ``leave_out``
         (cpu_time.py)."""
-        if self._cpu_account is not None:
-            path, read = self._cpu_account
-            seconds = read(path)
+        if self._cpu_fd is not None:
+            seconds = cpu_time.account_seconds(self._cpu_fd, self._cpu_kind)
             if seconds is not None:
                 return seconds
+            self._close_cpu_file()
         for path in self.dirs:
-            for read in (cpu_time.cgroup_v2_seconds, cpu_time.cpuacct_seconds):
-                seconds = read(path)
-                if seconds is not None:
-                    self._cpu_account = (path, read)
-                    return seconds
+            for kind, name in cpu_time.ACCOUNTS:
+                try:
+                    fd = os.open(os.path.join(path, name), os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    continue
+                seconds = cpu_time.account_seconds(fd, kind)
+                if seconds is None:
+                    os.close(fd)
+                    continue
+                self._cpu_fd, self._cpu_kind = fd, kind
+                return seconds
         return cpu_time.pids_seconds(self.pids() - leave_out)
 
     def keeps_cpu_time(self) -> bool:
@@ -152,7 +158,16 @@ class Cgroup:
                     pass
             time.sleep(0.01)
 
+    def _close_cpu_file(self) -> None:
+        if self._cpu_fd is not None:
+            try:
+                os.close(self._cpu_fd)
+            except OSError:
+                pass
+            self._cpu_fd = None
+
     def remove(self) -> None:
+        self._close_cpu_file()
         for path in self.dirs:
             for _ in range(50):  # rmdir waits for the killed processes to be reaped
                 try:

@@ -64,6 +64,25 @@ def pids_seconds(pids: Iterable[int]) -> float:
     return sum(process_seconds(pid) for pid in pids)
 
 
+# The files that keep a cgroup's CPU time: v2's cpu.stat (usage_usec), v1 cpuacct's usage (ns).
+ACCOUNTS = (("v2", "cpu.stat"), ("v1", "cpuacct.usage"))
+
+
+def account_seconds(fd: int, kind: str) -> float | None:
+    """The CPU time in an ACCOUNTS file open at ``fd``, read afresh (from its start)."""
+    try:
+        data = os.pread(fd, 4096, 0)
+        if kind == "v1":
+            return int(data.strip()) / 1e9
+        for line in data.splitlines():
+            name, _, value = line.partition(b" ")
+            if name == b"usage_usec":
+                return int(value) / 1e6
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def cgroup_v2_seconds(folder: str) -> float | None:
     """``usage_usec`` of a cgroup v2's cpu.stat; None where there is none (v1)."""
     try:

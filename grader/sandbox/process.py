@@ -72,7 +72,11 @@ class WorkerProcess:
         (a script's answer is its last line)."""
         texts = []
         for i, f in enumerate((self.out, self.err)):
-            size, start = os.fstat(f.fileno()).st_size, self.read_at[i]
+            start = self.read_at[i]
+            if until is not None and until[i] <= start:
+                texts.append("")  # (the usual answer: nothing printed since the last)
+                continue
+            size = os.fstat(f.fileno()).st_size
             if until is not None:
                 size = max(start, min(size, until[i]))
             cap = self.limits.output_chars
@@ -87,6 +91,8 @@ class WorkerProcess:
                 text = f"{head}\n[... {size - start - room - tail} bytes not shown ...]\n{end}"
             self.read_at[i] = size
             texts.append(text)
+        if not texts[0] and not texts[1]:
+            return "", ""
         cap = self.limits.output_chars  # now in bytes of text with its control characters shown
         return visible_output(texts[0], cap), visible_output(texts[1], cap)
 
