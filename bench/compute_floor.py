@@ -16,7 +16,10 @@ and the compute floor: one process per file (two at a time) that does only the r
 work (imports numpy and the reference, calls it on every frozen case of the task), the least
 any grader that runs each file in a process of its own could take; the class rate against it.
 Goals (issue 26): correct <= 0.30x, buggy <= 0.10x, class >= 10x, stragglers <= 0.25x.
-The installed `grader` console script is measured; results also go to bench/results/.
+This checkout is measured as a course installs it (normal_install.py: a wheel in a
+virtualenv of its own, which borrows the development venv's packages), and the naive grader
+and the compute floor run on that virtualenv's Python too; ``--editable`` measures the
+development venv's `grader` instead. Results also go to bench/results/.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import time
 from classes import ROOT, TASK  # (bench/ is on sys.path when run)
 from hidden_class import make_hidden_class
 from limits_speed import LOOPS, SEGFAULTS
+from normal_install import normal_install
 
 NAIVE = os.path.join(ROOT, "bench", "naive", "test_naive_pe.py")
 CHECK_FILES = 3  # right files and wrong files timed per run, one check each
@@ -56,11 +60,12 @@ for function, args in calls:
 """
 
 
+# The `grader` script and the Python measured (main() sets them: normal_install.py).
+GRADER, PYTHON = "", sys.executable
+
+
 def grader_script() -> str:
-    script = os.path.join(os.path.dirname(sys.executable), "grader")
-    if not os.path.exists(script):
-        sys.exit(f"{script} not found: install the project first (pip install -e .)")
-    return script
+    return GRADER
 
 
 def timed(command: list[str], env: dict) -> float:
@@ -81,9 +86,7 @@ def forget_shrinks(env: dict) -> None:
 
 
 def naive_seconds(path: str, env: dict) -> float:
-    return timed(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", NAIVE], dict(env, SUBMISSION=path)
-    )
+    return timed([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", NAIVE], dict(env, SUBMISSION=path))
 
 
 def two_at_a_time(paths: list[str], one) -> float:
@@ -124,8 +127,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--students", type=int, default=60)
+    parser.add_argument("--editable", action="store_true", help="the development venv's grader")
+    parser.add_argument("--files-only", action="store_true", help="only the one-file ratios (1 and 2)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="bench-floor-")
+    global GRADER, PYTHON
+    if args.editable:
+        GRADER = os.path.join(os.path.dirname(sys.executable), "grader")
+        if not os.path.exists(GRADER):
+            sys.exit(f"{GRADER} not found: install the project first (pip install -e .)")
+    else:
+        GRADER = normal_install(work)
+        PYTHON = os.path.join(os.path.dirname(GRADER), "python")
+    print(f"  measuring {GRADER}", flush=True)
     env = dict(os.environ, GRADER_CACHE_DIR=os.path.join(work, "cache"))
     honest = os.path.join(work, "class")
     right = make_hidden_class(honest, args.students)
@@ -139,7 +153,7 @@ def main() -> None:
             f.write(source)
     calls = os.path.join(work, "calls.pickle")
     frozen_calls(calls)
-    floor_child = [sys.executable, "-c", FLOOR_CHILD, os.path.join(TASK, "reference.py"), calls]
+    floor_child = [PYTHON, "-c", FLOOR_CHILD, os.path.join(TASK, "reference.py"), calls]
 
     check_seconds(correct[0], env)  # the reference's times measured, cache warm
     seconds: dict[str, list[float]] = {}
@@ -153,6 +167,8 @@ def main() -> None:
         for kind, paths in (("correct", correct), ("buggy", buggy)):
             add(f"check {kind}", statistics.mean(check_seconds(p, env) for p in paths))
             add(f"naive {kind}", statistics.mean(naive_seconds(p, env) for p in paths))
+        if args.files_only:
+            continue
         add("batch class", batch_seconds(honest, env))
         add("batch class+stragglers", batch_seconds(stragglers, env))
         add("naive class", two_at_a_time(files, lambda p: naive_seconds(p, env)))
@@ -162,8 +178,6 @@ def main() -> None:
     ratios = {
         "correct": med["check correct"] / med["naive correct"],
         "buggy": med["check buggy"] / med["naive buggy"],
-        "class": med["naive class"] / med["batch class"],
-        "stragglers": (med["batch class+stragglers"] - med["batch class"]) / med["batch class"],
     }
     n = len(files)
     print(f"\n{args.runs} interleaved runs, medians; a class of {n} (hidden_class.py mix)")
@@ -171,6 +185,11 @@ def main() -> None:
     print(f"   {ratios['correct']:.3f}x  (goal <= {GOALS['correct']}x)")
     print(f"  buggy file     grader {med['check buggy']:.2f} s  naive {med['naive buggy']:.2f} s", end="")
     print(f"   {ratios['buggy']:.3f}x  (goal <= {GOALS['buggy']}x)")
+    if args.files_only:
+        shutil.rmtree(work)
+        return
+    ratios["class"] = med["naive class"] / med["batch class"]
+    ratios["stragglers"] = (med["batch class+stragglers"] - med["batch class"]) / med["batch class"]
     print(
         f"  class          grader {n / med['batch class']:.2f}/s  naive {n / med['naive class']:.2f}/s"
         f"   {ratios['class']:.1f}x  (goal >= {GOALS['class']}x)"

@@ -1,57 +1,21 @@
-"""``grader check``: grade one submission and print or write its report."""
+"""``grader check``: grade one submission and print or write its report.
+
+This half is light: it reads the options and starts a worker ahead (head_start.py), which
+then starts beside the imports of the other half (check_grading.py: numpy, the checks, the
+renderers), instead of after them."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
-import sys
 
-from grader.cli.common import EXIT_BELOW, EXIT_FULL, options_from, refuse_open_output, write
-from grader.grading.grade import grade
-from grader.grading.redact import for_students
-from grader.grading.task_yaml import load_task
-from grader.records.statuses import PASSED
-from grader.report import RENDERERS
-from grader.report.gradescope import cannot_grade
-from grader.submission.file import MAX_SOURCE_BYTES, SubmissionError, SubmissionFile
+from grader.cli.common import options_from
+from grader.grading.head_start import head_start
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    task = load_task(args.task)
     options = dataclasses.replace(options_from(args), others_work=args.others_work)
-    if args.output:
-        refuse_open_output(options, args.output)
-    submission = _stdin_submission() if args.submission == "-" else args.submission
-    try:
-        result = grade(task, submission, options)
-    except SubmissionError as exc:
-        if args.format == "gradescope" and args.output:  # Gradescope needs a results.json
-            write(cannot_grade(str(exc)), args.output)
-        raise
-    if not args.staff:
-        result = for_students(result)
-    if result.isolation_note:
-        print(f"grader: note: {result.isolation_note}", file=sys.stderr)
-    colour = _colour(args.color) and args.format == "text" and args.output is None
-    write(RENDERERS[args.format](result, colour=colour), args.output)
-    return EXIT_FULL if result.status == PASSED else EXIT_BELOW
+    with head_start(args.task, options) as started:
+        from grader.cli import check_grading  # (after the worker has started: see above)
 
-
-def _colour(choice: str) -> bool:
-    if choice == "always":
-        return True
-    if choice == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
-
-
-def _stdin_submission() -> SubmissionFile:
-    """``-``: the submission's bytes from standard input, with the same size cap as a file."""
-    data = sys.stdin.buffer.read(MAX_SOURCE_BYTES + 1)
-    if len(data) > MAX_SOURCE_BYTES:
-        raise SubmissionError(
-            f"standard input: more than {MAX_SOURCE_BYTES >> 20} MiB; a "
-            f"submission is a source file, not data."
-        )
-    return SubmissionFile("<stdin>", data)
+        return check_grading.check(args, options, started)

@@ -15,6 +15,7 @@ from grader.grading.case_set import ReferenceFailed
 from grader.grading.checks.script_work import wanted_shapes
 from grader.grading.context import Context, ScriptRun
 from grader.grading.diagnosis import diagnose
+from grader.grading.head_start import HeadStart
 from grader.grading.kinds import kind_of
 from grader.grading.loading import RUN_CHECK, load_result, not_drawn, run_result, unreadable
 from grader.grading.options import Options  # (also imported from here: batch, ci, validate)
@@ -42,10 +43,12 @@ def grade(
     submission: str | SubmissionFile,
     options: Options = Options(),
     prepared: PreparedTask | None = None,
+    started: HeadStart | None = None,
 ) -> Result:
     """Grade one submission, given as a path (read here, once) or as bytes already read;
     ``prepared`` is the task prepared already (a batch's, a validate's), else it is
-    prepared here, while the worker starts."""
+    prepared here, while the worker starts; ``started``: a worker started ahead
+    (head_start.py), taken as the first worker if it fits."""
     start = time.monotonic()
     if not isinstance(submission, SubmissionFile):
         submission = read_submission(submission)
@@ -69,7 +72,12 @@ def grade(
     with (
         workers(limits, tier, options.warm_workers) as spawn,
         Sandbox(
-            source.code, list(task.functions), limits, tier, spawn, source_map=source.source_map
+            source.code,
+            list(task.functions),
+            limits,
+            tier,
+            started.spawner(spawn) if started is not None else spawn,
+            source_map=source.source_map,
         ) as sandbox,
     ):
         sandbox.start()  # the worker imports numpy while this process does the same

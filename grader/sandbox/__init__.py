@@ -11,14 +11,14 @@ What runs inside the sandbox lives apart, in ``inside/``.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from grader.records.limits import Limits
 from grader.sandbox import warm
 from grader.sandbox.inside import wire
 from grader.sandbox.inside.wire import ForeignArray, Opaque
-from grader.sandbox.process import FreshWorker, WorkerProcess
+from grader.sandbox.process import FreshWorker, Spawner, WorkerProcess
 from grader.sandbox.tiers import (
     NAMES,
     TIERS,
@@ -39,6 +39,7 @@ __all__ = [
     "Opaque",
     "Sandbox",
     "SandboxUnavailable",
+    "Spawner",
     "TIERS",
     "Tier",
     "choose_tier",
@@ -46,8 +47,10 @@ __all__ = [
     "downgrade_note",
     "refuse_open_paths",
     "tier",
+    "start_worker",
     "warm_supported",
     "wire",
+    "WorkerProcess",
     "workers",
     "working_tiers",
 ]
@@ -71,10 +74,13 @@ def warm_supported(name: str) -> bool:
     return warm.supported(name)
 
 
+def start_worker(limits: Limits, name: str) -> WorkerProcess:
+    """A fresh worker in tier ``name``, starting now (it says hello when it is ready)."""
+    return FreshWorker(limits, name)
+
+
 @contextlib.contextmanager
-def workers(
-    limits: Limits, name: str, warm_workers: bool
-) -> Iterator[Callable[[Limits, str], WorkerProcess]]:
+def workers(limits: Limits, name: str, warm_workers: bool) -> Iterator[Spawner]:
     """Where one submission's workers come from: forked from a warm server of this process
     where ``warm_workers`` is asked for and works in tier ``name``, else a fresh process."""
     if warm_workers and warm.supported(name):

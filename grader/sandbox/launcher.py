@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.records.statuses import BUDGET, CRASHED, MALFORMED, OK, RAISED, TIMEOUT
 from grader.records.worker_error import WorkerError
 from grader.sandbox.inside import protocol, shared, wire
-from grader.sandbox.process import FreshWorker, WorkerProcess
+from grader.sandbox.process import FreshWorker, Spawner, WorkerProcess
 from grader.sandbox.replies import CallOutcome, outcome_from_reply, sanitised, shown_id
 from grader.sandbox.tiers import NAMES, SandboxUnavailable
 from grader.sandbox.waiting import GRACE_SECONDS, Waiter
@@ -34,9 +34,6 @@ EVIDENCE_CAP = protocol.EVIDENCE_CAP  # entries of runtime evidence kept per sub
 OVERFLOW = protocol.OVERFLOW
 EVIDENCE_FRAMES_CAP = 1000  # evidence frames before an answer: more is malformed
 ABANDON_SECONDS = 0.25  # to take answers already under way after an early stop
-
-# Makes a worker for (limits, tier); FreshWorker unless a warm pool is used.
-Spawner = Callable[[Limits, str], WorkerProcess]
 
 
 class Sandbox:

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 
 from grader.records.limits import Limits
 from grader.sandbox import cpu_time
@@ -126,6 +127,10 @@ class WorkerProcess:
         self.sock.close()
         self.out.close()
         self.err.close()
+
+
+# Makes a worker for (limits, tier): FreshWorker, or one forked from a warm server (warm.py).
+Spawner = Callable[[Limits, str], WorkerProcess]
 
 
 class FreshWorker(WorkerProcess):

@@ -50,6 +50,9 @@ FUNCTION_LEVEL_IMPORTS = {
     ("grader.grading.checks.calls", "grader.task.hypothesis_driver"): (
         "Hypothesis only when a failure is shrunk, never for a frozen task"
     ),
+    ("grader.cli.check", "grader.cli.check_grading"): (
+        "the grading stack (numpy, the checks) after the worker's head start, so that the two start side by side"
+    ),
     ("grader.sandbox", "grader.sandbox.launcher"): (
         "the Sandbox (and numpy with it) only when used: grader export, kit and --version never pay for it"
     ),
