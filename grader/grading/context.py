@@ -12,10 +12,21 @@ from grader.grading.call_limits import CallLimit, derived_limit
 from grader.grading.case_set import CaseSet
 from grader.grading.checks.typed_in import Numbers
 from grader.grading.prepared import PreparedTask
+from grader.grading.value_size import nbytes
 from grader.sandbox import Sandbox
 from grader.submission.python_file import PythonSource
 from grader.submission.source_numbers import SourceNumbers
 from grader.task.spec import CheckSpec, Task
+
+ANSWER_KEPT_BYTES = 1 << 20  # of one output kept for the diagnosis (a larger one is asked again)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What one call of a visible values check gave: its output, or that it raised."""
+
+    value: Any = None
+    raised: bool = False
 
 
 @dataclass
@@ -40,6 +51,10 @@ class Context:
     shown: dict[str, dict] = field(default_factory=dict)
     # the failed visible checks of the work whose wrong answer still showed work (policy.py)
     near: set[str] = field(default_factory=set)
+    # what the submission already answered on the inputs a diagnosis observes first (its
+    # shown input, its smallest cases): check name -> id(args) -> (args, Answered), so
+    # diagnosis.py does not call it again for them; trusted side only, never in a result
+    answered: dict[str, dict[int, tuple[dict, Answered]]] = field(default_factory=dict)
     _numbers: Numbers | None = field(default=None, repr=False)
     # check name -> (the case set, its call limits): asked again for every input a shrink tries
     _limits: dict[str, tuple[CaseSet, list[CallLimit]]] = field(default_factory=dict, repr=False)
@@ -61,6 +76,17 @@ class Context:
             # read runs no check that asks)
             self._numbers = Numbers(self.source.numbers or SourceNumbers((), (), capped=True))
         return self._numbers
+
+    def remember_answer(self, check: CheckSpec, args: dict, value: Any = None, raised: bool = False) -> None:
+        """Keep what the submission answered on ``args`` (its output, or that it raised)
+        for the diagnosis, up to ANSWER_KEPT_BYTES of output."""
+        if raised or nbytes(value) <= ANSWER_KEPT_BYTES:
+            self.answered.setdefault(check.name, {})[id(args)] = (args, Answered(value, raised))
+
+    def answer_on(self, check: CheckSpec, args: dict) -> Answered | None:
+        """What the submission answered on these very ``args`` (the same object), if kept."""
+        kept = self.answered.get(check.name, {}).get(id(args))
+        return kept[1] if kept is not None and kept[0] is args else None
 
     def case_set(self, check: CheckSpec) -> CaseSet:
         return self.prepared.case_set(check)

@@ -13,7 +13,7 @@ import tempfile
 from types import ModuleType
 
 from grader import __version__
-from grader.grading import frozen
+from grader.grading import frozen, mistakes
 from grader.grading.case_set import CaseSet
 from grader.grading.cases import case_set, reference_value
 from grader.grading.checks.examples import check_cases
@@ -69,11 +69,15 @@ def freeze(
         [c for c in chosen if c.name in frozen_sets],
         lambda check: check_cases(check, lambda c: frozen_sets[c.name]).expected,
     )
-    cases_json = json.dumps(
-        {"format": FORMAT, "task": task.id, "checks": checks, "one_fill": sorted(filled)},
-        sort_keys=True,
-        indent=1,
-    ).encode()
+    data = {"format": FORMAT, "task": task.id, "checks": checks, "one_fill": sorted(filled)}
+    if not kit and only is None:
+        # what a diagnosis asks of each known mistake first: which checks it fails
+        runs = mistakes.MistakeRuns(task, mistakes.variants(task))
+        if runs.variants:
+            data["mistakes"] = runs.frozen_profile(
+                lambda check: check_cases(check, lambda c: frozen_sets[c.name])
+            )
+    cases_json = json.dumps(data, sort_keys=True, indent=1).encode()
     spec_sha = file_sha(spec_path or task.spec_path)
     reference_sha = None if kit else file_sha(task.reference_path)
     digest = digest_of(spec_sha, reference_sha, sha256(cases_json), sorted(arrays))

@@ -45,6 +45,9 @@ class Freeze:
     # the values checks one repeated value passes (policy.one_fill_checks), found when it
     # was frozen; None in a freeze older than that (found when the task is prepared)
     one_fill: frozenset[str] | None = None
+    # the known mistakes' profile, found when it was frozen (mistakes.MistakeRuns.frozen_profile:
+    # which checks each fails, and the mistakes.py it was found with); None: not kept
+    mistakes: dict | None = None
     # the arrays read so far (each once, however many checks share it), and which files
     # were found to hash to their names (kept across runs: VERIFIED)
     _read: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -102,6 +105,9 @@ def load(task: Task) -> Freeze | None:
             isinstance(one_fill, list) and all(isinstance(n, str) for n in one_fill)
         ):
             raise TypeError("its one_fill is not a list of check names")
+        mistakes = data.get("mistakes")
+        if mistakes is not None and not isinstance(mistakes, dict):
+            raise TypeError("its mistakes is not a mapping")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SpecError(
             [f"{folder}: the frozen cases cannot be read ({exc}); run: {refreeze_command(task)}"]
@@ -139,6 +145,7 @@ def load(task: Task) -> Freeze | None:
         checks,
         folder,
         None if one_fill is None else frozenset(one_fill),
+        mistakes,
     )
 
 

@@ -49,8 +49,12 @@ class Variant:
 
 
 def _sha(path: str) -> str:
+    return file_sha256(path)[:16]
+
+
+def file_sha256(path: str) -> str:
     with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:16]
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def _fresh(path: str, name: str, problem: str, seconds: float | None = None) -> types.ModuleType:
@@ -198,6 +202,29 @@ class MistakeRuns:
             v.spec.name: [c.name for c in self.task.checks if profiled(c) and self.fails(v, c, cases_of(c))]
             for v in self.variants
         }
+
+    def frozen_profile(self, cases_of: Callable[[CheckSpec], CaseSet]) -> dict[str, Any]:
+        """The profile as `grader freeze` keeps it (in cases.json), with the SHA-256 of the
+        mistakes.py it was found with."""
+        return {"file_sha256": file_sha256(self.task.mistakes_path), "fails": self.profile(cases_of)}
+
+    def take_frozen_profile(self, frozen: Any) -> bool:
+        """Take the profile a freeze kept, if it is this mistakes.py's and names these
+        mistakes (else each is found when first asked, as without one: mistakes.py may be
+        edited without a refreeze, since a diagnosis never changes a score)."""
+        names = {v.spec.name for v in self.variants}
+        if not (
+            isinstance(frozen, dict)
+            and frozen.get("file_sha256") == file_sha256(self.task.mistakes_path)
+            and isinstance(fails := frozen.get("fails"), dict)
+            and set(fails) == names
+        ):
+            return False
+        for name, checks in fails.items():
+            for check in self.task.checks:
+                if profiled(check):
+                    self.failing[(name, check.name)] = check.name in checks
+        return True
 
 
 def passes(check: CheckSpec, expected: Any, value: Any, args: dict[str, Any]) -> bool:

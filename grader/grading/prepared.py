@@ -70,9 +70,12 @@ class PreparedTask:
 
     @property
     def mistakes(self) -> mistakes.MistakeRuns:
-        """The known mistakes, imported when first asked (a broken mistakes.py is a SpecError)."""
+        """The known mistakes, imported when first asked (a broken mistakes.py is a SpecError),
+        with the profile the freeze kept where it holds one for this mistakes.py."""
         if self._mistakes is None:
             self._mistakes = mistakes.MistakeRuns(self.task, mistakes.variants(self.task))
+            if self.freeze is not None and self._mistakes.variants:
+                self._mistakes.take_frozen_profile(self.freeze.mistakes)
         return self._mistakes
 
     @property

@@ -251,9 +251,11 @@ def test_a_submission_that_hangs_in_diagnosis_calls_costs_at_most_the_cap(tmp_pa
 
     plain = graded(tmp_path / "plain", False)
     report = graded(tmp_path / "t", True)
-    assert report["diagnoses"] == [] and report["score"] == plain["score"]
-    # the check's call cubes; the diagnosis call after it, in the same worker, hangs: it
-    # costs the cap, not the call's 120 s limit (the margin is for a busy machine)
+    assert report["score"] == plain["score"]
+    # the check's call cubes, and the diagnosis takes that answer as it was (it is not
+    # asked again); its calls after it, in the same worker, hang: they cost the cap, not
+    # the call's 120 s limit (the margin is for a busy machine)
+    assert [d["mistake"] for d in report["diagnoses"]] == ["cubed"]
     assert report["seconds"] < plain["seconds"] + DIAGNOSIS_SECONDS + 20, (
         report["seconds"],
         plain["seconds"],
@@ -292,3 +294,39 @@ def test_a_kit_carries_no_mistakes_and_diagnoses_nothing(tmp_path):
     assert not (kit / "mistakes.py").exists() and "mistakes" not in (kit / "task.yaml").read_text()
     report = checked(kit, os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py"))
     assert report["kit"] and report["diagnoses"] == []
+
+
+def test_a_diagnosis_does_not_ask_again_what_the_checks_had_answered(monkeypatch):
+    """The shown input and the smallest cases were answered while the checks ran: the
+    diagnosis takes those answers, and calls the file only for the rest."""
+    from grader.grading import grade as grading
+    from grader.grading.shrink_traces import same_args
+    from grader.sandbox.launcher import Sandbox
+
+    sent_in_diagnosis, shown = [], {}
+    diagnosing = [False]
+    original_calls, original_diagnose = Sandbox.calls, grading.diagnose
+
+    def calls(self, function, items, *args, **kwargs):
+        if diagnosing[0]:
+            sent_in_diagnosis.extend((function, positional, keywords) for positional, keywords in items)
+        return original_calls(self, function, items, *args, **kwargs)
+
+    def diagnose(ctx, results):
+        shown.update(ctx.shown)
+        diagnosing[0] = True
+        try:
+            return original_diagnose(ctx, results)
+        finally:
+            diagnosing[0] = False
+
+    monkeypatch.setattr(Sandbox, "calls", calls)
+    monkeypatch.setattr(grading, "diagnose", diagnose)
+    task = load_task(PE_TASK)
+    result = grading.grade(task, os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py"))
+    assert [d.mistake for d in result.diagnoses] == ["sin-cos-swapped"]
+    assert shown  # (failed visible checks showed inputs)
+    params = task.functions
+    for function, positional, keywords in sent_in_diagnosis:
+        args = {**dict(zip(params[function], positional)), **keywords}
+        assert not any(same_args(args, s) for s in shown.values()), args

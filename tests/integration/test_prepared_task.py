@@ -9,7 +9,7 @@ import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli
 
 from grader.classroom import executors
-from grader.grading import frozen, policy
+from grader.grading import frozen, mistakes, policy
 from grader.grading.grade import Options, grade
 from grader.grading.prepared import PreparedTask, prepare
 from grader.grading.task_yaml import load_task
@@ -106,3 +106,59 @@ def test_preparing_twice_builds_two_objects_that_agree():
     assert first.case_set(check) is not second.case_set(check)
     assert len(first.case_set(check).cases) == len(second.case_set(check).cases)
     assert first.case_set(check) is first.case_set(check)
+
+
+# --------------------------------------------------------------------------- the mistakes' profile
+
+SWAPPED = os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")
+
+
+def test_the_freeze_holds_the_mistakes_profile_and_a_diagnosis_reads_it(monkeypatch):
+    """Which checks each known mistake fails is found at `grader freeze`: a diagnosis of one
+    file runs no mistake on a whole case set, and names the same mistake."""
+    task = load_task(PE_TASK)
+    freeze = frozen.load(task)
+    assert freeze is not None and freeze.mistakes is not None
+    assert set(freeze.mistakes["fails"]) == {m.name for m in task.mistakes}
+
+    def judged_again(*args, **kwargs):
+        raise AssertionError("a mistake was judged on a case set: the profile was not read")
+
+    monkeypatch.setattr(mistakes.MistakeRuns, "judged_ok", judged_again)
+    prepared = prepare(task, profile_mistakes=False)
+    assert prepared.profile() == freeze.mistakes["fails"]
+    result = grade(task, SWAPPED, Options(), prepared)
+    assert [d.mistake for d in result.diagnoses] == ["sin-cos-swapped"]
+
+
+def test_the_kept_profile_is_what_the_mistakes_give():
+    task = load_task(PE_TASK)
+    prepared = PreparedTask.of(task)
+    found = mistakes.MistakeRuns(task, mistakes.variants(task)).profile(prepared.check_cases)
+    assert found == prepared.freeze.mistakes["fails"]
+
+
+def test_a_profile_kept_for_another_mistakes_py_is_not_taken(tmp_path):
+    """mistakes.py edited since the freeze (no refreeze needed: a diagnosis changes no
+    score): its profile is found anew, and the new mistake is what is diagnosed."""
+    task_folder = tmp_path / "task"
+    shutil.copytree(PE_TASK, task_folder)
+    source = (task_folder / "mistakes.py").read_text()
+    (task_folder / "mistakes.py").write_text(source + "\n\n# edited after the freeze\n")
+    task = load_task(str(task_folder))
+    prepared = PreparedTask.of(task)
+    assert not prepared.mistakes.failing  # nothing taken from the freeze
+    result = grade(task, SWAPPED, Options(), prepare(task, profile_mistakes=False))
+    assert [d.mistake for d in result.diagnoses] == ["sin-cos-swapped"]
+
+
+def test_grader_freeze_writes_the_profile(tmp_path):
+    task_folder = tmp_path / "task"
+    shutil.copytree(PE_TASK, task_folder, ignore=shutil.ignore_patterns("frozen"))
+    done = run_cli("freeze", str(task_folder))
+    assert done.returncode == 0, done.stderr
+    task = load_task(str(task_folder))
+    prepared = PreparedTask.of(task)
+    kept = prepared.freeze.mistakes
+    assert kept["file_sha256"] == mistakes.file_sha256(task.mistakes_path)
+    assert kept["fails"] == mistakes.MistakeRuns(task, mistakes.variants(task)).profile(prepared.check_cases)

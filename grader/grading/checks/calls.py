@@ -166,6 +166,9 @@ class Failure:
     outputs: tuple[Any, Any, str | None] | None = None
 
 
+# A visible values check keeps the answers on its first cases (the smallest) and on the input
+# it shows: a diagnosis (diagnosis.py) observes those first, and need not ask for them again.
+OBSERVED_FIRST = 3
 SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
 SHRINK_SECONDS = 10.0  # per failing check; then the smallest failure found so far is shown
 # A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
@@ -185,6 +188,7 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
             check.function(), sent, return_inputs=judge.needs_inputs_back, limits=[limits[i] for i in order]
         ),
     )
+    observed = not check.hidden and judge.draws  # (a diagnosis may look at its answers)
     try:
         # (``tried``: how many calls it took, read after the loop)
         for tried, (index, (positional, keywords), outcome) in enumerate(  # noqa: B007
@@ -193,6 +197,8 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
             failure = judged(
                 check, judge, outcome, named(params, positional, keywords), cases.expected[index]
             )
+            if observed and tried <= OBSERVED_FIRST and outcome.status in (OK, RAISED):
+                ctx.remember_answer(check, cases.cases[index], outcome.value, outcome.status == RAISED)
             if failure is not None:
                 break
         else:
@@ -204,6 +210,10 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
         found = _shrink(ctx, check, judge)
         if found is not None and case_size(found[0].args) <= case_size(shown.args):
             shown, failure = found
+    if observed and failure.outputs is not None:
+        ctx.remember_answer(check, shown.args, failure.outputs[1])
+    elif observed and failure.reason == RAISED:
+        ctx.remember_answer(check, shown.args, raised=True)
     if not check.hidden and failure.reason == MISMATCH:
         ctx.shown[check.name] = shown.args  # what diagnosis.py observes first (trusted side only)
         if failure.outputs is not None and _came_near(check, failure, cases.cases[index]):
