@@ -57,6 +57,9 @@ class PreparedTask:
     _answer_bytes: int | None = field(default=None, repr=False)
     # what the shrinks of this task's submissions tried, walked by the next (shrink_traces.py)
     shrink_trees: ShrinkTrees = field(default_factory=ShrinkTrees, repr=False)
+    # check name -> its Hypothesis test for shrinking (hypothesis_driver.Explorer), built
+    # when a submission first fails it here
+    explorers: dict[str, Any] = field(default_factory=dict, repr=False)
     _shrink_store: ShrinkStore | None = field(default=None, repr=False)
 
     @classmethod

@@ -17,12 +17,41 @@ from grader.task.spec import CheckSpec
 from grader.task.strategies import Drawn, case_strategy
 
 
+class Explorer:
+    """One check's Hypothesis test, built once and run with a new body each time. Building
+    it (the strategy, the settings, @given) reads the source of both, a few milliseconds: a
+    prepared task keeps one per check, so a class's shrinks build it once per process."""
+
+    def __init__(self, spec: CheckSpec[Any], shrink: bool, avoid: tuple[Edge, ...] = ()):
+        self._body: Callable[[Drawn], Any] | None = None
+        self._probe = _probe(spec, self._call, shrink, avoid)
+
+    def _call(self, drawn: Drawn) -> Any:
+        assert self._body is not None  # (set by run)
+        return self._body(drawn)
+
+    def run(self, body: Callable[[Drawn], Any]) -> None:
+        """Call ``body(drawn)`` on each generated argument set; an exception is a failure."""
+        self._body = body
+        try:
+            self._probe()
+        finally:
+            self._body = None
+
+
 def explore(
     spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool, avoid: tuple[Edge, ...] = ()
 ) -> None:
     """Call ``body(drawn)`` on each generated argument set; an exception is a failure.
     An argument set on one of the edges to ``avoid`` (edges.py) is rejected before ``body``
     sees it: Hypothesis draws another, and shrinks clear of it too."""
+    Explorer(spec, shrink, avoid).run(body)
+
+
+def _probe(
+    spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool, avoid: tuple[Edge, ...]
+) -> Callable[[], None]:
+    """The check's Hypothesis test, calling ``body`` on each argument set it draws."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 
     if avoid:
@@ -56,7 +85,7 @@ def explore(
     def probe(args: Drawn) -> None:
         body(args)
 
-    probe()
+    return probe
 
 
 def collect(check: CheckSpec[Any], avoid: tuple[Edge, ...] = ()) -> list[Drawn]:

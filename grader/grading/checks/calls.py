@@ -259,10 +259,13 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
             if following is None:  # the shrink ends here, as every one that came this way
                 return _smallest([(n.drawn, f) for n, f in walked])
             node = following
-    from grader.task.hypothesis_driver import explore  # (not for a kit: nothing to shrink with)
+    from grader.task.hypothesis_driver import Explorer  # (not for a kit: nothing to shrink with)
 
-    cases = ctx.case_set(check)
-    avoid = avoided_edges(ctx.task, check, cases.cases[: cases.literal_count])
+    explorer = ctx.prepared.explorers.get(check.name)
+    if explorer is None:  # (built once per check and process: the prepared task keeps it)
+        cases = ctx.case_set(check)
+        avoid = avoided_edges(ctx.task, check, cases.cases[: cases.literal_count])
+        explorer = ctx.prepared.explorers[check.name] = Explorer(check, shrink=True, avoid=avoid)
     met: list[tuple[Drawn, Failure | None]] = []
     steps: list[Step] = []
     stop = time.monotonic() + SHRINK_SECONDS
@@ -291,7 +294,7 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
 
     with ctx.sandbox.outside_budget():
         try:
-            explore(check, body, shrink=True, avoid=avoid)
+            explorer.run(body)
             ended = True
         except _Found:
             ended = True
