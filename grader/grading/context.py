@@ -55,6 +55,9 @@ class Context:
     # shown input, its smallest cases): check name -> id(args) -> (args, Answered), so
     # diagnosis.py does not call it again for them; trusted side only, never in a result
     answered: dict[str, dict[int, tuple[dict, Answered]]] = field(default_factory=dict)
+    # the visible checks' failures waiting to be shrunk (checks/calls.py: Found), once the
+    # other checks have run (grade.py); None: a failure is shrunk as it is found
+    shrinks_later: list[Any] | None = None
     _numbers: Numbers | None = field(default=None, repr=False)
     # check name -> (the case set, its call limits): asked again for every input a shrink tries
     _limits: dict[str, tuple[CaseSet, list[CallLimit]]] = field(default_factory=dict, repr=False)

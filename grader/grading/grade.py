@@ -5,13 +5,15 @@ with one clear reason instead of failing with a wall of errors."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from grader import __version__
 from grader.grading import final_grading
 from grader.grading.cache_folder import cache_root
 from grader.grading.case_set import ReferenceFailed
+from grader.grading.checks.case_runs import shrunk
 from grader.grading.checks.script_work import wanted_shapes
 from grader.grading.context import Context, ScriptRun
 from grader.grading.diagnosis import diagnose
@@ -114,12 +116,19 @@ def grade(
 
         def run(checks: list[CheckSpec]) -> None:
             for check in checks:
+                if kind_of(check).reads_source:
+                    _shrink_now(ctx, done)  # (it weighs what every call before it showed)
                 if check.name in later and not later[check.name].runs:
                     done.append(final_grading.not_run(check, later[check.name]))
                 else:
                     done.append(_run_or_skip(ctx, check, load, defined, done))
+            _shrink_now(ctx, done)
 
+        # A visible check's failure is shrunk once the other visible checks have run: the
+        # worker computes them while this process imports Hypothesis (checks/calls.py).
+        ctx.shrinks_later = []
         run([c for c in order if not c.hidden])
+        ctx.shrinks_later = None
         # The likely cause is found from the visible checks, before any hidden input is
         # sent: no process of this submission has seen one yet, so nothing it could leave
         # on the machine (a file's access time, the pid counter) can tell the diagnosis one.
@@ -189,6 +198,17 @@ def _in_running_order(checks: Sequence[CheckSpec]) -> list[CheckSpec]:
     return group(False) + group(True)
 
 
+def _shrink_now(ctx: Context, done: list[CheckResult]) -> None:
+    """Shrink the failures waiting (ctx.shrinks_later), in the order found: each check's
+    result is replaced by the one that shows the smallest failing input."""
+    if not ctx.shrinks_later:
+        return
+    waiting, ctx.shrinks_later = ctx.shrinks_later, []
+    at = {r.name: i for i, r in enumerate(done)}
+    for found in waiting:
+        done[at[found.check.name]] = _judging(ctx, found.check, functools.partial(shrunk, ctx, found))
+
+
 def _run_or_skip(
     ctx: Context, check: CheckSpec, load: CheckResult, defined: set[str], done: list[CheckResult]
 ) -> CheckResult:
@@ -229,8 +249,14 @@ def _run_or_skip(
             hidden=check.hidden,
         )
 
+    return _judging(ctx, check, lambda: kind_of(check).run(ctx, check))
+
+
+def _judging(ctx: Context, check: CheckSpec, judge: Callable[[], CheckResult]) -> CheckResult:
+    """The check's result as ``judge`` finds it, with its hint; whatever goes wrong while
+    judging what the submission produced is this check's error."""
     try:
-        return with_hint(check, kind_of(check).run(ctx, check))
+        return with_hint(check, judge())
     except ReferenceFailed as exc:
         return CheckResult(
             check.name,

@@ -9,12 +9,34 @@ database (no leakage between students), no deadline (time limits are the sandbox
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from grader.task.edges import Edge, off_edges
 from grader.task.spec import CheckSpec
 from grader.task.strategies import Drawn, case_strategy
+
+_ahead: threading.Thread | None = None  # importing Hypothesis ahead of its first use
+
+
+def import_ahead() -> None:
+    """Start importing Hypothesis, and what a first draw imports (numpy.random), in a thread
+    of this process, once: a failed check's shrink needs it once the other checks have run
+    (grade.py), and the import (about 0.1 s) is made while the worker computes those."""
+    global _ahead
+    if _ahead is None and "hypothesis.core" not in sys.modules:
+        _ahead = threading.Thread(target=_import_hypothesis, name="import-hypothesis", daemon=True)
+        _ahead.start()
+
+
+def _import_hypothesis() -> None:
+    try:
+        import hypothesis.strategies  # noqa: F401
+        import numpy.random  # noqa: F401
+    except Exception:  # (whatever it is, the shrink's own import meets it and says so)
+        pass
 
 
 class Explorer:
@@ -52,6 +74,8 @@ def _probe(
     spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool, avoid: tuple[Edge, ...]
 ) -> Callable[[], None]:
     """The check's Hypothesis test, calling ``body`` on each argument set it draws."""
+    if _ahead is not None:
+        _ahead.join()  # (the import under way, if any, is finished first)
     from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 
     if avoid:

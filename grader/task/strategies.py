@@ -154,7 +154,6 @@ def _bound(value: Any, env: dict[str, Any]) -> int | None:
 def _draw_array(draw: DrawFn, opts: dict[str, Any], env: dict[str, Any]) -> tuple[np.ndarray, dict | None]:
     """An array and its recipe (None: constant, or not numbers drawn from a seed)."""
     from hypothesis import strategies as st
-    from hypothesis.extra import numpy as hnp
 
     dtype = np.dtype(opts.get("dtype", "float64"))
     shape = [int(_draw(draw, d, env, {}, "")) for d in opts["shape"]]
@@ -174,6 +173,8 @@ def _draw_array(draw: DrawFn, opts: dict[str, Any], env: dict[str, Any]) -> tupl
         elements = st.integers(low, high)
         form, limits = "integers", (int(low), int(high))
     else:
+        from hypothesis.extra import numpy as hnp  # (only for other dtypes: its import is not free)
+
         return draw(hnp.arrays(dtype, tuple(shape))), None
     if draw(st.integers(0, 3)) == 0:  # a quarter constant (the form shrinking goes to)
         return np.full(tuple(shape), draw(elements), dtype=dtype), None

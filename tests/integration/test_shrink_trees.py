@@ -41,13 +41,13 @@ def sent(monkeypatch):
 def shrinks_run(monkeypatch):
     """How many times Hypothesis itself was asked to shrink."""
     count = [0]
-    explore = hypothesis_driver.explore
+    run = hypothesis_driver.Explorer.run
 
     def counted(*args, **kwargs):
         count[0] += 1
-        return explore(*args, **kwargs)
+        return run(*args, **kwargs)
 
-    monkeypatch.setattr(hypothesis_driver, "explore", counted)
+    monkeypatch.setattr(hypothesis_driver.Explorer, "run", counted)
     return count
 
 

@@ -47,11 +47,11 @@ FUNCTION_LEVEL_IMPORTS = {
     ("grader.grading.cases", "grader.task.hypothesis_driver"): (
         "Hypothesis (0.3 s to import) only when cases are generated, never for a frozen task"
     ),
-    ("grader.grading.checks.calls", "grader.task.hypothesis_driver"): (
-        "Hypothesis only when a failure is shrunk, never for a frozen task"
-    ),
     ("grader.cli.check", "grader.cli.check_grading"): (
         "the grading stack (numpy, the checks) after the worker's head start, so that the two start side by side"
+    ),
+    ("grader.grading.checks.case_runs", "grader.task.hypothesis_driver"): (
+        "Hypothesis only when a failure is shrunk, never for a frozen task"
     ),
     ("grader.sandbox", "grader.sandbox.launcher"): (
         "the Sandbox (and numpy with it) only when used: grader export, kit and --version never pay for it"

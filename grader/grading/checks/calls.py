@@ -1,29 +1,20 @@
-"""What example, property and mutation checks share: calls in the sandbox, judged here.
-
-``run_cases`` sends a check's case set to the student's function, smallest first
-(case_size.py; pipelined, see Sandbox.calls), and a judge computes each verdict on the
-trusted side from the plain data that came back (expected values never leave this side).
-The first failure is then the smallest failing case of the set. Where the reference is at
-hand, Hypothesis also looks for a failing input of its own and shrinks it, one
-``evaluate`` at a time, for a literal edge case as for a generated one; the smaller of the
-two is shown, as a call the student can paste (rebuild.py).
+"""What example, property and mutation checks share: their options, and calls in the
+sandbox judged here. A judge computes each verdict on the trusted side from the plain data
+that came back (expected values never leave this side); a failure becomes the check's
+result with the input it shows, as a call the student can paste (rebuild.py). Running a
+check's case set and shrinking its failure is case_runs.py.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
-from grader.grading.case_set import CaseSet, ReferenceFailed
-from grader.grading.cases import avoided_edges, split_arguments
+from grader.grading.cases import split_arguments
 from grader.grading.checks import fields
 from grader.grading.checks.kind import Options, Reading
 from grader.grading.compare import Verdict, check_shape, check_type, check_values
 from grader.grading.pictures import picture
-from grader.grading.policy import near_miss
-from grader.grading.shrink_traces import Node, Step, same_args
 from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
 from grader.records.statuses import (
     BUDGET,
@@ -39,7 +30,6 @@ from grader.records.statuses import (
 )
 from grader.records.worker_error import WorkerError
 from grader.submission.source_map import location_text
-from grader.task.case_size import case_size, smallest_first
 from grader.task.rebuild import expression
 from grader.task.spec import DEFAULT_CASES, CheckSpec
 from grader.task.strategies import Drawn
@@ -166,163 +156,8 @@ class Failure:
     outputs: tuple[Any, Any, str | None] | None = None
 
 
-# A visible values check keeps the answers on its first cases (the smallest) and on the input
-# it shows: a diagnosis (diagnosis.py) observes those first, and need not ask for them again.
-OBSERVED_FIRST = 3
-SHRINKABLE: tuple[Reason, ...] = (MISMATCH, RAISED)  # timeouts and crashes: the smallest in the set
-SHRINK_SECONDS = 10.0  # per failing check; then the smallest failure found so far is shown
 # A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
 UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
-
-
-def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: CaseSet) -> CheckResult:
-    start = time.monotonic()
-    params = ctx.task.functions[check.function()]
-    order = smallest_first(cases.cases)
-    sent = [split_arguments(params, cases.cases[i]) for i in order]
-    limits = ctx.call_limits(check, cases)  # each case's own, from the reference's time on it
-    # (a generator: closing it stops waiting for the answers of calls sent ahead)
-    outcomes = cast(
-        Generator,
-        ctx.sandbox.calls(
-            check.function(), sent, return_inputs=judge.needs_inputs_back, limits=[limits[i] for i in order]
-        ),
-    )
-    observed = not check.hidden and judge.draws  # (a diagnosis may look at its answers)
-    try:
-        # (``tried``: how many calls it took, read after the loop)
-        for tried, (index, (positional, keywords), outcome) in enumerate(  # noqa: B007
-            zip(order, sent, outcomes), start=1
-        ):
-            failure = judged(
-                check, judge, outcome, named(params, positional, keywords), cases.expected[index]
-            )
-            if observed and tried <= OBSERVED_FIRST and outcome.status in (OK, RAISED):
-                ctx.remember_answer(check, cases.cases[index], outcome.value, outcome.status == RAISED)
-            if failure is not None:
-                break
-        else:
-            return passed(check, len(cases.cases), time.monotonic() - start)
-    finally:
-        outcomes.close()  # calls sent ahead of a failure are not waited for
-    shown = Drawn(cases.cases[index], cases.recipes_of(index))
-    if failure.reason in SHRINKABLE and isinstance(check.options, DrawnOptions):
-        found = _shrink(ctx, check, judge)
-        if found is not None and case_size(found[0].args) <= case_size(shown.args):
-            shown, failure = found
-    if observed and failure.outputs is not None:
-        ctx.remember_answer(check, shown.args, failure.outputs[1])
-    elif observed and failure.reason == RAISED:
-        ctx.remember_answer(check, shown.args, raised=True)
-    if not check.hidden and failure.reason == MISMATCH:
-        ctx.shown[check.name] = shown.args  # what diagnosis.py observes first (trusted side only)
-        if failure.outputs is not None and _came_near(check, failure, cases.cases[index]):
-            ctx.near.add(check.name)  # wrong values that still show work (policy.py)
-    return failed(check, params, failure, shown, tried, time.monotonic() - start)
-
-
-def _came_near(check: CheckSpec[CallOptions], failure: Failure, args: dict) -> bool:
-
-    assert failure.outputs is not None
-    expected, got, select = failure.outputs
-    try:
-        return near_miss(expected, got, args.values(), check.options.tolerance, select)
-    except Exception:  # (an answer the measure trips over shows nothing)
-        return False
-
-
-class _Found(Exception):
-    """Tells Hypothesis that an input fails (which one: _shrink keeps the smallest)."""
-
-
-def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[Drawn, Failure] | None:
-    """Re-run the check under Hypothesis, which finds a failure of its own and shrinks it
-    (only where the reference is at hand to answer new inputs: not in a kit); the smallest
-    failure it met (case_size.py) is returned. It only changes the input shown: the
-    verdict was decided on the task's cases, and the time it takes is not the student's
-    (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check.
-    The class's earlier shrinks of the check are walked first (shrink_traces.py)."""
-    if ctx.reference is None:
-        return None
-    trees, store = ctx.prepared.shrink_trees, ctx.prepared.shrink_store
-    for path in store.new_paths(check) if store is not None else ():  # (other processes', runs')
-        trees.add(check.name, path)
-    walked: list[tuple[Node, Failure | None]] = []  # this submission's outcomes on the tree
-    with ctx.sandbox.outside_budget():
-        node = trees.root(check.name)
-        while node is not None:
-            failure = _attempt(ctx, check, judge, node.drawn, node.expected) if node.answered else None
-            walked.append((node, failure))
-            following = node.after.get(failure is not None, ...)
-            if following is ...:
-                break  # no shrink went this way yet: Hypothesis goes on from here
-            if following is None:  # the shrink ends here, as every one that came this way
-                return _smallest([(n.drawn, f) for n, f in walked])
-            node = following
-    from grader.task.hypothesis_driver import Explorer  # (not for a kit: nothing to shrink with)
-
-    explorer = ctx.prepared.explorers.get(check.name)
-    if explorer is None:  # (built once per check and process: the prepared task keeps it)
-        cases = ctx.case_set(check)
-        avoid = avoided_edges(ctx.task, check, cases.cases[: cases.literal_count])
-        explorer = ctx.prepared.explorers[check.name] = Explorer(check, shrink=True, avoid=avoid)
-    met: list[tuple[Drawn, Failure | None]] = []
-    steps: list[Step] = []
-    stop = time.monotonic() + SHRINK_SECONDS
-    out_of_time = []
-
-    def body(drawn: Drawn) -> None:
-        if time.monotonic() > stop:
-            out_of_time.append(True)
-            return  # out of time: no more calls, the smallest failure met so far stands
-        walked_here = walked[len(steps)] if len(steps) < len(walked) else None
-        if walked_here is not None and same_args(walked_here[0].drawn.args, drawn.args):
-            node, failure = walked_here  # (asked already, on the tree: not sent again)
-            steps.append(Step(drawn, node.expected, node.answered, failure is not None))
-        else:
-            walked.clear()
-            try:
-                expected = ctx.expected(check, drawn.args) if judge.needs_expected else None
-            except ReferenceFailed:
-                steps.append(Step(drawn, None, answered=False, failed=False))
-                return  # not a case the task defines an answer for
-            failure = _attempt(ctx, check, judge, drawn, expected)
-            steps.append(Step(drawn, expected, answered=True, failed=failure is not None))
-        met.append((drawn, failure))
-        if failure is not None:
-            raise _Found(failure.message)
-
-    with ctx.sandbox.outside_budget():
-        try:
-            explorer.run(body)
-            ended = True
-        except _Found:
-            ended = True
-        except Exception:  # Hypothesis gave up (a flaky submission): a path no one else walks
-            ended = False
-    if ended and not out_of_time:
-        trees.add(check.name, steps)
-        if store is not None:
-            store.save(check, steps)
-    return _smallest(met)
-
-
-def _smallest(met: list[tuple[Drawn, Failure | None]]) -> tuple[Drawn, Failure] | None:
-    """The smallest failure among the inputs a shrink met, in order (the later of equal size)."""
-    smallest: tuple[Drawn, Failure] | None = None
-    for drawn, failure in met:
-        if failure is not None and (smallest is None or case_size(drawn.args) <= case_size(smallest[0].args)):
-            smallest = (drawn, failure)
-    return smallest
-
-
-def _attempt(
-    ctx: Context, check: CheckSpec[CallOptions], judge: Judge, drawn: Drawn, expected: Any
-) -> Failure | None:
-    """The failure a shrink keeps of one input (None: it passed, or failed in a way a shrink
-    does not pursue)."""
-    failure = evaluate(ctx, check, judge, drawn.args, expected)
-    return failure if failure is not None and failure.reason in SHRINKABLE else None
 
 
 def evaluate(

@@ -18,8 +18,8 @@ from grader.grading.checks.calls import (
     call_options,
     compare_output,
     mismatch_meaning,
-    run_cases,
 )
+from grader.grading.checks.case_runs import run_cases
 from grader.grading.checks.kind import FUNCTIONS, Kind, Reading
 from grader.records.result import CheckResult
 from grader.task.spec import CheckSpec

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from grader.grading.checks.calls import DRAWN_FIELDS, DrawnOptions, read_drawn, run_cases
+from grader.grading.checks.calls import DRAWN_FIELDS, DrawnOptions, read_drawn
+from grader.grading.checks.case_runs import run_cases
 from grader.grading.checks.imports import harness_reach
 from grader.grading.checks.kind import FUNCTIONS, Kind
 from grader.grading.compare import Verdict, check_inputs_unchanged

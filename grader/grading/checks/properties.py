@@ -11,8 +11,8 @@ from grader.grading.checks.calls import (
     compare_output,
     mismatch_meaning,
     read_drawn,
-    run_cases,
 )
+from grader.grading.checks.case_runs import run_cases
 from grader.grading.checks.kind import FUNCTIONS, Kind
 from grader.records.result import CheckResult
 from grader.task.spec import CheckSpec
