@@ -14,7 +14,8 @@ from grader.grading.head_start import head_start
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    options = dataclasses.replace(options_from(args), others_work=args.others_work)
+    # (one file in this process: its shrinks may take the second core, shrink_lanes.py)
+    options = dataclasses.replace(options_from(args), others_work=args.others_work, shrink_lanes=True)
     with head_start(args.task, options) as started:
         from grader.cli import check_grading  # (after the worker has started: see above)
 

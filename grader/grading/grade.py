@@ -13,7 +13,7 @@ from grader import __version__
 from grader.grading import final_grading
 from grader.grading.cache_folder import cache_root
 from grader.grading.case_set import ReferenceFailed
-from grader.grading.checks.case_runs import shrunk
+from grader.grading.checks.case_runs import settled, shrunk
 from grader.grading.checks.script_work import wanted_shapes
 from grader.grading.context import Context, ScriptRun
 from grader.grading.diagnosis import diagnose
@@ -23,6 +23,7 @@ from grader.grading.loading import RUN_CHECK, load_result, not_drawn, run_result
 from grader.grading.options import Options  # (also imported from here: batch, ci, validate)
 from grader.grading.policy import counted
 from grader.grading.prepared import PreparedTask, prepare
+from grader.grading.shrink_lanes import NOT_SHRUNK, shrink_both_ways
 from grader.grading.source_scan import read_source
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from grader.records.statuses import (
@@ -87,6 +88,7 @@ def grade(
         if prepared is None:  # cases and expected outputs: ready before the worker is
             prepared = prepare(task, options.use_cache, profile_mistakes=False)
         ctx = Context(prepared, sandbox, source, [])
+        ctx.shrink_lanes = options.shrink_lanes and not options.warm_workers
         sandbox.answer_bytes = prepared.answer_bytes()
         sandbox.display = list(task.display_imports)
         sandbox.start_budget()  # the student's time starts now, not while cases were made
@@ -205,8 +207,14 @@ def _shrink_now(ctx: Context, done: list[CheckResult]) -> None:
         return
     waiting, ctx.shrinks_later = ctx.shrinks_later, []
     at = {r.name: i for i, r in enumerate(done)}
-    for found in waiting:
-        done[at[found.check.name]] = _judging(ctx, found.check, functools.partial(shrunk, ctx, found))
+    found_by_lanes = shrink_both_ways(ctx, waiting) if ctx.shrink_lanes else [NOT_SHRUNK] * len(waiting)
+    for found, smaller in zip(waiting, found_by_lanes):
+        settle = (
+            functools.partial(shrunk, ctx, found)
+            if smaller is NOT_SHRUNK
+            else functools.partial(settled, ctx, found, smaller)
+        )
+        done[at[found.check.name]] = _judging(ctx, found.check, settle)
 
 
 def _run_or_skip(

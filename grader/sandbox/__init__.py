@@ -30,6 +30,7 @@ from grader.sandbox.tiers import (
     tier,
     working_tiers,
 )
+from grader.sandbox.tiers.base import die_with_parent
 
 __all__ = [
     "CallOutcome",
@@ -43,11 +44,13 @@ __all__ = [
     "TIERS",
     "Tier",
     "choose_tier",
+    "die_with_parent",
     "close_warm_workers",
     "downgrade_note",
     "refuse_open_paths",
     "tier",
     "start_worker",
+    "startup_seconds",
     "warm_supported",
     "wire",
     "WorkerProcess",
@@ -57,11 +60,11 @@ __all__ = [
 
 
 if TYPE_CHECKING:
-    from grader.sandbox.launcher import CallOutcome, Sandbox
+    from grader.sandbox.launcher import CallOutcome, Sandbox, startup_seconds
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Sandbox", "CallOutcome"):
+    if name in ("Sandbox", "CallOutcome", "startup_seconds"):
         # Imported on first use, to keep start-up fast: numpy comes with it (shared.py).
         from grader.sandbox import launcher
 

@@ -196,6 +196,18 @@ class Sandbox:
             header["display"] = list(self.display)
         return header, [self.source]
 
+    def twin(self) -> Sandbox:
+        """A sandbox for the same submission, set up as this one, with workers of its own."""
+        twin = Sandbox(self.source, self.functions, self.limits, self.tier, self.spawn, self.answer_bytes)
+        twin.source_map, twin.display = self.source_map, list(self.display)
+        twin.wanted_shapes = [list(shape) for shape in self.wanted_shapes]
+        return twin
+
+    def take_evidence(self, entries: Sequence[object]) -> None:
+        """What a twin's workers saw, noted as this sandbox's own workers' evidence."""
+        for entry in entries:
+            self._note_evidence(entry)
+
     def renew(self) -> None:
         """End the current worker; the next call loads the submission in a new one."""
         self.close()

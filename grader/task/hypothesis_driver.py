@@ -31,6 +31,13 @@ def import_ahead() -> None:
         _ahead.start()
 
 
+def imported_ahead() -> None:
+    """Wait for the import started ahead, if one is under way (before a fork: a thread's
+    half-done import would be the child's held lock)."""
+    if _ahead is not None:
+        _ahead.join()
+
+
 def _import_hypothesis() -> None:
     try:
         import hypothesis.strategies  # noqa: F401
@@ -74,8 +81,7 @@ def _probe(
     spec: CheckSpec[Any], body: Callable[[Drawn], Any], shrink: bool, avoid: tuple[Edge, ...]
 ) -> Callable[[], None]:
     """The check's Hypothesis test, calling ``body`` on each argument set it draws."""
-    if _ahead is not None:
-        _ahead.join()  # (the import under way, if any, is finished first)
+    imported_ahead()  # (the import under way, if any, is finished first)
     from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 
     if avoid:

@@ -106,7 +106,11 @@ class Found:
 
 def shrunk(ctx: Context, found: Found) -> CheckResult:
     """The check's result once its failure is shrunk (the smaller input, if one fails)."""
-    smaller = _shrink(ctx, found.check, found.judge)
+    return settled(ctx, found, smaller_failure(ctx, found))
+
+
+def settled(ctx: Context, found: Found, smaller: tuple[Drawn, Failure] | None) -> CheckResult:
+    """The check's result with the failure its shrink found, if that input is no larger."""
     if smaller is not None and case_size(smaller[0].args) <= case_size(found.shown.args):
         found = dataclasses.replace(found, shown=smaller[0], failure=smaller[1])
     return shown_as_found(ctx, found)
@@ -140,6 +144,18 @@ def _came_near(check: CheckSpec[CallOptions], failure: Failure, args: dict) -> b
 
 class _Found(Exception):
     """Tells Hypothesis that an input fails (which one: _shrink keeps the smallest)."""
+
+
+def hypothesis_imported() -> None:
+    """Wait for Hypothesis's import made ahead (hypothesis_driver.import_ahead), if any."""
+    from grader.task.hypothesis_driver import imported_ahead  # (only to shrink a failure)
+
+    imported_ahead()
+
+
+def smaller_failure(ctx: Context, found: Found) -> tuple[Drawn, Failure] | None:
+    """The smallest failure a shrink of the check finds (None: none)."""
+    return _shrink(ctx, found.check, found.judge)
 
 
 def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[Drawn, Failure] | None:

@@ -1,0 +1,179 @@
+"""One file's shrinks in two lanes (`grader check`: shrink_lanes.py): a forked grader with a
+worker of its own shrinks some failures while this process shrinks the rest. The report is
+the one a single lane gives; a lane that reports nothing only costs time; what its worker
+saw the submission do is weighed as the first worker's is; nothing of it outlives the grade."""
+
+import os
+
+import pytest
+from conftest import PE_SAMPLES, PE_TASK, write
+
+from grader.grading import shrink_lanes
+from grader.grading.grade import Options, grade
+from grader.grading.task_yaml import load_task
+from grader.sandbox.launcher import Sandbox
+
+TRANSPOSED = """
+import numpy as np
+
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    positions = np.arange(max_len, dtype=np.float64)[:, None]
+    pairs = np.arange(d_model // 2, dtype=np.float64)
+    angles = positions / np.power(float(base), 2.0 * pairs / d_model)
+    table = np.zeros((max_len, d_model))
+    table[:, 0:2 * len(pairs):2] = np.sin(angles)
+    table[:, 1:2 * len(pairs):2] = np.cos(angles)
+    return table.T
+
+
+def add_positional_encoding(x, base=10000.0):
+    return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
+"""
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """No shrink paths from an earlier grade: every failure is shrunk by Hypothesis."""
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _feedback(result):
+    return [(c.name, c.status, c.score, c.message, c.failing_input) for c in result.checks]
+
+
+def _graded(task, path, lanes, tier=None):
+    options = Options(shrink_lanes=lanes, **({"isolation": tier} if tier else {}))
+    return grade(task, path, options)
+
+
+@pytest.mark.parametrize(
+    "sample", ["mistake_sin_cos_swapped.py", "mistake_exponent_missing_two.py", "transposed"]
+)
+def test_the_report_is_the_one_a_single_lane_gives(sample, tmp_path, plain_tier, monkeypatch):
+    path = (
+        write(tmp_path / "s.py", TRANSPOSED) if sample == "transposed" else os.path.join(PE_SAMPLES, sample)
+    )
+    task = load_task(PE_TASK)
+    lanes_used = []
+    both_ways = shrink_lanes.shrink_both_ways
+
+    def counted(ctx, waiting):
+        lanes_used.append(len(waiting))
+        return both_ways(ctx, waiting)
+
+    monkeypatch.setattr("grader.grading.grade.shrink_both_ways", counted)
+    alone = _graded(task, path, lanes=False, tier=plain_tier)
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "another-cache"))
+    two = _graded(task, path, lanes=True, tier=plain_tier)
+    assert lanes_used and max(lanes_used) >= shrink_lanes.MIN_FAILURES  # (two lanes did run)
+    assert _feedback(two) == _feedback(alone)
+    assert two.diagnoses == alone.diagnoses and two.score == alone.score
+
+
+def test_a_lane_that_reports_nothing_only_costs_time(tmp_path, monkeypatch):
+    task = load_task(PE_TASK)
+    path = write(tmp_path / "s.py", TRANSPOSED)
+    alone = _graded(task, path, lanes=False)
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "another-cache"))
+    monkeypatch.setattr(shrink_lanes, "_lane", lambda *args: os._exit(3))  # (the lane dies at once)
+    two = _graded(task, path, lanes=True)
+    assert _feedback(two) == _feedback(alone)
+
+
+def test_what_the_lanes_worker_saw_is_weighed_by_the_imports_check(tmp_path, monkeypatch):
+    """Evidence the lane's worker sent (here: an import of json) comes back with its shrinks,
+    before the imports check runs."""
+    twin = Sandbox.twin
+
+    def seen_importing(self):
+        other = twin(self)
+        other.evidence.append("json")
+        return other
+
+    monkeypatch.setattr(Sandbox, "twin", seen_importing)  # (the fork inherits it)
+    task = load_task(PE_TASK)
+    result = _graded(task, write(tmp_path / "s.py", TRANSPOSED), lanes=True)
+    imports = {c.name: c for c in result.checks}["numpy-only"]
+    assert imports.status == "failed" and "json" in imports.message
+
+
+def test_nothing_of_the_lane_outlives_the_grade(tmp_path):
+    """The lane is reaped, and every worker (this process's and the lane's) ended."""
+    task = load_task(PE_TASK)
+    result = _graded(task, write(tmp_path / "s.py", TRANSPOSED), lanes=True)
+    assert result.score < result.max_score
+    assert not _children()
+
+
+def _children():
+    """This process's children (a lane left unreaped would be one)."""
+    me = str(os.getpid())
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            found.append(pid)
+    return found
+
+
+SLOW_OFF_THE_FROZEN_CASES = """
+import time
+
+import numpy as np
+
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    if d_model % 7 == 3:  # (some inputs a shrink tries: each call then takes its whole limit)
+        time.sleep(5)
+    return np.zeros((max_len, d_model))
+
+
+def add_positional_encoding(x, base=10000.0):
+    return x + 1.0
+"""
+
+
+def test_kill_9_of_the_check_mid_shrink_leaves_no_lane_and_no_worker(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT, no_process_with
+
+    marker = f"lanes-killed-{os.getpid()}"
+    student = write(tmp_path / f"{marker}.py", SLOW_OFF_THE_FROZEN_CASES)
+    env = dict(os.environ, GRADER_CACHE_DIR=str(tmp_path / "cache"))
+    check = subprocess.Popen(
+        [sys.executable, "-m", "grader", "check", PE_TASK, student],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and sum(1 for _ in _processes_with(marker)) < 2:
+        time.sleep(0.05)  # (until the lane has forked: two processes carry the file's name)
+    assert check.poll() is None, "the check ended before its shrinks ran in two lanes"
+    os.kill(check.pid, signal.SIGKILL)
+    check.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not no_process_with(marker):
+        time.sleep(0.05)
+    assert no_process_with(marker)
+
+
+def _processes_with(marker):
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    yield pid
+        except OSError:
+            continue
