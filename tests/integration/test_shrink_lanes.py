@@ -126,16 +126,32 @@ import time
 
 import numpy as np
 
+FROZEN = {frozen!r}
+
 
 def sinusoidal_pe(max_len, d_model, base=10000.0):
-    if d_model % 7 == 3:  # (some inputs a shrink tries: each call then takes its whole limit)
-        time.sleep(5)
+    if (max_len, d_model) not in FROZEN:  # (the inputs only a shrink sends: each takes its limit)
+        time.sleep(30)
     return np.zeros((max_len, d_model))
 
 
 def add_positional_encoding(x, base=10000.0):
     return x + 1.0
 """
+
+
+def _frozen_tables():
+    from grader.grading.cases import case_set
+    from grader.grading.prepared import PreparedTask
+
+    task = load_task(PE_TASK)
+    prepared = PreparedTask.of(task)
+    found = set()
+    for check in task.checks:
+        if check.call == "sinusoidal_pe":
+            cases = case_set(task, prepared.reference, check, freeze=prepared.freeze)
+            found |= {(int(c["max_len"]), int(c["d_model"])) for c in cases.cases}
+    return found
 
 
 def test_kill_9_of_the_check_mid_shrink_leaves_no_lane_and_no_worker(tmp_path):
@@ -147,7 +163,7 @@ def test_kill_9_of_the_check_mid_shrink_leaves_no_lane_and_no_worker(tmp_path):
     from conftest import ROOT, no_process_with
 
     marker = f"lanes-killed-{os.getpid()}"
-    student = write(tmp_path / f"{marker}.py", SLOW_OFF_THE_FROZEN_CASES)
+    student = write(tmp_path / f"{marker}.py", SLOW_OFF_THE_FROZEN_CASES.format(frozen=_frozen_tables()))
     env = dict(os.environ, GRADER_CACHE_DIR=str(tmp_path / "cache"))
     check = subprocess.Popen(
         [sys.executable, "-m", "grader", "check", PE_TASK, student],
@@ -158,22 +174,34 @@ def test_kill_9_of_the_check_mid_shrink_leaves_no_lane_and_no_worker(tmp_path):
         start_new_session=True,
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and sum(1 for _ in _processes_with(marker)) < 2:
-        time.sleep(0.05)  # (until the lane has forked: two processes carry the file's name)
-    assert check.poll() is None, "the check ended before its shrinks ran in two lanes"
+    while time.monotonic() < deadline and not _lane_of(check.pid, marker):
+        time.sleep(0.05)  # (until the lane runs: a fork of the check with a worker of its own)
+    assert check.poll() is None and _lane_of(check.pid, marker), "no lane ran"
     os.kill(check.pid, signal.SIGKILL)
     check.wait()
-    deadline = time.monotonic() + 10
+    # (at once: a lane left alone would go on shrinking, a call's whole limit at a time)
+    deadline = time.monotonic() + 2
     while time.monotonic() < deadline and not no_process_with(marker):
         time.sleep(0.05)
     assert no_process_with(marker)
 
 
-def _processes_with(marker):
+def _lane_of(grader, marker):
+    """The check's forked lane, once it has started its worker: a child of the check with
+    the check's command line that has a child of its own."""
+    parents = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    yield pid
+            with open(f"/proc/{pid}/stat") as f:
+                parents[pid] = f.read().rsplit(")", 1)[1].split()[1]
         except OSError:
             continue
+    for pid, parent in parents.items():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                forked = marker.encode() in f.read()
+        except OSError:
+            continue
+        if forked and parent == str(grader) and pid in parents.values():
+            return pid
+    return None
