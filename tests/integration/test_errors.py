@@ -91,7 +91,7 @@ def test_an_internal_error_is_one_line_and_exit_3(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("the grader tripped")
 
-    monkeypatch.setattr("grader.cli.check.grade", broken)  # check imports grade at its top
+    monkeypatch.setattr("grader.cli.check_grading.grade", broken)  # (check_grading imports grade at its top)
     assert cli.main(["check", PE_TASK, SAMPLE]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error (RuntimeError: the grader tripped)" in err
