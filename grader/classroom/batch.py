@@ -22,6 +22,7 @@ from grader.grading.grade import Options
 from grader.grading.kinds import kind_of
 from grader.grading.prepared import prepare
 from grader.records.result import Result, ungradable
+from grader.records.wording import counted
 from grader.report.class_summary import render_markdown, summarize
 from grader.sandbox import choose_tier, downgrade_note, refuse_open_paths, warm_supported
 from grader.sandbox import tier as sandbox_tier
@@ -105,7 +106,7 @@ def run_batch(
             or not os.path.exists(page_files.student_page(out_dir, task.id, s.student))
         ]
         print(
-            f"{task.id}: {len(submissions)} submissions, {len(todo)} to grade, "
+            f"{task.id}: {counted(len(submissions), 'submission')}, {len(todo)} to grade, "
             f"{len(submissions) - len(todo)} unchanged since their last grading",
             file=stream,
         )

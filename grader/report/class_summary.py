@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from grader.records.result import ERROR, FAILED, PASSED, UNGRADABLE_CHECK, CheckResult, Result
 from grader.records.statuses import MISMATCH, TIMED_OUT, Reason
+from grader.records.wording import counted
 from grader.student_text import clean_report, for_markdown
 
 # Reports stored before checks had a reason: a timeout is known by launcher.py's words.
@@ -50,7 +51,7 @@ REASON_WORDS: dict[Reason, str] = {
 
 def how_many_students(count: int) -> str:
     """'1 student', '31 students'."""
-    return f"{count} student{'s' if count != 1 else ''}"
+    return counted(count, "student")
 
 
 @dataclass
@@ -182,7 +183,7 @@ def _names(students: list[str]) -> str:
 
 def render_markdown(summary: ClassSummary) -> str:
     lines = [
-        f"# {for_markdown(summary.task)}: {summary.students} submissions",
+        f"# {for_markdown(summary.task)}: {counted(summary.students, 'submission')}",
         "",
         f"Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%.",
         "",

@@ -186,6 +186,11 @@ def test_an_empty_class_summarizes_to_zero_students():
     assert "- none" in render_markdown(summary)
 
 
+def test_a_class_of_one_is_one_submission():
+    text = render_markdown(summarize("t", REPORTS[:1]))
+    assert text.startswith("# t: 1 submission\n")
+
+
 def test_markdown_escapes_what_students_wrote():
     reports = REPORTS + [
         ("<b>## x", _report(0, [("b", "failed", 3, "[x](javascript:1) | y")], status="error"))
