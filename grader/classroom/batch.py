@@ -115,7 +115,22 @@ def run_batch(
         if todo:
             failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, out_dir)
         progress.finish()
-        reports = book.reports(task.id)  # read once: the summary and the grade files share them
+        # Read once: the summary, the grade files and the class page share them. Only the
+        # students whose hand-in is in this folder: a row whose file has gone stays in the
+        # gradebook (kept for when the file comes back) but out of this run's files.
+        here = {s.student for s in submissions}
+        stored_reports = book.reports(task.id)
+        reports = [(student, report) for student, report in stored_reports if student in here]
+        gone = [student for student, _ in stored_reports if student not in here]
+        if gone:
+            print(
+                visible(
+                    f"{task.id}: {counted(len(gone), 'stored student')} left out of the grade files, "
+                    f"the summary and the class page, their file no longer being in {folder}: "
+                    f"{', '.join(gone[:10])}{f' and {len(gone) - 10} more' if len(gone) > 10 else ''}"
+                ),
+                file=stream,
+            )
         written = write_detailed(book, task.id, out_dir, None, excel=False, reports=reports)
         class_summary = summarize(task.id, reports, mismatch_words(task))
         text = render_markdown(class_summary) + skipped_markdown(discovery.skipped)

@@ -72,6 +72,30 @@ def test_rerun_skips_unchanged_and_regrades_changed(tmp_path):
     assert "4 to grade" in done.stderr
 
 
+def test_a_student_whose_file_is_removed_leaves_the_grade_files_summary_and_page(tmp_path):
+    klass = make_class(
+        tmp_path / "class", {"alice": "correct_vectorized.py", "bob": "mistake_ignores_base.py"}
+    )
+    out = tmp_path / "out"
+    assert run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300).returncode == 0
+    assert set(rows(out)) == {"alice", "bob"}
+    (klass / "bob.py").unlink()
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1 submission, 0 to grade, 1 unchanged" in done.stderr
+    assert set(rows(out)) == {"alice"}
+    assert (
+        f"positional-encoding: 1 stored student left out of the grade files, the summary and "
+        f"the class page, their file no longer being in {klass}: bob"
+    ) in done.stderr
+    reports = [json.loads(line) for line in open(out / "reports-positional-encoding.jsonl")]
+    assert [r["student"] for r in reports] == ["alice"]
+    summary = (out / "summary-positional-encoding.md").read_text()
+    assert summary.startswith("# positional-encoding: 1 submission\n") and "bob" not in summary
+    page = (out / "class-positional-encoding.html").read_text()
+    assert "alice" in page and "bob" not in page
+
+
 def test_batch_killed_with_sigkill_resumes_without_loss_or_double_counting(tmp_path):
     students = {f"s{i:02d}": ("correct_loops.py" if i % 2 else "mistake_float32_table.py") for i in range(12)}
     klass = make_class(tmp_path / "class", students)
