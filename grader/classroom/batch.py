@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from grader.classroom import grade_files, page_files
-from grader.classroom.discovery import Skipped, Submission, discover, skipped_markdown
+from grader.classroom.discovery import Skipped, Submission, discover, skipped_markdown, skipped_text
 from grader.classroom.executors import POOL_GENERATIONS, DaskExecutor, LocalExecutor, TaskFiles, task_files
 from grader.classroom.export import write_detailed
 from grader.classroom.gradebook import REGRADE, Gradebook
@@ -23,7 +23,7 @@ from grader.grading.kinds import kind_of
 from grader.grading.prepared import prepare
 from grader.records.result import Result, ungradable
 from grader.records.wording import counted
-from grader.report.class_summary import render_markdown, summarize
+from grader.report.class_summary import render_markdown, render_text, summarize
 from grader.sandbox import choose_tier, downgrade_note, refuse_open_paths, warm_supported
 from grader.sandbox import tier as sandbox_tier
 from grader.student_text import clean_report, line, visible
@@ -34,7 +34,8 @@ from grader.task.spec import Task
 class BatchOutcome:
     graded: int
     skipped: int
-    summary_markdown: str
+    summary_markdown: str  # summary-<task>.md
+    summary_text: str  # the same for a terminal: plain text, no Markdown escapes
     grader_failed: list[str] = field(default_factory=list)  # stored as errors, regraded next run
     written: list[str] = field(default_factory=list)  # the files written in OUT
     skipped_entries: list[Skipped] = field(default_factory=list)  # in the folder, no one's submission
@@ -142,6 +143,7 @@ def run_batch(
             len(todo),
             len(submissions) - len(todo),
             text,
+            render_text(class_summary) + skipped_text(discovery.skipped),
             failed,
             written.paths + [summary, pages],
             discovery.skipped,

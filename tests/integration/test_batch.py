@@ -96,6 +96,23 @@ def test_a_student_whose_file_is_removed_leaves_the_grade_files_summary_and_page
     assert "alice" in page and "bob" not in page
 
 
+def test_the_terminal_gets_the_summary_as_plain_text_and_the_file_as_markdown(tmp_path):
+    """A mistake's explanation and student ids hold Markdown punctuation: the terminal shows
+    them as written (control characters made visible), the .md file escapes them."""
+    klass = make_class(tmp_path / "class", {"ann": "mistake_sin_cos_swapped.py"})
+    shutil.copy(os.path.join(PE_SAMPLES, "broken_syntax_error.py"), klass / "carol_[x]\x1b.py")
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(tmp_path / "out"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    swapped = "are swapped: even columns hold the cosine, odd ones the sine."
+    assert swapped in done.stdout and "PE[p, 2i] = sin(...)" in done.stdout
+    assert "\\" not in done.stdout.replace("carol_[x]\\x1b", "")  # no escape but the control shown
+    assert "carol_[x]\\x1b" in done.stdout and "\x1b" not in done.stdout
+    assert done.stdout.startswith("positional-encoding: 2 submissions\n") and "**" not in done.stdout
+    markdown = (tmp_path / "out" / "summary-positional-encoding.md").read_text()
+    assert "are swapped\\: even columns hold the cosine\\, odd ones the sine\\." in markdown
+    assert "carol\\_\\[x\\]\\\\x1b" in markdown and "**1 student**: sin-cos-swapped" in markdown
+
+
 def test_batch_killed_with_sigkill_resumes_without_loss_or_double_counting(tmp_path):
     students = {f"s{i:02d}": ("correct_loops.py" if i % 2 else "mistake_float32_table.py") for i in range(12)}
     klass = make_class(tmp_path / "class", students)

@@ -5,7 +5,7 @@ import json
 
 from grader.records.result import Result
 from grader.report import class_summary
-from grader.report.class_summary import render_markdown
+from grader.report.class_summary import render_markdown, render_text
 
 
 def _read(rows):
@@ -247,3 +247,15 @@ def test_a_mistakes_words_are_escaped_in_the_summary():
     }
     text = render_markdown(summarize("t", [("bob", hostile)]))
     assert "<b>" not in text and "](javascript" not in text
+
+
+def test_the_terminal_text_shows_student_text_as_written_one_line_each_controls_shown():
+    hostile = {
+        **REPORTS[1][1],
+        "status": "error",  # (so the student is named, among those errored)
+        "diagnoses": [{"mistake": "swap_*it*", "explanation": "a: b, [c]\n# d\x1b[2J", "checks": ["b"]}],
+    }
+    text = render_text(summarize("t", [("bob_[1]\x1b", hostile)]))
+    assert "- 1 student: swap_*it* (a: b, [c]\\n# d\\x1b[2J)\n" in text
+    assert "bob_[1]\\x1b" in text and "\x1b" not in text
+    assert "\\:" not in text and "**" not in text and "##" not in text
