@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from grader.classroom import grade_files, page_files
-from grader.classroom.discovery import Skipped, Submission, discover, skipped_markdown
+from grader.classroom.discovery import Skipped, Submission, discover, skipped_markdown, skipped_text
 from grader.classroom.executors import POOL_GENERATIONS, DaskExecutor, LocalExecutor, TaskFiles, task_files
 from grader.classroom.export import write_detailed
 from grader.classroom.gradebook import REGRADE, Gradebook
@@ -22,7 +22,8 @@ from grader.grading.grade import Options
 from grader.grading.kinds import kind_of
 from grader.grading.prepared import prepare
 from grader.records.result import Result, ungradable
-from grader.report.class_summary import render_markdown, summarize
+from grader.records.wording import counted
+from grader.report.class_summary import render_markdown, render_text, summarize
 from grader.sandbox import choose_tier, downgrade_note, refuse_open_paths, warm_supported
 from grader.sandbox import tier as sandbox_tier
 from grader.student_text import clean_report, line, visible
@@ -33,7 +34,8 @@ from grader.task.spec import Task
 class BatchOutcome:
     graded: int
     skipped: int
-    summary_markdown: str
+    summary_markdown: str  # summary-<task>.md
+    summary_text: str  # the same for a terminal: plain text, no Markdown escapes
     grader_failed: list[str] = field(default_factory=list)  # stored as errors, regraded next run
     written: list[str] = field(default_factory=list)  # the files written in OUT
     skipped_entries: list[Skipped] = field(default_factory=list)  # in the folder, no one's submission
@@ -105,7 +107,7 @@ def run_batch(
             or not os.path.exists(page_files.student_page(out_dir, task.id, s.student))
         ]
         print(
-            f"{task.id}: {len(submissions)} submissions, {len(todo)} to grade, "
+            f"{task.id}: {counted(len(submissions), 'submission')}, {len(todo)} to grade, "
             f"{len(submissions) - len(todo)} unchanged since their last grading",
             file=stream,
         )
@@ -114,7 +116,22 @@ def run_batch(
         if todo:
             failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, out_dir)
         progress.finish()
-        reports = book.reports(task.id)  # read once: the summary and the grade files share them
+        # Read once: the summary, the grade files and the class page share them. Only the
+        # students whose hand-in is in this folder: a row whose file has gone stays in the
+        # gradebook (kept for when the file comes back) but out of this run's files.
+        here = {s.student for s in submissions}
+        stored_reports = book.reports(task.id)
+        reports = [(student, report) for student, report in stored_reports if student in here]
+        gone = [student for student, _ in stored_reports if student not in here]
+        if gone:
+            print(
+                visible(
+                    f"{task.id}: {counted(len(gone), 'stored student')} left out of the grade files, "
+                    f"the summary and the class page, their file no longer being in {folder}: "
+                    f"{', '.join(gone[:10])}{f' and {len(gone) - 10} more' if len(gone) > 10 else ''}"
+                ),
+                file=stream,
+            )
         written = write_detailed(book, task.id, out_dir, None, excel=False, reports=reports)
         class_summary = summarize(task.id, reports, mismatch_words(task))
         text = render_markdown(class_summary) + skipped_markdown(discovery.skipped)
@@ -126,6 +143,7 @@ def run_batch(
             len(todo),
             len(submissions) - len(todo),
             text,
+            render_text(class_summary) + skipped_text(discovery.skipped),
             failed,
             written.paths + [summary, pages],
             discovery.skipped,

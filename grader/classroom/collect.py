@@ -45,6 +45,7 @@ from grader.classroom.collection import Record
 from grader.classroom.git_repo import EmptyRepository, GitError, Repository, Secrets
 from grader.classroom.hand_in import SOLUTIONS, Found, find_hand_in, kind
 from grader.classroom.roster import Enrolled, Roster
+from grader.records.wording import counted
 from grader.student_text import line, student_id
 from grader.submission.formats import written_suffixes
 from grader.task.spec import Task
@@ -453,8 +454,8 @@ def run_collect(
             for s in roster.students
         ]
         print(
-            f"collecting {len(tasks)} task{'s' if len(tasks) > 1 else ''} from "
-            f"{len(work_list)} repositories, {jobs} at a time"
+            f"collecting {counted(len(tasks), 'task')} from "
+            f"{counted(len(work_list), 'repository', 'repositories')}, {jobs} at a time"
             + (
                 f", the last commit before {when(deadline)}"
                 if deadline is not None

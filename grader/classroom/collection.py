@@ -26,6 +26,7 @@ from dataclasses import dataclass, fields
 
 from grader.classroom.grade_files import NO_SUBMISSION, Row, Rows
 from grader.records.result import ungradable
+from grader.records.wording import counted
 from grader.student_text import for_csv
 from grader.student_text import line as visible_line
 
@@ -139,7 +140,7 @@ def read(path: str) -> Collection:
         if not any(row):
             continue
         if len(row) != len(COLUMNS):
-            problems.append(f"{path}:{number}: {len(row)} fields, the header has {len(COLUMNS)}")
+            problems.append(f"{path}:{number}: {counted(len(row), 'field')}, the header has {len(COLUMNS)}")
             continue
         cells = dict(zip(COLUMNS, row))
         sid = cells["submission_id"]

@@ -12,7 +12,8 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from grader.student_text import for_markdown, student_id
+from grader.records.wording import counted
+from grader.student_text import for_markdown, line, student_id
 from grader.student_text import name as visible_name
 from grader.submission.file import SubmissionError, read_submission, source_stem
 from grader.submission.formats import accepted_text, lookalike_reason
@@ -118,10 +119,19 @@ def skipped_markdown(skipped: list[Skipped]) -> str:
     """The summary's section on what in the folder was not graded (names escaped)."""
     if not skipped:
         return ""
-    lines = [
-        "",
-        f"## Not graded: {len(skipped)} other entr{'y' if len(skipped) == 1 else 'ies'} of the folder",
-        "",
-    ]
+    lines = ["", f"## Not graded: {_other_entries(skipped)} of the folder", ""]
     lines += [f"- skipped: {for_markdown(s.name)} ({for_markdown(s.reason)})" for s in skipped]
     return "\n".join(lines) + "\n"
+
+
+def skipped_text(skipped: list[Skipped]) -> str:
+    """The same section as plain text for a terminal (names on one line, controls shown)."""
+    if not skipped:
+        return ""
+    lines = ["", f"Not graded: {_other_entries(skipped)} of the folder"]
+    lines += [f"- skipped: {line(s.name, 400)} ({line(s.reason, 400)})" for s in skipped]
+    return "\n".join(lines) + "\n"
+
+
+def _other_entries(skipped: list[Skipped]) -> str:
+    return counted(len(skipped), "other entry", "other entries")

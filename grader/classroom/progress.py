@@ -7,6 +7,7 @@ from typing import TextIO
 
 from grader.records.result import Result
 from grader.records.statuses import ERROR, PASSED
+from grader.records.wording import counted
 
 
 class Progress:
@@ -22,7 +23,7 @@ class Progress:
         eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
         return (
             f"graded {self.done}/{self.total}, {self.below} below full marks, "
-            f"{self.errors} errors, {elapsed:.0f} s so far, ETA {eta:.0f} s"
+            f"{counted(self.errors, 'error')}, {elapsed:.0f} s so far, ETA {eta:.0f} s"
         )
 
     def update(self, report: Result) -> None:
@@ -46,7 +47,7 @@ class Progress:
             self.stream.write("\n")
         rate = self.done / max(time.monotonic() - self.start, 1e-9)
         print(
-            f"done: {self.done} graded ({rate:.1f}/s), {self.below} below full marks, {self.errors} errors",
+            f"done: {self.done} graded ({rate:.1f}/s), {self.below} below full marks, {counted(self.errors, 'error')}",
             file=self.stream,
             flush=True,
         )

@@ -14,6 +14,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 
+from grader.records.wording import counted
 from grader.student_text import line as visible_line
 
 REQUIRED = ("submission_id", "lms_id", "name")
@@ -84,7 +85,7 @@ def load_roster(path: str) -> Roster:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
-            problems.append(f"{path}:{number}: {len(row)} fields, the header has {len(header)}")
+            problems.append(f"{path}:{number}: {counted(len(row), 'field')}, the header has {len(header)}")
             continue
         cells = {h: cell.strip() for h, cell in zip(header, row)}
         for column in ("submission_id", "lms_id"):

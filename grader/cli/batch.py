@@ -20,7 +20,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         options_from(args, warm_workers=not args.no_warm), others_work=not args.trusted_submissions
     )
     outcome = run_batch(task, args.submissions, args.out, args.jobs, args.force, args.dask, options)
-    sys.stdout.write(outcome.summary_markdown)
+    sys.stdout.write(outcome.summary_text)  # (the .md file keeps the Markdown)
     print(
         f"\nwrote {', '.join(outcome.written)} and {os.path.join(args.out, 'gradebook.sqlite')}"
         f"\n(for an LMS: grader export {args.out} --roster ROSTER.csv --format canvas|moodle)",

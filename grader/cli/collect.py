@@ -9,6 +9,7 @@ from grader.classroom.collect import CollectError, Template, parse_deadline, run
 from grader.classroom.roster import RosterError, load_roster
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, print_problems
 from grader.grading.task_yaml import load_task
+from grader.records.wording import counted
 from grader.student_text import visible
 
 
@@ -38,8 +39,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         for s in ("collected", "missing", "two-hand-ins", "refused", "unreachable")
     }
     print(
-        f"{len(roster.students)} student{'s' if len(roster.students) != 1 else ''}, {len(tasks)} "
-        f"task{'s' if len(tasks) != 1 else ''}: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        f"{counted(len(roster.students), 'student')}, {counted(len(tasks), 'task')}: "
+        + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     )
     print(
         f"wrote {outcome.written} and {args.out}/<task id>/ (next: grader batch TASK "

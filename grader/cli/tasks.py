@@ -10,6 +10,7 @@ from grader.grading.freezing import freeze
 from grader.grading.kit import make_kit
 from grader.grading.task_yaml import load_task
 from grader.grading.validate import Finding, validate
+from grader.records.wording import counted
 from grader.student_text import visible
 from grader.task.reference import load_reference
 
@@ -46,5 +47,5 @@ def cmd_validate(args: argparse.Namespace) -> int:
         report = validate(task, args.samples, options, progress=show)
         bad = sum(not f.ok for f in report.findings)
         problems += bad
-        print(f"{len(report.findings) - bad} ok, {bad} problems")
+        print(f"{len(report.findings) - bad} ok, {counted(bad, 'problem')}")
     return EXIT_FULL if problems == 0 else EXIT_BELOW

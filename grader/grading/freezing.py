@@ -14,7 +14,7 @@ from types import ModuleType
 
 from grader import __version__
 from grader.grading import frozen, mistakes
-from grader.grading.case_set import CaseSet
+from grader.grading.case_set import CaseSet, CasesFailed, ReferenceFailed
 from grader.grading.cases import case_set, reference_value
 from grader.grading.checks.examples import check_cases
 from grader.grading.frozen import ARRAYS, CASES, FOLDER, FORMAT, MANIFEST, digest_of, file_sha, sha256
@@ -22,7 +22,7 @@ from grader.grading.kinds import kind_of
 from grader.grading.policy import one_fill_checks
 from grader.sandbox import wire
 from grader.task.case_size import smallest_first
-from grader.task.spec import CheckSpec, Task
+from grader.task.spec import CheckSpec, SpecError, Task
 
 
 def freeze(
@@ -35,17 +35,24 @@ def freeze(
 ) -> str:
     """Generate every check's cases and expected outputs (or ``only`` those checks) and
     write them under ``out_folder`` (default: the task's own folder); returns the digest.
-    A ``kit`` copies them from the task's own freeze instead, never generating anew."""
+    A ``kit`` copies them from the task's own freeze instead, never generating anew.
+    A reference that raises on a case, or cases that cannot be drawn, are the task's bugs:
+    a SpecError naming each check's line, as grading says it (prepared.py), and nothing written."""
     target = os.path.join(out_folder or task.folder, FOLDER)
     source = frozen.load(task) if kit else None  # (a kit copies the task's own freeze)
     arrays: dict[str, bytes] = {}
     checks = {}
     frozen_sets: dict[str, CaseSet] = {}
     chosen = list(only if only is not None else task.checks)
+    problems = []
     for check in chosen:
         blobs: list[bytes] = []
         if check.call is not None:
-            cases = _by_size(case_set(task, reference, check, use_disk=False, freeze=source))
+            try:
+                cases = _by_size(case_set(task, reference, check, use_disk=False, freeze=source))
+            except (CasesFailed, ReferenceFailed) as exc:
+                problems.append(f"{task.spec_path}:{check.line}: check '{check.name}': {exc}")
+                continue
             frozen_sets[check.name] = cases
             entry = {
                 "cases": wire.encode(cases.cases, blobs),
@@ -65,6 +72,8 @@ def freeze(
             names.append(sha256(blob))
         entry["arrays"] = names
         checks[check.name] = entry
+    if problems:
+        raise SpecError(problems)
     filled = one_fill_checks(
         [c for c in chosen if c.name in frozen_sets],
         lambda check: check_cases(check, lambda c: frozen_sets[c.name]).expected,

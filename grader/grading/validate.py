@@ -16,6 +16,7 @@ from grader.grading.loading import LOAD_CHECK, RUN_CHECK
 from grader.grading.prepared import PreparedTask
 from grader.records.result import PASSED, Result
 from grader.records.statuses import ENVIRONMENT
+from grader.records.wording import counted
 from grader.task.frameworks import BY_MODULE
 from grader.task.samples import diagnosis_mismatch, mismatch, read_diagnosis, read_expectation, sample_files
 from grader.task.spec import SpecError, Task
@@ -92,7 +93,7 @@ def validate(
                     )
                 )
                 continue
-        add(Finding(check.name, True, f"{len(case_set.cases)} cases"))
+        add(Finding(check.name, True, counted(len(case_set.cases), "case")))
     if any(not f.ok for f in report.findings):
         return report  # nothing can be graded on cases that cannot be made
     prepared.mistakes  # noqa: B018 (a broken mistakes.py stops here, before any file runs)
@@ -207,7 +208,7 @@ def _mistake_findings(prepared: PreparedTask, diagnosed: dict[str, list[str]]) -
                 Finding(
                     subject,
                     False,
-                    f"fails {len(failing)} checks but is diagnosed "
+                    f"fails {counted(len(failing), 'check')} but is diagnosed "
                     "on no sample: add a sample that makes it, with "
                     f"'# diagnosis: {name}' near the top",
                 )
@@ -215,7 +216,9 @@ def _mistake_findings(prepared: PreparedTask, diagnosed: dict[str, list[str]]) -
         else:
             findings.append(
                 Finding(
-                    subject, True, f"fails {len(failing)} checks; diagnosed on {', '.join(diagnosed[name])}"
+                    subject,
+                    True,
+                    f"fails {counted(len(failing), 'check')}; diagnosed on {', '.join(diagnosed[name])}",
                 )
             )
     return findings

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from grader.records.wording import counted
 from grader.report import svg
 from grader.report.class_summary import BUCKETS, ClassSummary, CommonFailure, how_many_students
 from grader.report.html import page
@@ -36,7 +37,7 @@ def render(summary: ClassSummary, students: list[StudentLine]) -> str:
     width = 100 // BUCKETS
     most = max(summary.distribution, default=0)
     body = [
-        f"<h1>{text(summary.task)}: {summary.students} submissions</h1>",
+        f"<h1>{text(summary.task)}: {counted(summary.students, 'submission')}</h1>",
         f'<p class="score">Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%</p>',
         "<h2>Score distribution</h2>",
         svg.bars(
@@ -45,7 +46,7 @@ def render(summary: ClassSummary, students: list[StudentLine]) -> str:
                     f"{i * width}-{(i + 1) * width}%",
                     n,
                     str(n),
-                    f"{n} students scored {i * width}-{(i + 1) * width}%",
+                    f"{how_many_students(n)} scored {i * width}-{(i + 1) * width}%",
                 )
                 for i, n in enumerate(summary.distribution)
             ],
@@ -70,7 +71,12 @@ def render(summary: ClassSummary, students: list[StudentLine]) -> str:
         body.append(
             svg.bars(
                 [
-                    Bar(m.mistake, m.students, str(m.students), f"{m.students} students: {m.explanation}")
+                    Bar(
+                        m.mistake,
+                        m.students,
+                        str(m.students),
+                        f"{how_many_students(m.students)}: {m.explanation}",
+                    )
                     for m in summary.mistakes
                 ],
                 top,

@@ -8,7 +8,9 @@ reference)". Reports stored before checks had a reason are counted by their stat
 words (never by their message, which names files and paths).
 
 Student ids and failure messages are student text: in summary-<task>.md each is escaped so
-it can open no heading, list, table cell, link, HTML tag or comment (``for_markdown``)."""
+it can open no heading, list, table cell, link, HTML tag or comment (``for_markdown``); in
+the plain text a terminal is shown (``render_text``) each is one line with its control
+characters made visible (``line``), and nothing else escaped."""
 
 from __future__ import annotations
 
@@ -20,12 +22,14 @@ from dataclasses import dataclass, field
 
 from grader.records.result import ERROR, FAILED, PASSED, UNGRADABLE_CHECK, CheckResult, Result
 from grader.records.statuses import MISMATCH, TIMED_OUT, Reason
-from grader.student_text import clean_report, for_markdown
+from grader.records.wording import counted
+from grader.student_text import clean_report, for_markdown, line
 
 # Reports stored before checks had a reason: a timeout is known by launcher.py's words.
 LEGACY_TIMED_OUT = ("did not finish within", "time budget")
 BUCKETS = 10
 FAILURES_SHOWN = 10
+NO_MISTAKES = "none (no failure matched a mistake the task declares)"
 
 # Why a check failed, as the end of "... failed for N students (...)".
 REASON_WORDS: dict[Reason, str] = {
@@ -50,7 +54,7 @@ REASON_WORDS: dict[Reason, str] = {
 
 def how_many_students(count: int) -> str:
     """'1 student', '31 students'."""
-    return f"{count} student{'s' if count != 1 else ''}"
+    return counted(count, "student")
 
 
 @dataclass
@@ -76,10 +80,11 @@ class MistakeCount:
     explanation: str
     students: int  # how many students' outputs it was diagnosed in
 
-    def sentence(self) -> str:
-        """Markdown: '**31 students**: sin-cos-swapped (explanation)', the parts escaped."""
-        who = how_many_students(self.students)
-        return f"**{who}**: {for_markdown(self.mistake)} ({for_markdown(self.explanation)})"
+    def sentence(self, escape: Callable[[str], str] = for_markdown, emphasis: str = "**{}**") -> str:
+        """'**31 students**: sin-cos-swapped (explanation)', the parts escaped for the
+        medium (Markdown by default)."""
+        who = emphasis.format(how_many_students(self.students))
+        return f"{who}: {escape(self.mistake)} ({escape(self.explanation)})"
 
 
 @dataclass
@@ -176,13 +181,13 @@ def _most_common(failures: dict[str, Counter[str]]) -> list[CommonFailure]:
     ]
 
 
-def _names(students: list[str]) -> str:
-    return ", ".join(for_markdown(s, 1024) for s in students) or "none"
+def _names(students: list[str], escape: Callable[[str, int], str] = for_markdown) -> str:
+    return ", ".join(escape(s, 1024) for s in students) or "none"
 
 
 def render_markdown(summary: ClassSummary) -> str:
     lines = [
-        f"# {for_markdown(summary.task)}: {summary.students} submissions",
+        f"# {for_markdown(summary.task)}: {counted(summary.students, 'submission')}",
         "",
         f"Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%.",
         "",
@@ -200,9 +205,7 @@ def render_markdown(summary: ClassSummary) -> str:
     lines += ["", "## Most common failures", ""]
     lines += [f"- {failure.sentence()}" for failure in summary.common_failures] or ["- none"]
     lines += ["", "## Diagnosed mistakes", ""]
-    lines += [f"- {m.sentence()}" for m in summary.mistakes] or [
-        "- none (no failure matched a mistake the task declares)"
-    ]
+    lines += [f"- {m.sentence()}" for m in summary.mistakes] or [f"- {NO_MISTAKES}"]
     lines += [
         "",
         "## Errored (nothing could be graded)",
@@ -213,6 +216,36 @@ def render_markdown(summary: ClassSummary) -> str:
         "",
         _names(summary.timed_out),
     ]
+    return "\n".join(lines) + "\n"
+
+
+def _plain(text: str) -> str:
+    return line(text, 400)
+
+
+def render_text(summary: ClassSummary) -> str:
+    """The summary as plain text for a terminal: what render_markdown says, without markup
+    or Markdown's escapes; student text on one line each, its control characters shown."""
+    width = 100 // BUCKETS
+    name_width = max((len(_plain(name)) for name in summary.pass_rates), default=0)
+    lines = [
+        f"{_plain(summary.task)}: {counted(summary.students, 'submission')}",
+        f"Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%.",
+        "",
+        "Score distribution (students)",
+    ]
+    lines += [
+        f"  {f'{i * width}-{(i + 1) * width}%':>8} {n:>4} {'#' * n}".rstrip()
+        for i, n in enumerate(summary.distribution)
+    ]
+    lines += ["", "Pass rate per check"]
+    lines += [f"  {_plain(name):<{name_width}}  {rate:>4.0%}" for name, rate in summary.pass_rates.items()]
+    lines += ["", "Most common failures"]
+    lines += [f"- {f.sentence(_plain, '{}')}" for f in summary.common_failures] or ["- none"]
+    lines += ["", "Diagnosed mistakes"]
+    lines += [f"- {m.sentence(_plain, '{}')}" for m in summary.mistakes] or [f"- {NO_MISTAKES}"]
+    lines += ["", "Errored (nothing could be graded)", "  " + _names(summary.errored, line)]
+    lines += ["", "Timed out somewhere", "  " + _names(summary.timed_out, line)]
     return "\n".join(lines) + "\n"
 
 

@@ -72,6 +72,47 @@ def test_rerun_skips_unchanged_and_regrades_changed(tmp_path):
     assert "4 to grade" in done.stderr
 
 
+def test_a_student_whose_file_is_removed_leaves_the_grade_files_summary_and_page(tmp_path):
+    klass = make_class(
+        tmp_path / "class", {"alice": "correct_vectorized.py", "bob": "mistake_ignores_base.py"}
+    )
+    out = tmp_path / "out"
+    assert run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300).returncode == 0
+    assert set(rows(out)) == {"alice", "bob"}
+    (klass / "bob.py").unlink()
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1 submission, 0 to grade, 1 unchanged" in done.stderr
+    assert set(rows(out)) == {"alice"}
+    assert (
+        f"positional-encoding: 1 stored student left out of the grade files, the summary and "
+        f"the class page, their file no longer being in {klass}: bob"
+    ) in done.stderr
+    reports = [json.loads(line) for line in open(out / "reports-positional-encoding.jsonl")]
+    assert [r["student"] for r in reports] == ["alice"]
+    summary = (out / "summary-positional-encoding.md").read_text()
+    assert summary.startswith("# positional-encoding: 1 submission\n") and "bob" not in summary
+    page = (out / "class-positional-encoding.html").read_text()
+    assert "alice" in page and "bob" not in page
+
+
+def test_the_terminal_gets_the_summary_as_plain_text_and_the_file_as_markdown(tmp_path):
+    """A mistake's explanation and student ids hold Markdown punctuation: the terminal shows
+    them as written (control characters made visible), the .md file escapes them."""
+    klass = make_class(tmp_path / "class", {"ann": "mistake_sin_cos_swapped.py"})
+    shutil.copy(os.path.join(PE_SAMPLES, "broken_syntax_error.py"), klass / "carol_[x]\x1b.py")
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(tmp_path / "out"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    swapped = "are swapped: even columns hold the cosine, odd ones the sine."
+    assert swapped in done.stdout and "PE[p, 2i] = sin(...)" in done.stdout
+    assert "\\" not in done.stdout.replace("carol_[x]\\x1b", "")  # no escape but the control shown
+    assert "carol_[x]\\x1b" in done.stdout and "\x1b" not in done.stdout
+    assert done.stdout.startswith("positional-encoding: 2 submissions\n") and "**" not in done.stdout
+    markdown = (tmp_path / "out" / "summary-positional-encoding.md").read_text()
+    assert "are swapped\\: even columns hold the cosine\\, odd ones the sine\\." in markdown
+    assert "carol\\_\\[x\\]\\\\x1b" in markdown and "**1 student**: sin-cos-swapped" in markdown
+
+
 def test_batch_killed_with_sigkill_resumes_without_loss_or_double_counting(tmp_path):
     students = {f"s{i:02d}": ("correct_loops.py" if i % 2 else "mistake_float32_table.py") for i in range(12)}
     klass = make_class(tmp_path / "class", students)

@@ -91,6 +91,43 @@ def test_validate_fails_when_a_sample_lies_about_its_verdict(tmp_path):
     assert "sin-even-cos-odd" in done.stdout
 
 
+NEGATIVE_REFUSED = """
+id: square
+title: Square
+version: 1
+functions:
+  square: [x]
+checks:
+  - name: one-case
+    kind: example
+    call: square
+    args: {x: {array: {value: [1.0, 2.0]}}}
+  - name: negative-case
+    kind: example
+    call: square
+    args: {x: {array: {value: [-1.0, 2.0]}}}
+"""
+REFUSES_NEGATIVES = """
+import numpy as np
+
+def square(x):
+    x = np.asarray(x, dtype=float)
+    if (x < 0).any():
+        raise ValueError("negative input")
+    return x ** 2
+"""
+
+
+def test_validate_counts_in_words(tmp_path):
+    """One case, two problems (not frozen; the reference raises on a case): said as such."""
+    task = make_task(tmp_path / "task", NEGATIVE_REFUSED, REFUSES_NEGATIVES)
+    done = run_cli("validate", task)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "ok   one-case: 1 case\n" in done.stdout
+    assert "BAD  negative-case: the reference solution raised ValueError: negative input" in done.stdout
+    assert done.stdout.endswith("\n1 ok, 2 problems\n"), done.stdout
+
+
 def test_a_repeated_skip_reason_is_said_once(pe_task):
     done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, "broken_syntax_error.py"))
     assert done.stdout.count("skipped: your file did not load") == 1

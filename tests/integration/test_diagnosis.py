@@ -274,7 +274,8 @@ def test_validate_holds_samples_to_their_declared_diagnosis(tmp_path):
     write(samples / "undeclared.py", "# expect: fails visible-case\n# diagnosis: cubed\n" + STUDENT_CUBE)
     done = run_cli("validate", task, "--samples", str(samples))
     assert done.returncode == 0, done.stdout
-    assert "mistake cubed: fails 1 checks; diagnosed on undeclared.py" in done.stdout
+    assert "mistake cubed: fails 1 check; diagnosed on undeclared.py" in done.stdout
+    assert done.stdout.endswith(" ok, 0 problems\n")
     (samples / "undeclared.py").unlink()
     write(
         samples / "right.py",
@@ -283,8 +284,9 @@ def test_validate_holds_samples_to_their_declared_diagnosis(tmp_path):
     )
     done = run_cli("validate", task, "--samples", str(samples))
     assert (
-        done.returncode != 0 and "mistake cubed: fails 1 checks but is diagnosed on no sample" in done.stdout
+        done.returncode != 0 and "mistake cubed: fails 1 check but is diagnosed on no sample" in done.stdout
     )
+    assert done.stdout.endswith(" ok, 1 problem\n"), done.stdout
 
 
 def test_a_kit_carries_no_mistakes_and_diagnoses_nothing(tmp_path):

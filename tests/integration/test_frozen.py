@@ -170,6 +170,26 @@ def full_task(tmp_path):
     return task
 
 
+def test_a_reference_that_raises_is_the_task_bug_freeze_names_by_its_line(full_task):
+    """Refreezing after the reference broke says which check's case it raised on, where
+    task.yaml declares that check (exit 2), as grading does; the old freeze stays whole."""
+    before = (full_task / "frozen" / "manifest.json").read_text()
+    (full_task / "reference.py").write_text(
+        "import numpy as np\n\ndef square(x):\n"
+        "    if np.max(x) > 1000:\n        raise ValueError('too large for me')\n"
+        "    return np.asarray(x) ** 2\n"
+    )
+    done = run_cli("freeze", str(full_task))
+    assert done.returncode == 2, done.stderr
+    assert "internal error" not in done.stderr and "bug in the grader" not in done.stderr
+    line = HIDDEN_TASK.splitlines().index("  - name: secret-case-zebra") + 1
+    assert (
+        f"{full_task / 'task.yaml'}:{line}: check 'secret-case-zebra': "
+        "the reference solution raised ValueError: too large for me"
+    ) in done.stderr
+    assert (full_task / "frozen" / "manifest.json").read_text() == before
+
+
 def test_a_kit_holds_no_reference_and_no_hidden_check(full_task, tmp_path):
     done = run_cli("kit", str(full_task), "-o", str(tmp_path / "kits"))
     assert done.returncode == 0, done.stderr

@@ -5,7 +5,7 @@ import json
 
 from grader.records.result import Result
 from grader.report import class_summary
-from grader.report.class_summary import render_markdown
+from grader.report.class_summary import render_markdown, render_text
 
 
 def _read(rows):
@@ -186,6 +186,11 @@ def test_an_empty_class_summarizes_to_zero_students():
     assert "- none" in render_markdown(summary)
 
 
+def test_a_class_of_one_is_one_submission():
+    text = render_markdown(summarize("t", REPORTS[:1]))
+    assert text.startswith("# t: 1 submission\n")
+
+
 def test_markdown_escapes_what_students_wrote():
     reports = REPORTS + [
         ("<b>## x", _report(0, [("b", "failed", 3, "[x](javascript:1) | y")], status="error"))
@@ -242,3 +247,15 @@ def test_a_mistakes_words_are_escaped_in_the_summary():
     }
     text = render_markdown(summarize("t", [("bob", hostile)]))
     assert "<b>" not in text and "](javascript" not in text
+
+
+def test_the_terminal_text_shows_student_text_as_written_one_line_each_controls_shown():
+    hostile = {
+        **REPORTS[1][1],
+        "status": "error",  # (so the student is named, among those errored)
+        "diagnoses": [{"mistake": "swap_*it*", "explanation": "a: b, [c]\n# d\x1b[2J", "checks": ["b"]}],
+    }
+    text = render_text(summarize("t", [("bob_[1]\x1b", hostile)]))
+    assert "- 1 student: swap_*it* (a: b, [c]\\n# d\\x1b[2J)\n" in text
+    assert "bob_[1]\\x1b" in text and "\x1b" not in text
+    assert "\\:" not in text and "**" not in text and "##" not in text

@@ -349,7 +349,7 @@ def test_discovery_takes_py_and_ipynb_in_any_case_and_names_everything_it_skips(
 
 
 def test_a_skipped_name_is_shown_never_sent(tmp_path):
-    from grader.classroom.discovery import discover, skipped_markdown
+    from grader.classroom.discovery import discover, skipped_markdown, skipped_text
 
     (tmp_path / "evil\x1b[2J|*x*.txt").write_text("")
     [skipped] = discover(str(tmp_path)).skipped
@@ -357,6 +357,10 @@ def test_a_skipped_name_is_shown_never_sent(tmp_path):
     assert (
         skipped_markdown([skipped]).splitlines()[-1]
         == r"- skipped: evil\\x1b\[2J\|\*x\*\.txt (not a \.py or \.ipynb file)"
+    )
+    assert (
+        skipped_text([skipped]).splitlines()[-1]
+        == r"- skipped: evil\x1b[2J|*x*.txt (not a .py or .ipynb file)"
     )
 
 

@@ -25,8 +25,8 @@ def test_a_log_gets_a_line_per_tenth_and_the_totals():
     lines = log.getvalue().splitlines()
     assert len(lines) == 11  # ten tenths, then the totals
     assert lines[0].startswith("graded 2/20, ")
-    assert lines[-2].startswith("graded 20/20, 5 below full marks, 1 errors")
-    assert lines[-1].startswith("done: 20 graded (") and lines[-1].endswith("5 below full marks, 1 errors")
+    assert lines[-2].startswith("graded 20/20, 5 below full marks, 1 error, ")
+    assert lines[-1].startswith("done: 20 graded (") and lines[-1].endswith("5 below full marks, 1 error")
     assert "\r" not in log.getvalue()
 
 

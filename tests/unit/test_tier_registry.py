@@ -1,10 +1,15 @@
 """The tier registry: one object per tier, strongest first, from which the tier is chosen,
 the CLI's choices come and every fall below the strongest tier is explained."""
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from grader.cli import parser as cli_parser
 from grader.sandbox import NAMES, TIERS, Limits, SandboxUnavailable, Tier, choose_tier, downgrade_note, tier
+from grader.sandbox.tiers import unprivileged
 from grader.sandbox.tiers.base import WORKER_DIR
 from grader.sandbox.tiers.bubblewrap import WORKER_DIR_INSIDE
 
@@ -21,6 +26,21 @@ def works(monkeypatch):
             monkeypatch.setattr(t, "described_weakness", lambda t=t: t.weakness)
 
     return set_working
+
+
+@pytest.fixture
+def unprivileged_probe(monkeypatch):
+    """Decide why the unprivileged tier fails: unprivileged_probe(root=False), or as root
+    unprivileged_probe(failure="what the probe said", needs=[paths a worker must read])."""
+
+    def simulate(root=True, failure=None, needs=()):
+        monkeypatch.setattr(unprivileged, "_is_root", lambda: root)
+        monkeypatch.setattr(unprivileged, "_probe_failure", lambda: failure)
+        monkeypatch.setattr(unprivileged, "_worker_needs", lambda: list(needs))
+        unprivileged.why_unprivileged_fails.cache_clear()
+
+    yield simulate
+    unprivileged.why_unprivileged_fails.cache_clear()
 
 
 def test_the_registry_is_in_strength_order_and_the_cli_offers_it():
@@ -43,8 +63,9 @@ def test_auto_takes_the_strongest_tier_that_works(works):
     assert choose_tier() == "rlimits"
 
 
-def test_someone_elses_work_is_never_graded_in_rlimits(works):
+def test_someone_elses_work_is_never_graded_in_rlimits(works, unprivileged_probe):
     works({"rlimits"})
+    unprivileged_probe(root=False)
     with pytest.raises(SandboxUnavailable, match=r"no tier that protects .*\(.*; no Landlock; not root"):
         choose_tier("auto", others_work=True)
     works(set(NAMES))
@@ -59,6 +80,40 @@ def test_a_named_tier_is_required_never_degraded(works):
             choose_tier(name)
     works({"unprivileged", "rlimits"})
     assert choose_tier("unprivileged") == "unprivileged"
+
+
+def test_as_root_the_unprivileged_tier_names_the_folder_its_workers_cannot_read(works, unprivileged_probe):
+    with tempfile.TemporaryDirectory() as open_folder:  # (pytest's tmp_path is closed itself)
+        os.chmod(open_folder, 0o755)
+        check_the_closed_folder_is_named(works, unprivileged_probe, Path(open_folder) / "home")
+
+
+def check_the_closed_folder_is_named(works, unprivileged_probe, closed):
+    (closed / "venv" / "bin").mkdir(parents=True)
+    python = closed / "venv" / "bin" / "python"
+    python.write_text("")
+    closed.chmod(0o700)
+    unprivileged_probe(failure=f"Permission denied: {python}", needs=[str(python), WORKER_DIR])
+    works({"rlimits"})
+    for said in (tier("unprivileged").missing(), tier("unprivileged").refusal()):
+        assert "not root" not in said
+        assert f"{closed} is closed to other users (the probe: Permission denied: {python})" in said
+        assert "Install the grader where every user can read it" in said
+    with pytest.raises(
+        SandboxUnavailable, match=f"the unprivileged tier was required .*: .*{closed} is closed"
+    ):
+        choose_tier("unprivileged")
+
+
+def test_as_root_the_unprivileged_tier_says_what_its_probe_said(works, unprivileged_probe):
+    unprivileged_probe(failure="ModuleNotFoundError: No module named 'numpy'", needs=[WORKER_DIR])
+    works({"rlimits"})
+    said = tier("unprivileged").refusal()
+    assert "not root" not in said and "runs as root" in said
+    assert "import numpy: ModuleNotFoundError: No module named 'numpy'. Install the grader" in said
+    unprivileged_probe(root=False)
+    assert tier("unprivileged").missing() == "not root, so workers cannot run as a user of their own"
+    assert "it needs the grader to run as root" in tier("unprivileged").refusal()
 
 
 def test_an_unknown_tier_is_refused_not_taken_for_rlimits():

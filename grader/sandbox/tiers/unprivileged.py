@@ -14,12 +14,14 @@ could not be closed is removed."""
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import shlex
 import stat
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Sequence
 
 from grader.records.limits import Limits
@@ -43,6 +45,7 @@ WORKER_UID_BASE = 1_500_000_000
 # places every user may write carry an ACL entry that shuts it out.
 SHUT_OUT_GID = WORKER_UID_BASE - 1
 OWN_FOLDER = "own"  # the worker's folder, inside the one the grader made for it
+NOT_ROOT = "not root, so workers cannot run as a user of their own"
 
 
 class Unprivileged(Tier):
@@ -57,13 +60,16 @@ class Unprivileged(Tier):
         return unprivileged_works()
 
     def missing(self) -> str:
-        return "not root, so workers cannot run as a user of their own"
+        return why_unprivileged_fails() or "workers cannot run as a user of their own here"
 
     def refusal(self) -> str:
-        return (
-            "the unprivileged tier was required but does not work here: it needs the grader "
-            "to run as root, and its Python and packages readable by every user."
-        )
+        why = why_unprivileged_fails()
+        if why is None or why == NOT_ROOT:
+            return (
+                "the unprivileged tier was required but does not work here: it needs the grader "
+                "to run as root, and its Python and packages readable by every user."
+            )
+        return f"the unprivileged tier was required but does not work here: {why}."
 
     def gaps(self) -> list[str]:
         gaps = no_filter_gaps(ipc=True)
@@ -135,12 +141,45 @@ class Unprivileged(Tier):
         shared_places.sweep(shared_places.closed_to(SHUT_OUT_GID).swept, uid)
 
 
-@functools.cache
 def unprivileged_works() -> bool:
     """Whether the grader is root and a process it starts as a user of its own can run the
     worker's Python and import numpy (their folders must be readable by every user)."""
-    if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        return False
+    return why_unprivileged_fails() is None
+
+
+@functools.cache
+def why_unprivileged_fails() -> str | None:
+    """Why this tier does not work here, with the fix (None: it works). As root, what a
+    worker's user could not reach is named: the folders closed to other users on the way to
+    the grader's Python and packages, else what the probe said."""
+    if not sys.platform.startswith("linux"):
+        return "not Linux, so workers cannot run as a user of their own"
+    if not _is_root():
+        return NOT_ROOT
+    failure = _probe_failure()
+    if failure is None:
+        return None
+    closed = list(dict.fromkeys(c for c in map(closed_to_other_users, _worker_needs()) if c))
+    cause = (
+        f"{', '.join(closed)} {'is' if len(closed) == 1 else 'are'} closed to other users (the probe: {failure})"
+        if closed
+        else failure
+    )
+    return (
+        f"the grader runs as root, but a worker running as a user of its own cannot run its "
+        f"Python and import numpy: {cause}. Install the grader where every user can read it (a "
+        f"virtualenv under /opt, say), or make its Python and packages readable by every user "
+        f"(o+rx on each closed folder, o+r on their files)"
+    )
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _probe_failure() -> str | None:
+    """Run the worker's Python as a user of its own, importing numpy and the worker's
+    modules: None if it could, else what went wrong, in one line."""
     probe = [
         sys.executable,
         "-I",
@@ -154,15 +193,46 @@ def unprivileged_works() -> bool:
             probe,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             env=worker_env(),
             cwd="/",
             timeout=60,
             preexec_fn=lambda: become_user(WORKER_UID_BASE + os.getpid()),
         )
-    except (OSError, subprocess.TimeoutExpired, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    except subprocess.TimeoutExpired:
+        return "the probe did not finish in 60 s"
+    except OSError as exc:
+        return f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+    except subprocess.SubprocessError as exc:
+        return str(exc)[:300]
+    if done.returncode == 0:
+        return None
+    said = [text for text in done.stderr.decode(errors="replace").splitlines() if text.strip()]
+    return said[-1].strip()[:300] if said else f"the probe exited with status {done.returncode}"
+
+
+def _worker_needs() -> list[str]:
+    """What a worker's user must read: the grader's Python (where its links lead), the
+    standard library, the packages, numpy and the worker's own modules."""
+    needs = [sys.executable, sysconfig.get_path("stdlib"), sysconfig.get_path("purelib"), WORKER_DIR]
+    numpy = importlib.util.find_spec("numpy")
+    if numpy is not None and numpy.submodule_search_locations:
+        needs.append(list(numpy.submodule_search_locations)[0])
+    return [os.path.realpath(p) for p in needs if p]
+
+
+def closed_to_other_users(path: str) -> str | None:
+    """The first place on the way to ``path`` (a folder on the way, or itself) that a user
+    with no claim on it cannot pass or read (a folder: list); None if it is open."""
+    path = os.path.abspath(path)
+    for step in [*reversed(_ancestors(path)), path]:
+        if not open_to_other_users(step):
+            return step
+    try:
+        listable = not os.path.isdir(path) or bool(os.stat(path).st_mode & stat.S_IROTH)
+    except OSError:
+        return path
+    return None if listable else path
 
 
 def become_user(uid: int) -> None:
