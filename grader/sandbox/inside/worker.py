@@ -19,7 +19,8 @@ from collections.abc import Callable
 from types import CodeType, ModuleType
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # (a fork server's put it there)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import answers  # noqa: E402
 import computed  # noqa: E402

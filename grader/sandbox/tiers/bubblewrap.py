@@ -28,6 +28,9 @@ from grader.sandbox.userns import why_bubblewrap_fails
 
 WORKER_DIR_INSIDE = "/opt/grader-worker"  # where bwrap shows WORKER_DIR
 SCRATCH_INSIDE = "/tmp/workers"  # a fork server's workers' folders (bwrap's /tmp)
+# A fresh worker's folder: where a fork server's first worker has its own, so that a file
+# graded by `grader check` and by `grader batch` meets the same file system (one score).
+FRESH_FOLDER = SCRATCH_INSIDE + "/w1"
 
 
 class Bubblewrap(Tier):
@@ -48,19 +51,23 @@ class Bubblewrap(Tier):
         )
 
     def worker(self, channel: int, limits: Limits, folder: str, in_cgroup: bool) -> Start:
-        # bwrap's network namespace holds no socket of the machine: only the key system
-        # calls are denied (the kernel's keyrings outlive every namespace). Its IPC and PID
-        # namespaces die with it, and its init reaps (and so counts) what ended. Where the
-        # kernel has Landlock, the worker also restricts itself as a warm worker does: its
-        # /proc is then only its own harmless entries (not its mem, not bwrap's init).
+        # As a warm worker is (forkserver.py), so that a file meets the same walls whichever
+        # command grades it: its own folder under /tmp/workers (cwd, HOME, TMPDIR), no new
+        # socket, no key system calls (the kernel's keyrings outlive every namespace). Its
+        # IPC and PID namespaces die with it, and its init reaps (and so counts) what ended.
+        # Where the kernel has Landlock, it writes only its folder and its /proc is only its
+        # own harmless entries (not its mem, not bwrap's init).
+        filters = syscall_filter_works()
         confinement: protocol.Confinement = {
-            "deny_keys": syscall_filter_works(),
+            "deny_sockets": filters,
+            "deny_keys": filters,
             "preload": list(limits.preload),
         }
         if lsm.abi_version() >= 1:
-            confinement["landlock"] = self.landlock_policy([], ["/tmp"])
+            confinement["landlock"] = self.landlock_policy([], [FRESH_FOLDER])
         command = self.python("worker.py", str(channel), json.dumps(confinement))
-        return Start(bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20), {}, "/", "/tmp")
+        inside = bubblewrap_command([], command, tmp_bytes=limits.scratch_mib << 20, folder=FRESH_FOLDER)
+        return Start(inside, {}, "/", FRESH_FOLDER)
 
     def enter(self) -> None:
         pass  # bwrap has --die-with-parent
@@ -131,13 +138,13 @@ def bubblewrap_sizes_tmpfs() -> bool:
 
 
 def bubblewrap_command(
-    binds: list[tuple[str, str]], command: list[str], tmp_bytes: int | None = None
+    binds: list[tuple[str, str]], command: list[str], tmp_bytes: int | None = None, folder: str = "/tmp"
 ) -> list[str]:
     """``command`` in a bwrap sandbox that sees the runtime read-only, a private /tmp (a
     tmpfs of at most ``tmp_bytes`` where bwrap can cap it; its pages are charged to the
     cgroup's memory in any case), the inside modules, and ``binds`` (source, destination)
     read-only; nothing else of the machine. The kernel's list of keys (/proc/keys) is
-    hidden too."""
+    hidden too. It starts in ``folder`` (made in /tmp if need be), its HOME and TMPDIR."""
     # Order matters: bwrap mounts in argument order, so /tmp comes before binds that may
     # live under it (a virtualenv in /tmp would otherwise be hidden by the tmpfs).
     size = ["--size", str(tmp_bytes)] if tmp_bytes and bubblewrap_sizes_tmpfs() else []
@@ -181,7 +188,9 @@ def bubblewrap_command(
     cmd += ["--ro-bind", WORKER_DIR, WORKER_DIR_INSIDE]
     for source, destination in binds:
         cmd += ["--ro-bind", source, destination]
-    cmd += ["--chdir", "/tmp", "--clearenv"]
-    for key, value in worker_env().items():
+    if folder != "/tmp":
+        cmd += ["--dir", folder]
+    cmd += ["--chdir", folder, "--clearenv"]
+    for key, value in dict(worker_env(), HOME=folder, TMPDIR=folder).items():
         cmd += ["--setenv", key, value]
     return cmd + ["--"] + command
