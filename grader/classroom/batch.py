@@ -7,6 +7,7 @@ unchanged. Then the detailed grade files (export.py), the class summary and the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -116,22 +117,23 @@ def run_batch(
         if todo:
             failed = _grade_all(task, todo, book, jobs, dask_address, options, progress, stream, out_dir)
         progress.finish()
-        # Read once: the summary, the grade files and the class page share them. Only the
-        # students whose hand-in is in this folder: a row whose file has gone stays in the
-        # gradebook (kept for when the file comes back) but out of this run's files.
-        here = {s.student for s in submissions}
-        stored_reports = book.reports(task.id)
-        reports = [(student, report) for student, report in stored_reports if student in here]
-        gone = [student for student, _ in stored_reports if student not in here]
+        # The gradebook follows the folder: a student whose hand-in has gone from it is
+        # removed (row and page), so that no file of OUT (nor a later grader export) still
+        # grades them; the file put back is graded again.
+        gone = book.forget_all_but(task.id, {s.student for s in submissions})
+        for student in gone:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(page_files.student_page(out_dir, task.id, student))
         if gone:
             print(
                 visible(
-                    f"{task.id}: {counted(len(gone), 'stored student')} left out of the grade files, "
-                    f"the summary and the class page, their file no longer being in {folder}: "
+                    f"{task.id}: {counted(len(gone), 'student')} removed from the gradebook, their "
+                    f"file no longer being in {folder}: "
                     f"{', '.join(gone[:10])}{f' and {len(gone) - 10} more' if len(gone) > 10 else ''}"
                 ),
                 file=stream,
             )
+        reports = book.reports(task.id)  # read once: the summary, the grade files and the page share them
         written = write_detailed(book, task.id, out_dir, None, excel=False, reports=reports)
         class_summary = summarize(task.id, reports, mismatch_words(task))
         text = render_markdown(class_summary) + skipped_markdown(discovery.skipped)

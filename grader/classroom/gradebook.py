@@ -94,6 +94,23 @@ class Gradebook:
             self.db.execute("ROLLBACK")
             raise
 
+    def forget_all_but(self, task: str, students: set[str]) -> list[str]:
+        """Remove the task's rows of every student not in ``students`` (by the names that
+        ``stored`` gives); the names removed, sorted."""
+        rows = self.db.execute("SELECT student FROM results WHERE task = ?", (task,)).fetchall()
+        gone = [raw for (raw,) in rows if name(raw) not in students]
+        if gone:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.executemany(
+                    "DELETE FROM results WHERE task = ? AND student = ?", [(task, g) for g in gone]
+                )
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        return sorted(name(g) for g in gone)
+
     def tasks(self) -> list[str]:
         return [t for (t,) in self.db.execute("SELECT DISTINCT task FROM results ORDER BY task")]
 

@@ -72,7 +72,7 @@ def test_rerun_skips_unchanged_and_regrades_changed(tmp_path):
     assert "4 to grade" in done.stderr
 
 
-def test_a_student_whose_file_is_removed_leaves_the_grade_files_summary_and_page(tmp_path):
+def test_a_student_whose_file_is_removed_leaves_the_gradebook_and_every_file(tmp_path):
     klass = make_class(
         tmp_path / "class", {"alice": "correct_vectorized.py", "bob": "mistake_ignores_base.py"}
     )
@@ -85,8 +85,8 @@ def test_a_student_whose_file_is_removed_leaves_the_grade_files_summary_and_page
     assert "1 submission, 0 to grade, 1 unchanged" in done.stderr
     assert set(rows(out)) == {"alice"}
     assert (
-        f"positional-encoding: 1 stored student left out of the grade files, the summary and "
-        f"the class page, their file no longer being in {klass}: bob"
+        f"positional-encoding: 1 student removed from the gradebook, their file no longer "
+        f"being in {klass}: bob"
     ) in done.stderr
     reports = [json.loads(line) for line in open(out / "reports-positional-encoding.jsonl")]
     assert [r["student"] for r in reports] == ["alice"]
@@ -94,6 +94,12 @@ def test_a_student_whose_file_is_removed_leaves_the_grade_files_summary_and_page
     assert summary.startswith("# positional-encoding: 1 submission\n") and "bob" not in summary
     page = (out / "class-positional-encoding.html").read_text()
     assert "alice" in page and "bob" not in page
+    pages = {p.name for p in out.rglob("*.html")}
+    assert "alice.html" in pages and "bob.html" not in pages  # (the student's own page too)
+    # ... and an export made afterwards from the gradebook agrees
+    exported = run_cli("export", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert set(rows(out)) == {"alice"}
 
 
 def test_the_terminal_gets_the_summary_as_plain_text_and_the_file_as_markdown(tmp_path):
