@@ -176,7 +176,7 @@ def test_only_the_inside_folder_is_bound_into_bubblewrap():
     binds = [tuple(start.command[i + 1 : i + 3]) for i, a in enumerate(start.command) if a == "--ro-bind"]
     assert (WORKER_DIR, WORKER_DIR_INSIDE) in binds
     assert start.command[start.command.index("--") + 4] == WORKER_DIR_INSIDE + "/worker.py"
-    assert start.folder == "/tmp" and start.env == {}
+    assert start.folder == "/tmp/workers/w1" and start.env == {}  # (a warm server's first worker's)
 
 
 def test_warm_workers_are_for_the_tiers_that_can_confine_a_forked_worker():
