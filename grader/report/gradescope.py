@@ -2,7 +2,12 @@
 
 Only the specification's keys (the total is the sum of the tests' max_score: there is no
 top-level max_score); every text is "text" format, so a printed ``<class 'numpy.ndarray'>``
-shows as written instead of being read as HTML."""
+shows as written instead of being read as HTML.
+
+What students see (the top-level output, the visible tests) is only what a student can act
+on: the score, the likely cause, what the file printed, each check. How the grading machine
+graded (its sandbox tier, why it is weaker than bubblewrap and how an operator would fix it)
+is for instructors only: in ``extra_data`` and in a test of visibility "hidden"."""
 
 from __future__ import annotations
 
@@ -13,6 +18,31 @@ from grader.report.text import check_details
 from grader.student_text import clean_report
 
 TEXT_FORMATS = {"output_format": "text", "test_output_format": "text", "test_name_format": "text"}
+ENVIRONMENT_TEST = "Grading environment (instructors only)"
+
+
+def environment(result: Result) -> dict[str, str]:
+    """How this result was graded, for instructors and operators (never for students)."""
+    return {
+        "isolation": result.isolation,
+        "isolation_note": result.isolation_note,
+        "grader_version": result.grader_version,
+        "cases_digest": result.cases_digest,
+    }
+
+
+def _environment_test(result: Result) -> dict:
+    text = f"graded in the {result.isolation} sandbox tier (grader {result.grader_version or '?'})."
+    if result.isolation_note:
+        text += f"\n{result.isolation_note}"
+    return {
+        "name": ENVIRONMENT_TEST,
+        "score": 0.0,
+        "max_score": 0.0,
+        "status": "passed",
+        "output": text,
+        "visibility": "hidden",
+    }
 
 
 def render(result: Result, **_options: object) -> str:
@@ -31,12 +61,8 @@ def render(result: Result, **_options: object) -> str:
                 "visibility": "visible",
             }
         )
-    summary = (
-        f"{result.task}: {result.score:g}/{result.max_score:g} ({result.status}); "
-        f"graded in the {result.isolation} sandbox."
-    )
-    if result.isolation_note:
-        summary += f" ({result.isolation_note})"
+    tests.append(_environment_test(result))
+    summary = f"{result.task}: {result.score:g}/{result.max_score:g} ({result.status})"
     for diagnosis in result.diagnoses:
         summary += f"\n\nLikely cause: {diagnosis.explanation} (explains {', '.join(diagnosis.checks)})"
     if result.output.strip():
@@ -51,6 +77,7 @@ def render(result: Result, **_options: object) -> str:
                     **TEXT_FORMATS,
                     "visibility": "visible",
                     "stdout_visibility": "hidden",
+                    "extra_data": environment(result),
                     "tests": tests,
                 }
             ),

@@ -4,6 +4,7 @@ simulated /autograder tree (AUTOGRADER_ROOT), with a results.json on every path.
 import glob
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -216,16 +217,16 @@ def test_a_submission_that_forges_results_and_kills_the_grader(autograder, tmp_p
         assert results["score"] <= score_without(*IGNORES_BASE_LOSES)
 
 
-def test_the_attack_fails_in_a_simulated_gradescope_container(autograder, container, simulation, tmp_path):
-    """Gradescope's container (root, no namespaces, no Landlock: tests/container_sim.py)
-    with the grader installed in a virtualenv every user may read: run_autograder grades
-    in the unprivileged tier, the file can neither forge the results nor kill the grader,
-    and the student gets a real grade."""
-    attack = write(tmp_path / "attack.py", FORGE_AND_KILL + open(BAD).read())
+def run_in_container(autograder, container, simulation, tmp_path, files):
+    """run_autograder in the simulated Gradescope container (root, no namespaces, no
+    Landlock: tests/container_sim.py), the grader installed in a virtualenv of the system's
+    Python that every user may read; ``files``: the upload, name -> the file to copy.
+    Returns (process, results)."""
     root = tmp_path / "autograder"
     shutil.copytree(autograder["template"], root, symlinks=True)
     (root / "submission").mkdir()
-    shutil.copy(attack, root / "submission" / "solution.py")
+    for name, source in files.items():
+        shutil.copy(source, root / "submission" / name)
     env = clean_env(
         AUTOGRADER_ROOT=str(root),
         GRADER_PYTHON=os.path.join(container["bin"], "python"),
@@ -246,13 +247,41 @@ def test_the_attack_fails_in_a_simulated_gradescope_container(autograder, contai
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads((root / "results" / "results.json").read_text())
+    return done, json.loads((root / "results" / "results.json").read_text())
+
+
+def test_the_attack_fails_in_a_simulated_gradescope_container(autograder, container, simulation, tmp_path):
+    """In Gradescope's container run_autograder grades in the unprivileged tier, the file
+    can neither forge the results nor kill the grader, and the student gets a real grade."""
+    attack = write(tmp_path / "attack.py", FORGE_AND_KILL + open(BAD).read())
+    done, results = run_in_container(autograder, container, simulation, tmp_path, {"solution.py": attack})
     assert_only_documented_keys(results)
     # A real report of the grader (not the failure results), nothing forged: the kill was
     # refused (PermissionError: another user), which fails the file's own import.
     assert results["output"] != STUDENT_MESSAGE and results["score"] == 0
-    assert "graded in the unprivileged sandbox" in results["output"]
+    assert results["extra_data"]["isolation"] == "unprivileged"
     assert "PermissionError" in json.dumps(results["tests"])
+
+
+# What only an operator can act on: how the machine sandboxes, and how to make it stronger.
+OPERATOR_WORDS = re.compile(r"sandbox|bwrap|bubblewrap|sysctl|namespace|\btiers?\b|unprivileged", re.I)
+
+
+def test_students_see_no_operator_notes_in_the_container(autograder, container, tmp_path):
+    """The tier and why it is weaker than bubblewrap reach instructors (extra_data, a hidden
+    test), never the output or a test a student sees."""
+    done, results = run_in_container(autograder, container, "cgroup", tmp_path, {"solution.py": BAD})
+    assert_only_documented_keys(results)
+    assert results["score"] == score_without(*IGNORES_BASE_LOSES)
+    shown = [results["output"]] + [json.dumps(t) for t in results["tests"] if t["visibility"] != "hidden"]
+    for text in shown:
+        assert not OPERATOR_WORDS.search(text), text
+    assert results["extra_data"]["isolation"] == "unprivileged"
+    note = results["extra_data"]["isolation_note"]
+    assert "unprivileged" in note and "bubblewrap" in note, note
+    [environment] = [t for t in results["tests"] if t["visibility"] == "hidden"]
+    assert note in environment["output"] and environment["max_score"] == 0
+    assert "note: graded in the unprivileged tier" in done.stderr  # run_autograder's output: instructors
 
 
 def test_run_autograder_never_grades_in_the_rlimits_tier(autograder, tmp_path):

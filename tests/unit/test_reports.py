@@ -105,4 +105,23 @@ def test_gradescope_has_one_test_per_check_with_points(tmp_path):
     assert sum(t["max_score"] for t in results["tests"]) == 8 and results["score"] == 3
     assert {t["status"] for t in results["tests"]} == {"passed", "failed"}  # all it knows
     assert "max_score" not in results and results["output_format"] == "text"
-    assert "graded in the bubblewrap sandbox" in results["output"]
+
+
+def test_gradescope_tells_only_instructors_how_the_machine_graded(tmp_path):
+    """The tier and its note are for operators: a student can do nothing about them, so they
+    are in extra_data and a hidden test, never in what a student sees."""
+    import dataclasses
+
+    note = "graded in the unprivileged tier, not bubblewrap: bwrap said: no namespaces (sudo sysctl -w ...)"
+    result = dataclasses.replace(_result(tmp_path), isolation="unprivileged", isolation_note=note)
+    results = json.loads(gradescope.render(result))
+    assert results["output"].startswith("t: 3/8 (failed)")
+    shown = [results["output"]] + [json.dumps(t) for t in results["tests"] if t["visibility"] != "hidden"]
+    for shown_text in shown:
+        for word in ("sandbox", "bwrap", "sysctl", "tier", "unprivileged"):
+            assert word not in shown_text, (word, shown_text)
+    assert results["extra_data"]["isolation"] == "unprivileged"
+    assert results["extra_data"]["isolation_note"] == note
+    [environment] = [t for t in results["tests"] if t["visibility"] == "hidden"]
+    assert note in environment["output"] and environment["max_score"] == 0 == environment["score"]
+    assert sum(t["max_score"] for t in results["tests"]) == 8
