@@ -35,7 +35,8 @@ def check(args: argparse.Namespace, options: Options, started: HeadStart | None)
     if result.isolation_note:
         print(f"grader: note: {result.isolation_note}", file=sys.stderr)
     colour = _colour(args.color) and args.format == "text" and args.output is None
-    write(RENDERERS[args.format](result, colour=colour), args.output)
+    shown = RENDERERS[args.format](result, colour=colour, hidden_visibility=task.hidden_visibility)
+    write(shown, args.output)
     return EXIT_FULL if result.status == PASSED else EXIT_BELOW
 
 

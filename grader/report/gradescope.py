@@ -7,7 +7,11 @@ shows as written instead of being read as HTML.
 What students see (the top-level output, the visible tests) is only what a student can act
 on: the score, the likely cause, what the file printed, each check. How the grading machine
 graded (its sandbox tier, why it is weaker than bubblewrap and how an operator would fix it)
-is for instructors only: in ``extra_data`` and in a test of visibility "hidden"."""
+is for instructors only: in ``extra_data`` and in a test of visibility "hidden".
+
+A hidden check (``hidden: true``; redacted before any renderer runs, grading/redact.py) has
+the visibility the task's ``hidden_visibility`` says ("after_due_date" unless it says
+"after_published" or "hidden"); every other check is "visible"."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import json
 from grader.records.result import PASSED, Result
 from grader.report.text import check_details
 from grader.student_text import clean_report
+from grader.task.spec import DEFAULT_HIDDEN_VISIBILITY, HIDDEN_VISIBILITIES
 
 TEXT_FORMATS = {"output_format": "text", "test_output_format": "text", "test_name_format": "text"}
 ENVIRONMENT_TEST = "Grading environment (instructors only)"
@@ -45,7 +50,10 @@ def _environment_test(result: Result) -> dict:
     }
 
 
-def render(result: Result, **_options: object) -> str:
+def render(result: Result, hidden_visibility: object = DEFAULT_HIDDEN_VISIBILITY, **_options: object) -> str:
+    """``hidden_visibility``: the task's (Task.hidden_visibility), for its hidden checks."""
+    if hidden_visibility not in HIDDEN_VISIBILITIES:
+        raise ValueError(f"hidden_visibility {hidden_visibility!r} is not one of {HIDDEN_VISIBILITIES}")
     tests: list[dict] = []
     for check in result.checks:
         if not check.max_score and check.status == PASSED:
@@ -58,7 +66,7 @@ def render(result: Result, **_options: object) -> str:
                 "max_score": check.max_score,
                 "status": "passed" if check.status == PASSED else "failed",  # all Gradescope knows
                 "output": "\n".join(check_details(check)),
-                "visibility": "visible",
+                "visibility": hidden_visibility if check.hidden else "visible",
             }
         )
     tests.append(_environment_test(result))

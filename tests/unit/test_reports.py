@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from grader.grading.checks.imports import scan
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 from grader.report import RENDERERS, gradescope, json_report, junit, text
+from grader.task.spec import HIDDEN_VISIBILITIES
 
 
 def _result(tmp_path):
@@ -125,3 +126,26 @@ def test_gradescope_tells_only_instructors_how_the_machine_graded(tmp_path):
     [environment] = [t for t in results["tests"] if t["visibility"] == "hidden"]
     assert note in environment["output"] and environment["max_score"] == 0 == environment["score"]
     assert sum(t["max_score"] for t in results["tests"]) == 8
+
+
+def test_gradescope_shows_hidden_checks_with_the_tasks_visibility(tmp_path):
+    import dataclasses
+
+    import pytest
+
+    from grader.grading.redact import for_students
+
+    result = _result(tmp_path)
+    secret = CheckResult("secret", FAILED, 0.0, 2.0, message="4321.5", hidden=True)
+    result = dataclasses.replace(result, checks=[*result.checks, secret], max_score=10.0)
+    shown = for_students(result)
+    for visibility, expected in ((None, "after_due_date"), *((v, v) for v in HIDDEN_VISIBILITIES)):
+        options = {} if visibility is None else {"hidden_visibility": visibility}
+        results = json.loads(gradescope.render(shown, **options))
+        by_name = {t["name"]: t for t in results["tests"]}
+        assert by_name["secret"]["visibility"] == expected and by_name["secret"]["max_score"] == 2
+        assert "4321.5" not in json.dumps(results)
+        assert {t["visibility"] for n, t in by_name.items() if n != "secret"} <= {"visible", "hidden"}
+        assert by_name["values: f doubles"]["visibility"] == "visible"
+    with pytest.raises(ValueError):
+        gradescope.render(shown, hidden_visibility="visible")
