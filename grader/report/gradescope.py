@@ -96,17 +96,28 @@ def render(result: Result, hidden_visibility: object = DEFAULT_HIDDEN_VISIBILITY
     )
 
 
-def cannot_grade(reason: str) -> str:
-    """results.json for a submission that could not be graded at all."""
+def cannot_grade(reason: str, task: str = "", max_score: float = 0.0) -> str:
+    """results.json for a submission that could not be graded at all (no file, a link, too
+    large...): 0 of the task's ``max_score``, in one visible test that says why."""
     return (
         json.dumps(
             clean_report(
                 {
                     "score": 0.0,
-                    "output": f"Your submission could not be graded: {reason}",
+                    "output": (f"{task}: 0/{max_score:g}\n" if task else "")
+                    + f"Your submission could not be graded: {reason}",
                     **TEXT_FORMATS,
                     "visibility": "visible",
-                    "tests": [],
+                    "tests": [
+                        {
+                            "name": "submission",
+                            "score": 0.0,
+                            "max_score": max_score,
+                            "status": "failed",
+                            "output": reason,
+                            "visibility": "visible",
+                        }
+                    ],
                 }
             ),
             indent=2,

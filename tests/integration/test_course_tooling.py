@@ -97,6 +97,50 @@ def test_a_kit_of_a_task_that_sets_hidden_visibility_loads_and_grades(tmp_path):
     ]
 
 
+def test_check_grades_the_named_file_of_an_upload(tmp_path):
+    """--file NAME (what run_autograder passes for a task): that file, exactly; missing, a
+    results.json that names it and what was uploaded, with 0 of the task's points."""
+    upload = tmp_path / "submission"
+    upload.mkdir()
+    shutil.copy(BAD, upload / "encoding.py")
+    shutil.copy(os.path.join(PE_SAMPLES, "correct_vectorized.py"), upload / "other.py")
+    out = tmp_path / "results.json"
+    done = run_cli(
+        "check", PE_TASK, str(upload), "--file", "encoding.py", "--format", "gradescope", "--output", str(out)
+    )
+    assert done.returncode == 1, done.stderr
+    assert json.loads(out.read_text())["score"] == score_without(*IGNORES_BASE_LOSES)
+    done = run_cli(
+        "check", PE_TASK, str(upload), "--file", "solution.py", "--format", "gradescope", "--output", str(out)
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    results = json.loads(out.read_text())
+    assert results["score"] == 0
+    assert "no file named solution.py was handed in" in results["output"]
+    assert "encoding.py, other.py" in results["output"]
+    [test] = results["tests"]
+    assert test["max_score"] == score_without() and test["visibility"] == "visible"
+    for wrong in ("../solution.py", "notes.txt"):
+        done = run_cli("check", PE_TASK, str(upload), "--file", wrong)
+        assert done.returncode == 2 and "--file:" in done.stderr, done.stderr
+
+
+def test_gradescope_refuses_files_of_unknown_tasks_and_odd_names(tmp_path):
+    tasks = [os.path.join(ROOT, "tasks", t) for t in ("pe-table-shape", "pe-batch-sum")]
+    zip_path = tmp_path / "autograder.zip"
+    for files, said in (
+        (["--file", "pe-nothing=a.py"], "TASK_ID one of pe-table-shape, pe-batch-sum"),
+        (["--file", "pe-batch-sum=../a.py"], "not a plain file name"),
+        (["--file", "pe-batch-sum=a.py", "--file", "pe-batch-sum=b.py"], "given two files"),
+        (["--samples", str(tmp_path)], "--samples goes with one task"),
+    ):
+        done = run_cli("gradescope", *tasks, *files, "-o", str(zip_path))
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and not zip_path.exists()
+    done = run_cli("gradescope", tasks[0], tasks[0], "-o", str(zip_path))
+    assert done.returncode == 2 and "given twice" in done.stderr
+
+
 def test_junit_marks_failures_and_errors():
     done = run_cli(
         "check", PE_TASK, os.path.join(PE_SAMPLES, "broken_wrong_function_name.py"), "--format", "junit"

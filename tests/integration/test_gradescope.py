@@ -17,6 +17,7 @@ from conftest import (
     IGNORES_BASE_LOSES,
     PE_SAMPLES,
     PE_TASK,
+    ROOT,
     SIMULATIONS,
     SIMULATOR,
     make_task,
@@ -117,11 +118,11 @@ def test_zip_holds_the_task_a_wheel_and_exact_pins(autograder):
         "run_autograder",
         "finish_results.py",
         "requirements.txt",
-        "task/task.yaml",
-        "task/reference.py",
-        "task/mistakes.py",
-        "task/frozen/manifest.json",
-        "task/frozen/cases.json",
+        "tasks/positional-encoding/task.yaml",
+        "tasks/positional-encoding/reference.py",
+        "tasks/positional-encoding/mistakes.py",
+        "tasks/positional-encoding/frozen/manifest.json",
+        "tasks/positional-encoding/frozen/cases.json",
     } <= names  # the frozen full task: the same grade next year
     assert all(mode & stat.S_IXUSR for mode in modes.values())
     [wheel] = [n for n in names if n.startswith("wheels/")]
@@ -169,10 +170,12 @@ def test_a_bad_spec_gives_results_and_exit_0(autograder, tmp_path):
     root = tmp_path / "autograder"
     done, results, _ = run_autograder(autograder, tmp_path / "first", GOOD)
     assert results["score"] == score_without()
-    spec = autograder["template"] / "source" / "task" / "task.yaml"
+    spec = autograder["template"] / "source" / "tasks" / "positional-encoding" / "task.yaml"
     broken = tmp_path / "broken"
     shutil.copytree(autograder["template"], broken)
-    (broken / "source" / "task" / "task.yaml").write_text(spec.read_text() + "checks: [oops\n")
+    (broken / "source" / "tasks" / "positional-encoding" / "task.yaml").write_text(
+        spec.read_text() + "checks: [oops\n"
+    )
     done, results, root = run_autograder({**autograder, "template": broken}, tmp_path, GOOD)
     reason = assert_fallback(done, results)
     assert "could not run (exit 2" in reason and "task.yaml" in reason and "not valid YAML" in reason
@@ -217,16 +220,18 @@ def test_a_submission_that_forges_results_and_kills_the_grader(autograder, tmp_p
         assert results["score"] <= score_without(*IGNORES_BASE_LOSES)
 
 
-def run_in_container(autograder, container, simulation, tmp_path, files):
+def run_in_container(autograder, container, simulation, tmp_path, files=(), prepare=None):
     """run_autograder in the simulated Gradescope container (root, no namespaces, no
     Landlock: tests/container_sim.py), the grader installed in a virtualenv of the system's
-    Python that every user may read; ``files``: the upload, name -> the file to copy.
-    Returns (process, results)."""
+    Python that every user may read. The upload: ``files`` (name -> the file to copy), then
+    whatever ``prepare(submission folder, autograder root)`` makes. Returns (process, results)."""
     root = tmp_path / "autograder"
     shutil.copytree(autograder["template"], root, symlinks=True)
     (root / "submission").mkdir()
-    for name, source in files.items():
+    for name, source in dict(files).items():
         shutil.copy(source, root / "submission" / name)
+    if prepare:
+        prepare(root / "submission", root)
     env = clean_env(
         AUTOGRADER_ROOT=str(root),
         GRADER_PYTHON=os.path.join(container["bin"], "python"),
@@ -413,3 +418,135 @@ def test_a_failed_build_leaves_no_partial_zip(autograder, tmp_path):
     assert done.returncode == 2 and "cannot write" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert not os.listdir(out)
+
+
+# --------------------------------------------------------------------------- one zip, several tasks
+# The tutorial's three tasks as one Gradescope assignment: a student uploads one file per task.
+
+TUTORIAL_FILES = {
+    "pe-table-shape": "table_shape.py",
+    "pe-batch-sum": "batch_sum.py",
+    "pe-row-length": "row_length.py",
+}
+
+
+def tutorial(task_id):
+    return os.path.join(ROOT, "tasks", task_id)
+
+
+def tutorial_sample(task_id, name):
+    return os.path.join(ROOT, "submissions", task_id, name)
+
+
+@pytest.fixture(scope="module")
+def assignment(autograder, tmp_path_factory):
+    """``grader gradescope`` of the three tutorial tasks, each grading its own file."""
+    tmp = tmp_path_factory.mktemp("assignment")
+    zip_path = tmp / "autograder.zip"
+    grader = os.path.join(os.path.dirname(autograder["builder"]), "grader")
+    files = [f"--file={task}={name}" for task, name in TUTORIAL_FILES.items()]
+    done = subprocess.run(
+        [grader, "gradescope", *map(tutorial, TUTORIAL_FILES), *files, "-o", str(zip_path)],
+        cwd=str(tmp),
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    template = tmp / "template"
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(template / "source")
+    (template / "source" / "run_autograder").chmod(0o755)
+    return {**autograder, "zip": zip_path, "template": template, "built": done}
+
+
+def _totals():
+    return {task: score_without(task=tutorial(task)) for task in TUTORIAL_FILES}
+
+
+def test_the_build_says_what_students_upload(assignment):
+    out = assignment["built"].stdout
+    assert f"one assignment of 3 tasks on Gradescope ({sum(_totals().values()):g} points)" in out
+    for task, name in TUTORIAL_FILES.items():
+        assert f"task {task} ({_totals()[task]:g} points) grades the student's {name}" in out
+    with zipfile.ZipFile(assignment["zip"]) as archive:
+        names = set(archive.namelist())
+        run = archive.read("run_autograder").decode()
+    assert {f"tasks/{task}/task.yaml" for task in TUTORIAL_FILES} <= names
+    assert "TASKS=(pe-table-shape pe-batch-sum pe-row-length)" in run
+    assert "FILES=(table_shape.py batch_sum.py row_length.py)" in run
+
+
+def test_one_zip_grades_three_tasks_into_one_results_json(assignment, container, tmp_path):
+    upload = {
+        "table_shape.py": tutorial_sample("pe-table-shape", "correct_numpy.py"),
+        "batch_sum.py": tutorial_sample("pe-batch-sum", "mistake_wrong_rows.py"),
+        "row_length.py": tutorial_sample("pe-row-length", "correct_len.py"),
+    }
+    done, results = run_in_container(assignment, container, "cgroup", tmp_path, upload)
+    assert_only_documented_keys(results)
+    totals = _totals()
+    lost = score_without(task=tutorial("pe-batch-sum")) - score_without(
+        "adds-the-first-three-rows", task=tutorial("pe-batch-sum")
+    )
+    assert results["score"] == sum(totals.values()) - lost
+    assert sum(t["max_score"] for t in results["tests"]) == sum(totals.values())
+    for task, total in totals.items():
+        mine = [t for t in results["tests"] if t["name"].startswith(f"{task}: ")]
+        assert sum(t["max_score"] for t in mine) == total
+    assert all(t["name"].split(": ")[0] in totals for t in results["tests"])
+    by_name = {t["name"]: t for t in results["tests"]}
+    assert (
+        by_name["pe-table-shape: prints-the-shape: the last line printed is the table's shape"]["number"]
+        == "1.2"
+    )
+    assert by_name[next(n for n in by_name if n.startswith("pe-batch-sum: adds-the-first"))]["score"] == 0
+    headings = re.findall(r"^(pe-[a-z-]+): \d+/\d+ \(", results["output"], re.M)
+    assert headings == list(TUTORIAL_FILES), results["output"]
+    shown = [results["output"]] + [json.dumps(t) for t in results["tests"] if t["visibility"] != "hidden"]
+    assert not [text for text in shown if OPERATOR_WORDS.search(text)]
+    assert set(results["extra_data"]["tasks"]) == set(TUTORIAL_FILES)
+    assert {e["isolation"] for e in results["extra_data"]["tasks"].values()} == {"unprivileged"}
+
+
+def test_a_hostile_upload_costs_only_its_own_tasks_points(assignment, container, tmp_path):
+    """A link to the task's reference, an enormous file, a folder named like a task's file,
+    a file named with control characters, a task's file holding another task's answer: each
+    costs that task's points, with a message the student can act on; the run goes on."""
+
+    def links_and_giants(upload, root):
+        reference = root / "source" / "tasks" / "pe-table-shape" / "reference.py"
+        (upload / "table_shape.py").symlink_to(reference)
+        shutil.copy(tutorial_sample("pe-batch-sum", "correct_numpy.py"), upload / "batch_sum.py")
+        (upload / "row_length.py").write_bytes(b"x = 1\n" * (1 << 19))  # 3 MiB
+
+    done, results = run_in_container(
+        assignment, container, "cgroup", tmp_path / "one", prepare=links_and_giants
+    )
+    assert_only_documented_keys(results)
+    assert results["score"] == score_without(task=tutorial("pe-batch-sum"))
+    by_task = {t["name"]: t for t in results["tests"] if t["name"].endswith(": submission")}
+    assert set(by_task) == {"pe-table-shape: submission", "pe-row-length: submission"}
+    assert "symbolic link" in by_task["pe-table-shape: submission"]["output"]
+    assert "larger than" in by_task["pe-row-length: submission"]["output"]
+    assert by_task["pe-row-length: submission"]["max_score"] == _totals()["pe-row-length"]
+    assert "Trusted reference" not in json.dumps(results)  # nothing of the reference
+
+    def misnamed(upload, root):
+        shutil.copy(tutorial_sample("pe-batch-sum", "correct_numpy.py"), upload / "table_shape.py")
+        (upload / "batch_sum.py").mkdir()
+        shutil.copy(tutorial_sample("pe-row-length", "correct_len.py"), upload / "row\x1b[2Jlength.py")
+
+    done, results = run_in_container(assignment, container, "cgroup", tmp_path / "two", prepare=misnamed)
+    assert_only_documented_keys(results)
+    tests = {t["name"]: t for t in results["tests"]}
+    # batch-sum's answer in table-shape's file: graded against table-shape, and wrong there
+    shape = tests["pe-table-shape: prints-the-shape: the last line printed is the table's shape"]
+    assert shape["status"] == "failed" and "pe-table-shape: submission" not in tests
+    assert results["score"] < _totals()["pe-table-shape"] and results["output"] != STUDENT_MESSAGE
+    assert "is a folder" in tests["pe-batch-sum: submission"]["output"]
+    missing = tests["pe-row-length: submission"]["output"]
+    assert "no file named row_length.py was handed in" in missing
+    assert "row\\x1b[2Jlength.py" in missing and "\x1b" not in json.dumps(results)
+    assert "no file named row_length.py" in results["output"]  # said where the student looks first
