@@ -219,6 +219,24 @@ def build_parser() -> argparse.ArgumentParser:
         f"tasks, the upload's only {accepted_text()} file with one)",
     )
     gradescope.add_argument(
+        "--python",
+        metavar="X.Y",
+        help="the Python of the Gradescope image (default 3.10: its Ubuntu 22.04 base image's): the "
+        "pinned versions are checked against the package index to install there, and a pin that does not "
+        "is replaced by the newest version that does, or the zip is refused",
+    )
+    gradescope.add_argument(
+        "--index-url",
+        metavar="URL",
+        help="the package index to check the pins against (default: PyPI, which Gradescope's image uses)",
+    )
+    gradescope.add_argument(
+        "--offline",
+        action="store_true",
+        help="pin the versions installed here without asking the package index whether they install on "
+        "--python (Gradescope's image build fails if one does not)",
+    )
+    gradescope.add_argument(
         "--samples",
         help="sample submissions to validate the task with, one task only (default: submissions/<task id> "
         "beside tasks/)",

@@ -12,6 +12,7 @@ from grader.grading.validate import validate
 from grader.integrations.course_ci import run_ci
 from grader.integrations.gradescope_build import Part, build
 from grader.integrations.self_package import NotInstalled, distribution
+from grader.integrations.target_pins import DEFAULT_INDEX, DEFAULT_PYTHON, PinsRefused, python_version
 from grader.student_text import visible
 from grader.submission.file import name_problem
 from grader.submission.formats import written_suffixes
@@ -22,6 +23,10 @@ from grader.task.spec import Task
 def cmd_gradescope(args: argparse.Namespace) -> int:
     tasks = [load_task(folder) for folder in args.tasks]
     parts = _parts(tasks, args.file)
+    try:
+        python = python_version(args.python or DEFAULT_PYTHON)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if args.samples and len(tasks) > 1:
         raise UsageError(
             "--samples goes with one task; several tasks take their samples from submissions/<id>"
@@ -47,7 +52,9 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
     if not valid:
         return EXIT_CANNOT_RUN
     try:
-        notes = build(parts, args.output)
+        notes = build(parts, args.output, python, None if args.offline else args.index_url or DEFAULT_INDEX)
+    except PinsRefused as exc:
+        raise UsageError(f"no autograder written: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     for note in notes:

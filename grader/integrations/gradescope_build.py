@@ -3,7 +3,8 @@ task, or for several (one assignment of several questions: one results.json, eac
 named after its task, the scores summed).
 
 The zip holds the task folders (``tasks/<id>/``), a wheel of the grader being run and
-``requirements.txt`` (see self_package.py), ``setup.sh`` (Gradescope runs it once when it
+``requirements.txt`` (the versions installed here, or the newest that install on the
+Python of Gradescope's image where those do not: self_package.py, target_pins.py), ``setup.sh`` (Gradescope runs it once when it
 builds the image: installs Python, bubblewrap where the image allows, the pinned
 dependencies and the grader), ``run_autograder`` (run per submission: grades
 /autograder/submission against each task, the file of it the instructor named for that task,
@@ -16,13 +17,12 @@ and renamed: a failure leaves no partial zip.
 from __future__ import annotations
 
 import os
-import platform
 import shlex
 import tempfile
 import zipfile
 from dataclasses import dataclass
 
-from grader.integrations import gradescope_finish, self_package
+from grader.integrations import gradescope_finish, self_package, target_pins
 from grader.task import frameworks
 from grader.task.spec import Task
 
@@ -36,12 +36,17 @@ if command -v apt-get >/dev/null 2>&1; then
   apt-get install -y python3 python3-venv python3-pip libseccomp2
   apt-get install -y bubblewrap || echo "no bubblewrap: grading will use a weaker sandbox tier"
 fi
+FOR="{python}"   # the Python the pins were made for (grader gradescope --python)
+HAVE="$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo none)"
+if [ "$HAVE" != "$FOR" ]; then
+  echo "setup.sh: warning: this zip was made for Python $FOR, this image has $HAVE" >&2
+fi
 python3 -m venv "$SOURCE/.venv"
-# The exact versions this zip was built with, then the grader itself.
-if ! "$SOURCE/.venv/bin/pip" install -r "$SOURCE/requirements.txt" "$SOURCE/{wheel}"; then
-  echo "setup.sh: installing the pinned requirements failed. The zip was built with Python" \\
-       "{python}; this image has $(python3 --version 2>&1). Choose a base image with that" \\
-       "Python, or build the zip with this image's Python." >&2
+# The pinned versions (requirements.txt says which and why), then the grader itself.
+if ! "$SOURCE/.venv/bin/pip" install {binary}-r "$SOURCE/requirements.txt" "$SOURCE/{wheel}"; then
+  echo "setup.sh: installing the pinned requirements failed. The zip was made for Python" \\
+       "$FOR; this image has $HAVE. Choose a base image with Python $FOR, or build the zip" \\
+       "again with grader gradescope --python $HAVE." >&2
   exit 1
 fi
 """
@@ -169,27 +174,47 @@ def framework_extras(tasks: list[Task]) -> tuple[tuple[str, ...], list[str]]:
     return tuple(extras), notes
 
 
-def build(parts: list[Part], output: str) -> list[str]:
-    """Raises self_package.NotInstalled when the grader has no installed metadata. Returns
-    notes for the instructor (frameworks the tasks allow that the zip cannot install)."""
+def build(
+    parts: list[Part],
+    output: str,
+    python: str = target_pins.DEFAULT_PYTHON,
+    index: str | None = target_pins.DEFAULT_INDEX,
+) -> list[str]:
+    """The zip of ``parts`` at ``output``, its pins made to install on ``python`` as the
+    package ``index`` has them (None: the versions installed here, unchecked). Raises
+    self_package.NotInstalled when the grader has no installed metadata, and
+    target_pins.PinsRefused when the pins cannot install on that Python (nothing written
+    then). Returns notes for the instructor (pins changed for that Python, frameworks the
+    tasks allow that the zip cannot install)."""
     dist = self_package.distribution()
     extras, notes = framework_extras([p.task for p in parts])
     wheel = f"wheels/{self_package.wheel_name(dist)}"
+    wheel_data = self_package.wheel_bytes(dist)
+    pins = self_package.pinned_requirements(dist, extras)
+    if index is not None:
+        chosen = target_pins.resolve(
+            pins,
+            wheel_data,
+            self_package.wheel_name(dist),
+            extras,
+            python,
+            index,
+            self_package.extra_index(pins),
+        )
+        pins = chosen.lines
+        notes = chosen.changed + notes
+    requirements = self_package.requirements_text(dist, extras, pins, python if index is not None else "")
+    setup = SETUP_SH.format(wheel=wheel, python=python, binary="--only-binary=:all: " if index else "")
     folder = os.path.dirname(os.path.abspath(output))
     os.makedirs(folder, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=".autograder-", suffix=".zip.part", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
-            _add(
-                archive,
-                "setup.sh",
-                SETUP_SH.format(wheel=wheel, python=platform.python_version()),
-                executable=True,
-            )
+            _add(archive, "setup.sh", setup, executable=True)
             _add(archive, "run_autograder", run_autograder(parts), executable=True)
             _add(archive, "finish_results.py", _finish_source())
-            _add(archive, "requirements.txt", self_package.requirements_text(dist, extras))
-            _add(archive, wheel, self_package.wheel_bytes(dist))
+            _add(archive, "requirements.txt", requirements)
+            _add(archive, wheel, wheel_data)
             for part in parts:
                 _add_tree(archive, part.task.folder, f"tasks/{part.task.id}")
         os.chmod(temp, 0o644)
