@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 
-from grader.cli.common import EXIT_BELOW, EXIT_FULL, refuse_open_output, write
+from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, refuse_open_output, write
 from grader.grading.grade import grade
 from grader.grading.head_start import HeadStart
 from grader.grading.options import Options
@@ -16,26 +16,35 @@ from grader.grading.task_yaml import load_task
 from grader.records.statuses import PASSED
 from grader.report import RENDERERS
 from grader.report.gradescope import cannot_grade
-from grader.submission.file import MAX_SOURCE_BYTES, SubmissionError, SubmissionFile
+from grader.submission.file import MAX_SOURCE_BYTES, SubmissionError, SubmissionFile, name_problem, read_named
 
 
 def check(args: argparse.Namespace, options: Options, started: HeadStart | None) -> int:
     task = load_task(args.task)
     if args.output:
         refuse_open_output(options, args.output)
-    submission = _stdin_submission() if args.submission == "-" else args.submission
+    if args.file:
+        problem = name_problem(args.file) or (
+            "a file of a folder, not of stdin" if args.submission == "-" else None
+        )
+        if problem:
+            raise UsageError(f"--file: {problem}")
+    submission: str | SubmissionFile = _stdin_submission() if args.submission == "-" else args.submission
     try:
+        if args.file:
+            submission = read_named(args.submission, args.file)
         result = grade(task, submission, options, started=started)
     except SubmissionError as exc:
         if args.format == "gradescope" and args.output:  # Gradescope needs a results.json
-            write(cannot_grade(str(exc)), args.output)
+            write(cannot_grade(str(exc), task.id, task.max_score), args.output)
         raise
     if not args.staff:
         result = for_students(result)
     if result.isolation_note:
         print(f"grader: note: {result.isolation_note}", file=sys.stderr)
     colour = _colour(args.color) and args.format == "text" and args.output is None
-    write(RENDERERS[args.format](result, colour=colour), args.output)
+    shown = RENDERERS[args.format](result, colour=colour, hidden_visibility=task.hidden_visibility)
+    write(shown, args.output)
     return EXIT_FULL if result.status == PASSED else EXIT_BELOW
 
 

@@ -70,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         "submission",
         help=f"the student's {accepted_text()} file, a folder holding one, or - to read it from standard input",
     )
+    check.add_argument(
+        "--file",
+        metavar="NAME",
+        help="SUBMISSION is a folder (an upload): grade its file NAME, exactly; if it is missing, "
+        "the report says so and what the folder holds (Gradescope's run_autograder passes it)",
+    )
     check.add_argument("--format", choices=list(RENDERERS), default="text")
     check.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
@@ -192,12 +198,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="time limit of each git command, in seconds (default 300)",
     )
 
-    gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
-    gradescope.add_argument("task", help="task folder (holds task.yaml)")
+    gradescope = commands.add_parser(
+        "gradescope",
+        help="build a Gradescope autograder zip: one task, or several graded as one assignment",
+    )
+    gradescope.add_argument(
+        "tasks",
+        nargs="+",
+        metavar="task",
+        help="task folder(s) (hold task.yaml), in the order they are shown",
+    )
     gradescope.add_argument("--output", "-o", default="autograder.zip", help="the zip to write")
     gradescope.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="TASK_ID=NAME",
+        help="the file of the student's upload that task TASK_ID grades, e.g. pe-table-shape=table_shape"
+        f"{written_suffixes()[0]} (repeat per task; default: <task id>{written_suffixes()[0]} with several "
+        f"tasks, the upload's only {accepted_text()} file with one)",
+    )
+    gradescope.add_argument(
+        "--python",
+        metavar="X.Y",
+        help="the Python of the Gradescope image (default 3.10: its Ubuntu 22.04 base image's): the "
+        "pinned versions are checked against the package index to install there, and a pin that does not "
+        "is replaced by the newest version that does, or the zip is refused",
+    )
+    gradescope.add_argument(
+        "--index-url",
+        metavar="URL",
+        help="the package index to check the pins against (default: PyPI, which Gradescope's image uses)",
+    )
+    gradescope.add_argument(
+        "--offline",
+        action="store_true",
+        help="pin the versions installed here without asking the package index whether they install on "
+        "--python (Gradescope's image build fails if one does not)",
+    )
+    gradescope.add_argument(
         "--samples",
-        help="sample submissions to validate the task with (default: submissions/<task id> beside tasks/)",
+        help="sample submissions to validate the task with, one task only (default: submissions/<task id> "
+        "beside tasks/)",
     )
     sandbox_options(gradescope)
 

@@ -25,6 +25,7 @@ from grader.task import edges
 from grader.task.spec import (
     DEFAULT_CASES,
     DEFAULT_DISPLAY,
+    DEFAULT_HIDDEN_VISIBILITY,
     MISTAKES_FILE,
     CheckSpec,
     MistakeSpec,
@@ -326,6 +327,7 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
         mistakes=mistakes,
         mistakes_path=mistakes_path,
         edges=task_edges,
+        hidden_visibility=data.get("hidden_visibility", DEFAULT_HIDDEN_VISIBILITY),  # (the schema's enum)
     )
 
 

@@ -10,6 +10,9 @@ reads half a file, and whatever a submission wrote there before is replaced):
 - anything else (bad spec, refused tier, crash, timeout, killed): score 0, a message for the
   student, and the reason for the instructor in a hidden test and ``extra_data``; the
   reason is printed too (run_autograder's stdout is shown to instructors only).
+
+A zip of several tasks grades each with its own ``grader check`` and merges their results
+here: one task's failure costs that task's points only.
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ def _tail(path: str | None) -> str:
 
 def reason_for(code: int, stderr: str, report_problem: str | None, timeout: str) -> str:
     if code == 124:
-        why = f"the grader ran out of time (run_autograder's limit: {timeout} s)"
+        why = f"the grader ran out of time (run_autograder's limit: {timeout})"
     elif code == 127:
         why = "the grader's Python was not found (did setup.sh run?)"
     elif code > 128 or code < 0:
@@ -185,30 +188,87 @@ def _read_report(path: str | None) -> tuple[Any, str | None]:
     return data, valid_results(data)
 
 
-def finish(
-    code: int, report: str | None, stderr_path: str | None, results: str, seconds: float, timeout: str = "?"
+def task_results(
+    code: int,
+    report: str | None,
+    stderr_path: str | None,
+    seconds: float,
+    timeout: str = "? s",
+    task: str = "",
 ) -> dict[str, Any]:
+    """One task's results: grader check's report when it wrote a usable one, else the
+    trusted failure results (the reason printed for the instructor)."""
     data, problem = (None, "not read") if code not in (0, 1, 2) else _read_report(report)
     if data is not None and problem is None:
-        write_atomically(results, data)
-        return data
+        return dict(data)
     reason = reason_for(code, _tail(stderr_path), problem if code in (0, 1, 2) else None, timeout)
-    print(f"run_autograder: could not grade: {reason}", flush=True)
-    data = failure_results(reason, code, seconds)
+    print(f"run_autograder: could not grade{' ' + task if task else ''}: {reason}", flush=True)
+    return failure_results(reason, code, seconds)
+
+
+def _points(data: dict[str, Any]) -> float:
+    return float(sum(t.get("max_score", 0) for t in data.get("tests", [])))
+
+
+def merged(parts: list[tuple[str, dict[str, Any]]], seconds: float) -> dict[str, Any]:
+    """Several tasks' results as one results.json: the scores summed, each test named and
+    numbered after its task ("pe-table-shape: prints-the-shape", "1.2"), the output task
+    by task, and each task's extra_data under its id."""
+    tests: list[dict[str, Any]] = []
+    sections: list[str] = []
+    for number, (task, data) in enumerate(parts, 1):
+        output = str(data.get("output", "")).strip()
+        if not output.startswith(f"{task}: "):
+            output = f"{task}: {data.get('score', 0):g}/{_points(data):g}\n{output}"
+        sections.append(output)
+        for index, test in enumerate(data.get("tests", []), 1):
+            tests.append({**test, "name": f"{task}: {test.get('name', '')}", "number": f"{number}.{index}"})
+    return {
+        "score": round(sum(float(data["score"]) for _, data in parts), 6),
+        "execution_time": round(seconds, 3),
+        "output": "\n\n".join(sections),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "extra_data": {"tasks": {task: data.get("extra_data", {}) for task, data in parts}},
+        "tests": tests,
+    }
+
+
+def finish_tasks(runs: list[list[str]], results: str, seconds: float, timeout: str = "?") -> dict[str, Any]:
+    """``runs``: [task id, exit code, report, stderr] per task graded, in order. One task's
+    results are written as they are; several are merged."""
+    limit = f"{timeout} s" if len(runs) == 1 else f"{timeout} s for the {len(runs)} tasks together"
+    parts = []
+    for task, code, report, stderr in runs:
+        try:
+            number = int(code)
+        except ValueError:
+            number = -1
+        parts.append((task, task_results(number, report, stderr, seconds, limit, task)))
+    data = parts[0][1] if len(parts) == 1 else merged(parts, seconds)
     write_atomically(results, data)
     return data
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--code", type=int, required=True, help="grader check's exit code")
-    parser.add_argument("--report", help="where grader check was told to write its report")
-    parser.add_argument("--stderr", help="grader check's stderr, saved")
+    parser.add_argument(
+        "--task",
+        nargs=4,
+        action="append",
+        required=True,
+        metavar=("ID", "CODE", "REPORT", "STDERR"),
+        help="a task graded: its id, grader check's exit code, where it was told to write its "
+        "report, its stderr saved (once per task, in order)",
+    )
     parser.add_argument("--results", required=True, help="the results folder")
     parser.add_argument("--seconds", type=float, default=0.0)
     parser.add_argument("--timeout", default="?")
     args = parser.parse_args(argv)
-    finish(args.code, args.report, args.stderr, args.results, args.seconds, args.timeout)
+    finish_tasks(args.task, args.results, args.seconds, args.timeout)
     return 0
 
 

@@ -156,17 +156,35 @@ def pinned_requirements(dist: metadata.Distribution, extras: tuple[str, ...] = (
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
-def requirements_text(dist: metadata.Distribution, extras: tuple[str, ...] = ()) -> str:
-    pins = pinned_requirements(dist, extras)
-    index = (
-        [f"# PyTorch's CPU build is not on PyPI.\n--extra-index-url {TORCH_CPU_INDEX}"]
-        if any(p.lower().startswith("torch==") and "+cpu" in p for p in pins)
-        else []
+def extra_index(pins: list[str]) -> str | None:
+    """The index beside PyPI that the pins need (PyTorch's CPU build), if any."""
+    return TORCH_CPU_INDEX if any(p.lower().startswith("torch==") and "+cpu" in p for p in pins) else None
+
+
+def requirements_text(
+    dist: metadata.Distribution,
+    extras: tuple[str, ...] = (),
+    pins: list[str] | None = None,
+    checked_for: str = "",
+) -> str:
+    """requirements.txt: ``pins`` (default: those installed here), ``checked_for`` the
+    Python they were checked to install on (target_pins.py; empty: unchecked)."""
+    pins = pinned_requirements(dist, extras) if pins is None else pins
+    index = extra_index(pins)
+    built = f"{DISTRIBUTION} {dist.version}, Python {platform.python_version()}, {sys.platform} {platform.machine()}"
+    header = (
+        f"# For Python {checked_for} on Linux x86_64 (wheels only), checked against the package index\n"
+        f"# when this autograder was built ({built}): the versions installed there, or the newest\n"
+        f"# that install on Python {checked_for} where those do not.\n"
+        if checked_for
+        else f"# The versions installed where this autograder was built ({built}), not checked\n"
+        "# against the package index (--offline).\n"
     )
     return (
-        f"# The versions installed where this autograder was built ({DISTRIBUTION} "
-        f"{dist.version}, Python {platform.python_version()}, {sys.platform} "
-        f"{platform.machine()}).\n# setup.sh installs exactly these, then the grader's wheel.\n"
-        + "\n".join(index + pins)
+        header
+        + "# setup.sh installs exactly these, then the grader's wheel.\n"
+        + "\n".join(
+            ([f"# PyTorch's CPU build is not on PyPI.\n--extra-index-url {index}"] if index else []) + pins
+        )
         + "\n"
     )

@@ -16,6 +16,7 @@ does); ``submission_source`` turns it into the code that runs, by its format's r
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -129,6 +130,65 @@ def choose_in_folder(folder: str, names: Iterable[str]) -> str:
         f"{folder}: holds {len(names)} {accepted_text()} files ({', '.join(names[:5]) or 'none'}); "
         f"submit exactly one, or name the solution {named_each_way(PREFERRED_STEMS[0])}."
     )
+
+
+NAMED_LISTED = 10  # a missing file's message lists at most this many of the folder's names
+_NAMED_SCANNED = 1000  # ... found among at most this many entries (an upload may hold many)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be the name an instructor gives a hand-in file (``grader check
+    --file``, ``grader gradescope --file``), or None: a plain name (letters, digits, ``_ . + -``;
+    no folder, no hidden file, no space) with a hand-in suffix."""
+    if not _PLAIN_NAME.fullmatch(name) or len(name) > 200:
+        return (
+            f"{visible_name(name)!r} is not a plain file name: use letters, digits and _ . + - "
+            "only, no folder and no space (e.g. table_shape.py)"
+        )
+    if source_stem(name) is None:
+        return f"{name!r} does not end in {accepted_text()}"
+    return None
+
+
+def read_named(folder: str, name: str) -> SubmissionFile:
+    """The file ``name`` of the folder ``folder`` (an upload: Gradescope's submission folder),
+    read as any hand-in is (never a link, a special file or more than the cap). Missing, it is a
+    SubmissionError that names the file expected and what the folder holds instead."""
+    problem = name_problem(name)
+    if problem:
+        raise SubmissionError(f"{problem}.")
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise SubmissionError(f"{folder}: is not a folder; --file names a file of a folder.")
+    except OSError as exc:
+        raise SubmissionError(f"{folder}: cannot be read ({exc.strerror}).") from None
+    path = os.path.join(folder, name)
+    if not os.path.lexists(path):
+        raise SubmissionError(
+            f"no file named {name} was handed in. This part is graded from a file named exactly "
+            f"{name} (upper and lower case as written): rename yours and submit again. "
+            f"{_held(folder)}"
+        )
+    return _read_file(path)
+
+
+def _held(folder: str) -> str:
+    """What a folder holds, in a sentence: its first names (made visible), sorted."""
+    names: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for i, entry in enumerate(entries):
+                if i == _NAMED_SCANNED:
+                    break
+                names.append(visible_name(entry.name) + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+    except OSError:
+        return ""
+    if not names:
+        return "The submission holds no file."
+    names.sort()
+    more = f" and {len(names) - NAMED_LISTED} more" if len(names) > NAMED_LISTED else ""
+    return f"The submission holds: {', '.join(names[:NAMED_LISTED])}{more}."
 
 
 def _from_folder(folder: str) -> SubmissionFile:

@@ -73,6 +73,10 @@ class MistakeSpec:
 
 
 MISTAKES_FILE = "mistakes.py"
+# When students see a hidden check's line on Gradescope (its visibility there: the line says
+# only passed or failed and its points, grading/redact.py); task.yaml's hidden_visibility.
+HIDDEN_VISIBILITIES = ("after_due_date", "after_published", "hidden")
+DEFAULT_HIDDEN_VISIBILITY = "after_due_date"
 # The display libraries of a task that names none (imports: display): matplotlib, and
 # seaborn, which draws with it.
 DEFAULT_DISPLAY = ("matplotlib", "seaborn")
@@ -102,6 +106,7 @@ class Task:
     # draws nothing where they are not installed (sandbox/inside/display.py). Whether a
     # submission may import one is the import rule's own business (allowed_imports).
     display_imports: tuple[str, ...] = DEFAULT_DISPLAY
+    hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY  # one of HIDDEN_VISIBILITIES
 
     @property
     def max_score(self) -> float:

@@ -18,6 +18,7 @@ from conftest import (
     ROOT,
     WRONG_NORMALIZE,
     course_with_full_tasks,
+    make_task,
     run_cli,
     score_without,
 )
@@ -41,6 +42,103 @@ def test_gradescope_results_json(tmp_path):
         assert test["status"] in ("passed", "failed")
     failed = [t for t in results["tests"] if t["name"].startswith("table-custom-base")][0]
     assert failed["status"] == "failed" and "failing input: sinusoidal_pe(" in failed["output"]
+
+
+HIDDEN_TASK = """
+id: hidden-square
+title: Square every entry
+version: 1
+functions:
+  square: [x]
+imports: {allowed: [numpy]}
+checks:
+  - name: visible-case
+    kind: example
+    call: square
+    args: {x: {array: {value: [1.0, 2.0]}}}
+  - name: hidden-case
+    kind: example
+    hidden: true
+    call: square
+    args: {x: {array: {value: [4321.5, 8765.25]}}}
+"""
+
+
+def test_gradescope_shows_hidden_checks_as_the_task_says(tmp_path):
+    """hidden_visibility (task.yaml) is each hidden check's visibility in results.json
+    (after the due date unless the task says otherwise); visible checks stay visible."""
+    solution = tmp_path / "solution.py"
+    solution.write_text("def square(x):\n    return x * x\n")
+    for visibility in (None, "after_due_date", "after_published", "hidden"):
+        text = HIDDEN_TASK + (f"hidden_visibility: {visibility}\n" if visibility else "")
+        task = make_task(tmp_path / f"task-{visibility}", text)
+        out = tmp_path / f"results-{visibility}.json"
+        done = run_cli("check", task, str(solution), "--format", "gradescope", "--output", str(out))
+        assert done.returncode == 0, done.stderr
+        tests = {t["name"]: t for t in json.loads(out.read_text())["tests"]}
+        assert tests["hidden-case"]["visibility"] == (visibility or "after_due_date")
+        assert tests["hidden-case"]["max_score"] == tests["hidden-case"]["score"] == 1
+        assert tests["visible-case"]["visibility"] == "visible"
+
+
+def test_a_kit_of_a_task_that_sets_hidden_visibility_loads_and_grades(tmp_path):
+    task = make_task(tmp_path / "hidden-square", HIDDEN_TASK + "hidden_visibility: after_published\n")
+    assert run_cli("freeze", task).returncode == 0
+    done = run_cli("kit", task, "-o", str(tmp_path / "kits"))
+    assert done.returncode == 0, done.stderr
+    kit = tmp_path / "kits" / "hidden-square"
+    assert "hidden-case" not in (kit / "task.yaml").read_text()
+    solution = tmp_path / "solution.py"
+    solution.write_text("def square(x):\n    return x * x\n")
+    done = run_cli("check", str(kit), str(solution), "--format", "gradescope")
+    assert done.returncode == 0, done.stderr
+    assert [t["name"] for t in json.loads(done.stdout)["tests"] if t["visibility"] != "hidden"] == [
+        "visible-case"
+    ]
+
+
+def test_check_grades_the_named_file_of_an_upload(tmp_path):
+    """--file NAME (what run_autograder passes for a task): that file, exactly; missing, a
+    results.json that names it and what was uploaded, with 0 of the task's points."""
+    upload = tmp_path / "submission"
+    upload.mkdir()
+    shutil.copy(BAD, upload / "encoding.py")
+    shutil.copy(os.path.join(PE_SAMPLES, "correct_vectorized.py"), upload / "other.py")
+    out = tmp_path / "results.json"
+    done = run_cli(
+        "check", PE_TASK, str(upload), "--file", "encoding.py", "--format", "gradescope", "--output", str(out)
+    )
+    assert done.returncode == 1, done.stderr
+    assert json.loads(out.read_text())["score"] == score_without(*IGNORES_BASE_LOSES)
+    done = run_cli(
+        "check", PE_TASK, str(upload), "--file", "solution.py", "--format", "gradescope", "--output", str(out)
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    results = json.loads(out.read_text())
+    assert results["score"] == 0
+    assert "no file named solution.py was handed in" in results["output"]
+    assert "encoding.py, other.py" in results["output"]
+    [test] = results["tests"]
+    assert test["max_score"] == score_without() and test["visibility"] == "visible"
+    for wrong in ("../solution.py", "notes.txt"):
+        done = run_cli("check", PE_TASK, str(upload), "--file", wrong)
+        assert done.returncode == 2 and "--file:" in done.stderr, done.stderr
+
+
+def test_gradescope_refuses_files_of_unknown_tasks_and_odd_names(tmp_path):
+    tasks = [os.path.join(ROOT, "tasks", t) for t in ("pe-table-shape", "pe-batch-sum")]
+    zip_path = tmp_path / "autograder.zip"
+    for files, said in (
+        (["--file", "pe-nothing=a.py"], "TASK_ID one of pe-table-shape, pe-batch-sum"),
+        (["--file", "pe-batch-sum=../a.py"], "not a plain file name"),
+        (["--file", "pe-batch-sum=a.py", "--file", "pe-batch-sum=b.py"], "given two files"),
+        (["--samples", str(tmp_path)], "--samples goes with one task"),
+    ):
+        done = run_cli("gradescope", *tasks, *files, "-o", str(zip_path))
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and not zip_path.exists()
+    done = run_cli("gradescope", tasks[0], tasks[0], "-o", str(zip_path))
+    assert done.returncode == 2 and "given twice" in done.stderr
 
 
 def test_junit_marks_failures_and_errors():

@@ -102,7 +102,10 @@ def test_a_hostile_file_in_the_container_reads_nothing_forges_nothing_kills_noth
     assert lost == {"numpy-only", "add-leaves-input-unchanged"}, report
     assert report["score"] == score_without(*lost)
     assert not (results / "forged.json").exists()
-    assert "unprivileged" in report["output"] and "not bubblewrap" in report["output"]
+    # (how it was graded is for instructors: extra_data and a hidden test, not the output)
+    assert "unprivileged" not in report["output"]
+    assert report["extra_data"]["isolation"] == "unprivileged"
+    assert "not bubblewrap" in report["extra_data"]["isolation_note"]
     assert "note: graded in the unprivileged tier" in done.stderr
 
 

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from grader.grading.checks.imports import scan
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 from grader.report import RENDERERS, gradescope, json_report, junit, text
+from grader.task.spec import HIDDEN_VISIBILITIES
 
 
 def _result(tmp_path):
@@ -105,4 +106,46 @@ def test_gradescope_has_one_test_per_check_with_points(tmp_path):
     assert sum(t["max_score"] for t in results["tests"]) == 8 and results["score"] == 3
     assert {t["status"] for t in results["tests"]} == {"passed", "failed"}  # all it knows
     assert "max_score" not in results and results["output_format"] == "text"
-    assert "graded in the bubblewrap sandbox" in results["output"]
+
+
+def test_gradescope_tells_only_instructors_how_the_machine_graded(tmp_path):
+    """The tier and its note are for operators: a student can do nothing about them, so they
+    are in extra_data and a hidden test, never in what a student sees."""
+    import dataclasses
+
+    note = "graded in the unprivileged tier, not bubblewrap: bwrap said: no namespaces (sudo sysctl -w ...)"
+    result = dataclasses.replace(_result(tmp_path), isolation="unprivileged", isolation_note=note)
+    results = json.loads(gradescope.render(result))
+    assert results["output"].startswith("t: 3/8 (failed)")
+    shown = [results["output"]] + [json.dumps(t) for t in results["tests"] if t["visibility"] != "hidden"]
+    for shown_text in shown:
+        for word in ("sandbox", "bwrap", "sysctl", "tier", "unprivileged"):
+            assert word not in shown_text, (word, shown_text)
+    assert results["extra_data"]["isolation"] == "unprivileged"
+    assert results["extra_data"]["isolation_note"] == note
+    [environment] = [t for t in results["tests"] if t["visibility"] == "hidden"]
+    assert note in environment["output"] and environment["max_score"] == 0 == environment["score"]
+    assert sum(t["max_score"] for t in results["tests"]) == 8
+
+
+def test_gradescope_shows_hidden_checks_with_the_tasks_visibility(tmp_path):
+    import dataclasses
+
+    import pytest
+
+    from grader.grading.redact import for_students
+
+    result = _result(tmp_path)
+    secret = CheckResult("secret", FAILED, 0.0, 2.0, message="4321.5", hidden=True)
+    result = dataclasses.replace(result, checks=[*result.checks, secret], max_score=10.0)
+    shown = for_students(result)
+    for visibility, expected in ((None, "after_due_date"), *((v, v) for v in HIDDEN_VISIBILITIES)):
+        options = {} if visibility is None else {"hidden_visibility": visibility}
+        results = json.loads(gradescope.render(shown, **options))
+        by_name = {t["name"]: t for t in results["tests"]}
+        assert by_name["secret"]["visibility"] == expected and by_name["secret"]["max_score"] == 2
+        assert "4321.5" not in json.dumps(results)
+        assert {t["visibility"] for n, t in by_name.items() if n != "secret"} <= {"visible", "hidden"}
+        assert by_name["values: f doubles"]["visibility"] == "visible"
+    with pytest.raises(ValueError):
+        gradescope.render(shown, hidden_visibility="visible")

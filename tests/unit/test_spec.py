@@ -4,7 +4,7 @@ import pytest
 from conftest import make_task
 
 from grader.grading.task_yaml import load_task
-from grader.task.spec import SpecError
+from grader.task.spec import DEFAULT_HIDDEN_VISIBILITY, HIDDEN_VISIBILITIES, SCHEMA_PATH, SpecError
 
 GOOD_YAML = """
 id: square
@@ -32,6 +32,30 @@ def _problems(tmp_path, yaml_text):
 def test_good_spec_loads(tmp_path):
     task = load_task(make_task(tmp_path / "task", GOOD_YAML))
     assert task.id == "square" and task.checks[0].options.cases == 5
+
+
+def test_hidden_visibility_is_read_and_defaults_to_after_the_due_date(tmp_path):
+    assert load_task(make_task(tmp_path / "default", GOOD_YAML)).hidden_visibility == "after_due_date"
+    assert DEFAULT_HIDDEN_VISIBILITY == "after_due_date"
+    for value in HIDDEN_VISIBILITIES:
+        task = load_task(make_task(tmp_path / value, GOOD_YAML + f"hidden_visibility: {value}\n"))
+        assert task.hidden_visibility == value
+
+
+def test_a_bad_hidden_visibility_names_its_line_and_the_allowed_values(tmp_path):
+    for wrong in ("visible", "later", "[hidden]"):
+        text = _problems(
+            tmp_path, GOOD_YAML.replace("version: 1\n", f"version: 1\nhidden_visibility: {wrong}\n")
+        )
+        assert "task.yaml:4: hidden_visibility:" in text, text
+        assert "after_due_date, after_published, hidden" in text, text
+
+
+def test_the_schema_offers_the_visibilities_the_record_knows():
+    import json
+
+    published = json.load(open(SCHEMA_PATH))["properties"]["hidden_visibility"]
+    assert tuple(published["enum"]) == HIDDEN_VISIBILITIES
 
 
 def test_unknown_field_is_named_with_its_line(tmp_path):
