@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from grader.records.result import PASSED, Result
+from grader.records.result import PASSED, UNSANDBOXED, Result
 from grader.report.text import check_details
 from grader.student_text import clean_report
 
@@ -31,10 +31,8 @@ def render(result: Result, **_options: object) -> str:
                 "visibility": "visible",
             }
         )
-    summary = (
-        f"{result.task}: {result.score:g}/{result.max_score:g} ({result.status}); "
-        f"graded in the {result.isolation} sandbox."
-    )
+    where = "unsandboxed" if result.isolation == UNSANDBOXED else f"in the {result.isolation} sandbox"
+    summary = f"{result.task}: {result.score:g}/{result.max_score:g} ({result.status}); graded {where}."
     if result.isolation_note:
         summary += f" ({result.isolation_note})"
     for diagnosis in result.diagnoses:

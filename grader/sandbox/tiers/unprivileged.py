@@ -32,6 +32,7 @@ from grader.sandbox.tiers.base import (
     Tier,
     die_with_parent,
     no_filter_gaps,
+    sandbox_missing,
     syscall_filter_works,
     worker_env,
 )
@@ -54,12 +55,14 @@ class Unprivileged(Tier):
     file_permissions_are_walls = True
 
     def works(self) -> bool:
-        return unprivileged_works()
+        return not sandbox_missing() and unprivileged_works()
 
     def missing(self) -> str:
-        return "not root, so workers cannot run as a user of their own"
+        return sandbox_missing() or "not root, so workers cannot run as a user of their own"
 
     def refusal(self) -> str:
+        if sandbox_missing():
+            return f"the unprivileged tier was required but {sandbox_missing()}."
         return (
             "the unprivileged tier was required but does not work here: it needs the grader "
             "to run as root, and its Python and packages readable by every user."
