@@ -5,7 +5,8 @@ and `grader check` (and the worker it starts, which inherits the environment) ru
 - ``resource`` and ``fcntl`` (Windows), ``os.fork`` and ``os.forkpty`` (Windows),
 - ``socket.send_fds``/``recv_fds``, ``AF_UNIX`` and ``SOCK_SEQPACKET`` (no descriptor
   passing; ``socket.socketpair`` refuses), ``socket.MSG_DONTWAIT`` (Windows),
-- ``os.pread``, ``os.killpg``, ``os.getuid``/``os.geteuid`` (Windows),
+- ``os.pread``, ``os.killpg``, ``os.getuid``/``os.geteuid``, ``os.O_NOFOLLOW``,
+  ``os.O_NONBLOCK`` and ``os.O_CLOEXEC`` (Windows),
 - ``preexec_fn`` and ``pass_fds`` in ``subprocess.Popen`` (refused, as on Windows),
 - Landlock and bubblewrap (their probes say no).
 
@@ -21,7 +22,11 @@ for _name in ("resource", "fcntl"):
     sys.modules[_name] = None  # type: ignore[assignment]  (import raises ImportError)
 
 for _module, _names in (
-    (os, ("fork", "forkpty", "register_at_fork", "pread", "killpg", "getuid", "geteuid")),
+    (
+        os,
+        ("fork", "forkpty", "register_at_fork", "pread", "killpg", "getuid", "geteuid")
+        + ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC"),
+    ),
     (socket, ("send_fds", "recv_fds", "AF_UNIX", "SOCK_SEQPACKET", "MSG_DONTWAIT")),
 ):
     for _name in _names:
