@@ -19,6 +19,7 @@ PE_SAMPLES = os.path.join(ROOT, "submissions", "positional-encoding")
 # Computed on first use (it probes the machine), so the unit tier never starts a probe.
 
 BUBBLEWRAP, LANDLOCK, UNPRIVILEGED, RLIMITS = "bubblewrap", "landlock", "unprivileged", "rlimits"
+UNSANDBOXED = "unsandboxed"  # a kit on a student's own machine only: tests/integration/test_unsandboxed.py
 ISOLATING = {BUBBLEWRAP, LANDLOCK}  # tiers that hide the filesystem, network and grader
 
 
@@ -35,7 +36,7 @@ def tiers() -> tuple[str, ...]:
     simulated container)."""
     from grader.sandbox import working_tiers
 
-    return tuple(working_tiers(exclude=[UNPRIVILEGED]))
+    return tuple(working_tiers(exclude=[UNPRIVILEGED, UNSANDBOXED]))
 
 
 @functools.cache

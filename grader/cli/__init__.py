@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     # (Set before numpy is first imported; an explicit setting is respected.)
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
+    # A report holds student text: where stdout cannot encode all of it (Windows writes its
+    # code page to a pipe), a character is escaped rather than the report lost.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     # One of the few function-level imports of cli/, on purpose: the commands below it
     # import numpy, which must see the setting above first.
     from grader.cli.dispatch import dispatch

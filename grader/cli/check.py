@@ -15,7 +15,10 @@ from grader.grading.head_start import head_start
 
 def cmd_check(args: argparse.Namespace) -> int:
     # (one file in this process: its shrinks may take the second core, shrink_lanes.py)
-    options = dataclasses.replace(options_from(args), others_work=args.others_work, shrink_lanes=True)
+    # (a student's own check, unless --others-work: a kit may then be graded unsandboxed)
+    options = dataclasses.replace(
+        options_from(args), others_work=args.others_work, own_machine=not args.others_work, shrink_lanes=True
+    )
     with head_start(args.task, options) as started:
         from grader.cli import check_grading  # (after the worker has started: see above)
 

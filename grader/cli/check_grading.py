@@ -11,6 +11,7 @@ from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, refuse_open_out
 from grader.grading.grade import grade
 from grader.grading.head_start import HeadStart
 from grader.grading.options import Options
+from grader.grading.own_machine import kit_at_home
 from grader.grading.redact import for_students
 from grader.grading.task_yaml import load_task
 from grader.records.statuses import PASSED
@@ -22,7 +23,7 @@ from grader.submission.file import MAX_SOURCE_BYTES, SubmissionError, Submission
 def check(args: argparse.Namespace, options: Options, started: HeadStart | None) -> int:
     task = load_task(args.task)
     if args.output:
-        refuse_open_output(options, args.output)
+        refuse_open_output(options, args.output, kit_at_home(task, options))
     if args.file:
         problem = name_problem(args.file) or (
             "a file of a folder, not of stdin" if args.submission == "-" else None

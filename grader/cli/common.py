@@ -54,11 +54,11 @@ def options_from(args: argparse.Namespace, warm_workers: bool = False) -> Option
     )
 
 
-def refuse_open_output(options: Options, path: str) -> None:
+def refuse_open_output(options: Options, path: str, kit: bool = False) -> None:
     """In the unprivileged tier, the folder a report is written to must not be open to
-    every user (the worker could plant the file first)."""
+    every user (the worker could plant the file first). ``kit``: choose_tier's."""
     if tier(
-        choose_tier(options.isolation, options.others_work, options.shared_state)
+        choose_tier(options.isolation, options.others_work, options.shared_state, kit)
     ).file_permissions_are_walls:
         refuse_open_paths([], [os.path.dirname(os.path.abspath(path))])
 

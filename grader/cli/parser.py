@@ -254,7 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
         "public checks, their frozen cases; no reference",
     )
     kit.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
-    kit.add_argument("--output", "-o", required=True, help="the folder to write the kits to")
+    kit.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        help="the folder to write the kits to (with the grader as a wheel and a README for students)",
+    )
 
     ci = commands.add_parser(
         "ci", help="grade a course repository (see docs/integrations.md: Course repository CI)"

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, options_from
 from grader.grading.freezing import freeze
 from grader.grading.kit import make_kit
 from grader.grading.task_yaml import load_task
 from grader.grading.validate import Finding, validate
+from grader.integrations.self_package import NotInstalled
+from grader.integrations.student_install import write_installer
 from grader.records.wording import counted
 from grader.student_text import visible
 from grader.task.reference import load_reference
@@ -27,8 +30,20 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def cmd_kit(args: argparse.Namespace) -> int:
+    ids = []
     for folder in args.tasks:
-        print(f"wrote {make_kit(load_task(folder), args.output)}")
+        task = load_task(folder)
+        print(f"wrote {make_kit(task, args.output)}")
+        ids.append(task.id)
+    # Beside the kits, the grader students install them with (integrations/student_install.py).
+    try:
+        for path in write_installer(args.output, ids):
+            print(f"wrote {path}")
+    except NotInstalled as exc:
+        print(
+            f"grader: note: the kits were written, but not the grader's wheel for students: {exc}",
+            file=sys.stderr,
+        )
     return EXIT_FULL
 
 

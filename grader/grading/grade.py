@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -21,6 +22,7 @@ from grader.grading.head_start import HeadStart
 from grader.grading.kinds import kind_of
 from grader.grading.loading import RUN_CHECK, load_result, not_drawn, run_result, unreadable
 from grader.grading.options import Options  # (also imported from here: batch, ci, validate)
+from grader.grading.own_machine import kit_at_home
 from grader.grading.policy import counted
 from grader.grading.prepared import PreparedTask, prepare
 from grader.grading.shrink_lanes import NOT_SHRUNK, shrink_both_ways
@@ -62,7 +64,9 @@ def grade(
         numbers=any(kind_of(c).expected_private for c in task.checks),
         display=task.display_imports,
     )
-    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
+    tier = choose_tier(
+        options.isolation, options.others_work, options.shared_state, kit_at_home(task, options)
+    )
     if sandbox_tier(tier).file_permissions_are_walls:
         refuse_open_paths([task.folder, cache_root()])  # (every cache: cases, times, shrink paths)
     # The frameworks the task allows and the file imports: imported by its worker (or the
@@ -88,7 +92,14 @@ def grade(
         if prepared is None:  # cases and expected outputs: ready before the worker is
             prepared = prepare(task, options.use_cache, profile_mistakes=False)
         ctx = Context(prepared, sandbox, source, [])
-        ctx.shrink_lanes = options.shrink_lanes and not options.warm_workers
+        # (a lane is a fork of this process: none on Windows, and not on a student's own
+        # machine, where macOS's system libraries are not safe in a forked child)
+        ctx.shrink_lanes = (
+            options.shrink_lanes
+            and not options.warm_workers
+            and hasattr(os, "fork")
+            and not sandbox_tier(tier).plain_process
+        )
         sandbox.answer_bytes = prepared.answer_bytes()
         sandbox.display = list(task.display_imports)
         sandbox.start_budget()  # the student's time starts now, not while cases were made

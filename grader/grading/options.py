@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 class Options:
     isolation: str = "auto"  # auto or a tier's name (sandbox.NAMES)
     others_work: bool = False  # someone else's work: never the rlimits tier
+    # A student's own check (grader check without --others-work, grader ci): only then may a
+    # kit be graded unsandboxed (own_machine.py). No other command sets it.
+    own_machine: bool = False
     shared_state: bool = False  # ... nor a tier whose workers could share state, unless accepted
     limits: dict = field(default_factory=dict)  # overrides of the task's limits
     use_cache: bool = True  # reuse generated cases across runs

@@ -98,7 +98,7 @@ class ShrinkStore:
 
 def _read(path: str) -> list[Step] | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
         with os.fdopen(fd, "rb") as f:
             if os.fstat(f.fileno()).st_size > PATH_BYTES:
                 return None

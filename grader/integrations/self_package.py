@@ -34,8 +34,13 @@ class NotInstalled(Exception):
 
 
 def distribution() -> metadata.Distribution:
+    # The installed distribution's dist-info first: an editable install also leaves an
+    # egg-info in the checkout, found first when the grader runs from there, without METADATA.
+    found = sorted(metadata.distributions(name=DISTRIBUTION), key=lambda d: d.read_text("METADATA") is None)
     try:
-        dist = metadata.distribution(DISTRIBUTION)
+        if not found:
+            raise metadata.PackageNotFoundError(DISTRIBUTION)
+        dist = found[0]
     except metadata.PackageNotFoundError:
         raise NotInstalled(
             f"no installed '{DISTRIBUTION}' distribution found for the grader at "

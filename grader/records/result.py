@@ -18,10 +18,16 @@ __all__ = [
     "Picture",
     "Result",
     "UNGRADABLE_CHECK",
+    "UNSANDBOXED",
     "judged",
     "total",
     "ungradable",
 ]
+
+
+# Result.isolation of a kit checked on its student's own machine with no sandbox (the
+# sandbox's unsandboxed tier is named so; the renderers say what it means).
+UNSANDBOXED = "unsandboxed"
 
 
 class _Row:

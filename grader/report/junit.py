@@ -36,12 +36,12 @@ def suite(result: Result, workspace: str | None = None) -> ET.Element:
         skipped=str(counts[SKIPPED]),
         time=f"{result.seconds:.3f}",
     )
-    ET.SubElement(
-        ET.SubElement(element, "properties"),
-        "property",
-        name="score",
-        value=f"{result.score:g}/{result.max_score:g}",
-    )
+    properties = ET.SubElement(element, "properties")
+    ET.SubElement(properties, "property", name="score", value=f"{result.score:g}/{result.max_score:g}")
+    # where it was graded, and what is weaker there (a kit graded unsandboxed says so)
+    ET.SubElement(properties, "property", name="isolation", value=_clean(result.isolation))
+    if result.isolation_note:
+        ET.SubElement(properties, "property", name="isolation_note", value=_clean(result.isolation_note))
     # (every string below may be student text, or come from an old stored report)
     file = result.submission if workspace is None else relative_path(result.submission, workspace)
     causes = {d.mistake: f"likely cause: {d.explanation}" for d in result.diagnoses}

@@ -18,7 +18,7 @@ from grader.records.limits import Limits
 from grader.sandbox import warm
 from grader.sandbox.inside import wire
 from grader.sandbox.inside.wire import ForeignArray, Opaque
-from grader.sandbox.process import FreshWorker, Spawner, WorkerProcess
+from grader.sandbox.process import Spawner, WorkerProcess, fresh_worker
 from grader.sandbox.tiers import (
     NAMES,
     TIERS,
@@ -79,7 +79,7 @@ def warm_supported(name: str) -> bool:
 
 def start_worker(limits: Limits, name: str) -> WorkerProcess:
     """A fresh worker in tier ``name``, starting now (it says hello when it is ready)."""
-    return FreshWorker(limits, name)
+    return fresh_worker(limits, name)
 
 
 @contextlib.contextmanager
@@ -90,7 +90,7 @@ def workers(limits: Limits, name: str, warm_workers: bool) -> Iterator[Spawner]:
         with warm.lease(limits, name) as spawn:
             yield spawn
     else:
-        yield FreshWorker
+        yield fresh_worker
 
 
 def close_warm_workers() -> None:

@@ -1,7 +1,7 @@
 """The Sandbox: runs one submission's calls in a worker process, from the trusted side.
 
 It starts a worker in the strongest isolation tier that works here (see tiers.py), talks to
-it over a socketpair, enforces a per-call time limit and a per-submission budget by SIGKILL
+it over a socketpair (a loopback connection in the unsandboxed tier), enforces a per-call time limit and a per-submission budget by SIGKILL
 from this side, and replaces a worker that crashed or timed out so grading can go on with
 the next call. Workers are fresh processes (process.py) or forked from a warm one (warm.py).
 """
@@ -15,21 +15,29 @@ from collections.abc import Iterator, Sequence
 from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.records.statuses import BUDGET, CRASHED, MALFORMED, OK, RAISED, TIMEOUT
 from grader.records.worker_error import WorkerError
+from grader.sandbox.call_request import (
+    WINDOW_BYTES,
+    calls_request,
+    close,
+    read_back,
+    sent_back,
+    sent_back_bytes,
+)
 from grader.sandbox.inside import protocol, shared, wire
-from grader.sandbox.process import FreshWorker, Spawner, WorkerProcess
+from grader.sandbox.process import fresh_worker
 from grader.sandbox.replies import CallOutcome, outcome_from_reply, sanitised, shown_id
 from grader.sandbox.tiers import NAMES, SandboxUnavailable
 from grader.sandbox.waiting import GRACE_SECONDS, Waiter
+from grader.sandbox.worker_process import Spawner, WorkerProcess
 from grader.student_text import line
 from grader.submission.file import read_submission
 from grader.submission.source_map import SourceMap
 
-__all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable"]
+__all__ = ["Sandbox", "CallOutcome", "CallLimit", "Limits", "SandboxUnavailable", "WINDOW_BYTES"]
 
 STARTUP_SECONDS = 60  # python + numpy start; generous for a loaded machine
 FRAMEWORK_STARTUP_SECONDS = 60  # ... and more for each framework it preloads (TensorFlow: ~10 s)
 FIRST_WINDOW, MAX_WINDOW = 2, 32  # calls per message: grows while they keep passing
-WINDOW_BYTES = 1 << 20  # of arguments per message (one call may exceed it)
 EVIDENCE_CAP = protocol.EVIDENCE_CAP  # entries of runtime evidence kept per submission
 OVERFLOW = protocol.OVERFLOW
 EVIDENCE_FRAMES_CAP = 1000  # evidence frames before an answer: more is malformed
@@ -45,7 +53,7 @@ class Sandbox:
         functions: list[str],
         limits: Limits = Limits(),
         tier: str = NAMES[-1],
-        spawn: Spawner = FreshWorker,
+        spawn: Spawner = fresh_worker,
         answer_bytes: int | None = None,
         source_map: SourceMap | None = None,
     ):
@@ -92,8 +100,9 @@ class Sandbox:
         self._last_id += 1
         return self._last_id
 
-    def _caps(self) -> wire.Caps:
-        return wire.DEFAULT_CAPS if self.answer_bytes is None else wire.answer_caps(self.answer_bytes)
+    def _caps(self, extra: int = 0) -> wire.Caps:
+        """An answer's caps (``extra``: the bytes of arguments it sends back, unsandboxed)."""
+        return wire.DEFAULT_CAPS if self.answer_bytes is None else wire.answer_caps(self.answer_bytes + extra)
 
     # -- lifecycle
     def start(self) -> WorkerProcess:
@@ -255,9 +264,15 @@ class Sandbox:
             process = self.process
             assert process is not None  # (loaded above)
             window_items = items[i : i + window]
-            arrays: list[list[shared.SharedArray]] | None = [] if return_inputs else None
+            # The arguments after the call: from memory shared with the worker, or where it
+            # shares none (unsandboxed: a student's own machine) as it sends them back.
+            arrays: list[list[shared.SharedArray]] | None = (
+                [] if return_inputs and process.shares_memory else None
+            )
+            back: list[list[int]] | None = [] if return_inputs and not process.shares_memory else None
+            extra = sent_back_bytes(window_items) if back is not None else 0
             try:
-                header, blobs = _calls_request(function, window_items, arrays)
+                header, blobs = calls_request(function, window_items, arrays, back)
                 ids = [self._new_id() for _ in header["items"]]
                 for item, request_id in zip(header["items"], ids):
                     item["id"] = request_id
@@ -273,13 +288,15 @@ class Sandbox:
                         k = sent - pending
                         limit = limits[i] if limits is not None else None
                         outcome, since, cpu_since = self._answer(
-                            process, since, protocol.CALL, ids[-pending], limit, cpu_since
+                            process, since, protocol.CALL, ids[-pending], limit, cpu_since, extra
                         )
                         self._note_timing(function, outcome, limit)
                         if arrays is not None:
                             if outcome.status == OK:
-                                outcome.inputs_after = _read_back(window_items[k], arrays[k])
-                            _close(arrays[k])
+                                outcome.inputs_after = read_back(window_items[k], arrays[k])
+                            close(arrays[k])
+                        elif back is not None and outcome.status == OK:
+                            outcome.inputs_after = sent_back(window_items[k], back[k], outcome.returned)
                         pending -= 1
                         i += 1
                         yield outcome
@@ -290,7 +307,7 @@ class Sandbox:
                         self._abandon(process, ids[-pending:])
             finally:
                 for handed in arrays or []:
-                    _close(handed)
+                    close(handed)
             window = min(window * 2, MAX_WINDOW)
 
     def _request(
@@ -323,13 +340,15 @@ class Sandbox:
         request_id: int,
         limit: CallLimit | None = None,
         cpu_since: float | None = None,
+        extra_bytes: int = 0,
     ) -> tuple[CallOutcome, float, float | None]:
         """The worker's next answer to request ``request_id`` (a load, run or call), due
         within ``limit`` from ``since`` (and within the budget); returns it with the time it
         came and the worker's CPU time then. The limit counts the worker's CPU time since
         ``cpu_since`` (a loaded machine slows a call, it does not time it out) up to its
         wall-clock backstop. Whatever the answer is, reading it never raises: anything
-        malformed (an answer to another request included) is this call's error."""
+        malformed (an answer to another request included) is this call's error.
+        ``extra_bytes``: what it may carry beyond the task's cap (arguments sent back)."""
         limit = limit or absolute_limit(self.limits)
         # The backstop, but past the limit only as far as the submission's grace still goes.
         bounds = {
@@ -341,7 +360,7 @@ class Sandbox:
         waiter = Waiter(process, since, limit, cpu_since, bounds[cut_by], cut_by)
         reply: dict = {}
         try:
-            reply, reply_blobs = self._next_reply(process, waiter.deadline, waiter)
+            reply, reply_blobs = self._next_reply(process, waiter.deadline, waiter, extra_bytes)
             if type(reply.get("id")) is not int or reply["id"] != request_id:  # (not True, 1.0)
                 raise wire.WireError(
                     f"it answers request {shown_id(reply.get('id'))}, not request {request_id}"
@@ -380,7 +399,7 @@ class Sandbox:
         return outcome, time.monotonic(), process.cpu_seconds()
 
     def _next_reply(
-        self, process: WorkerProcess, deadline: float, waiter: Waiter | None = None
+        self, process: WorkerProcess, deadline: float, waiter: Waiter | None = None, extra_bytes: int = 0
     ) -> tuple[dict, list[bytearray]]:
         """The worker's next answer; the evidence frames it sends on the way (one per
         entry, as it happens: see worker.RuntimeEvidence) are noted, not answers.
@@ -388,7 +407,7 @@ class Sandbox:
         for _ in range(EVIDENCE_FRAMES_CAP):
             if waiter is not None:
                 waiter.wait()
-            reply, blobs = wire.recv(process.sock, deadline, self._caps())
+            reply, blobs = wire.recv(process.sock, deadline, self._caps(extra_bytes))
             if reply.get("op") != protocol.EVIDENCE:
                 return reply, blobs
             self._note_evidence(reply.get("entry"))
@@ -432,63 +451,6 @@ class Sandbox:
 def startup_seconds(limits: Limits) -> float:
     """How long a worker may take to say hello: Python and numpy, and its preloaded frameworks."""
     return STARTUP_SECONDS + FRAMEWORK_STARTUP_SECONDS * len(limits.preload)
-
-
-def _calls_request(
-    function: str, items: list[tuple[list, dict]], arrays: list | None = None
-) -> tuple[protocol.CallsRequest, list[bytes]]:
-    """One message with as many of ``items`` as fit in WINDOW_BYTES (at least one).
-
-    With ``arrays`` (a list to fill, one entry per item sent), the items' top-level argument
-    arrays go in shared memory instead (see shared.py): the header counts their descriptors
-    ("fds"), which the caller sends after the frame, and the grader keeps its own handles."""
-    blobs: list[bytes] = []
-    encoded: list[protocol.CallItem] = []
-    size, fds = 0, 0
-    for args, kwargs in items:
-        kwargs = dict(kwargs or {})
-        values = list(args) + list(kwargs.values())
-        to_share = [p for p, v in enumerate(values) if shared.shareable(v)] if arrays is not None else []
-        if encoded and (size > WINDOW_BYTES or fds + len(to_share) > shared.MAX_FDS):
-            break
-        before = len(blobs)
-        mine = []
-        try:
-            for p in to_share:
-                mine.append(shared.SharedArray(values[p], p))
-            refs = {a.position: a.reference(fds + n) for n, a in enumerate(mine)}
-            positional = [refs.get(p) or wire.encode(v, blobs) for p, v in enumerate(args)]
-            named = {
-                str(k): refs.get(len(args) + n) or wire.encode(v, blobs)
-                for n, (k, v) in enumerate(kwargs.items())
-            }
-        except BaseException:
-            _close(mine)
-            raise
-        encoded.append({"args": positional, "kwargs": {"$dict": named}})
-        if arrays is not None:
-            arrays.append(mine)
-        fds += len(mine)
-        size += sum(len(b) for b in blobs[before:]) + sum(a.nbytes for a in mine)
-    header: protocol.CallsRequest = {"op": protocol.CALLS, "function": function, "items": encoded}
-    if fds:
-        header["fds"] = fds
-    return header, blobs
-
-
-def _read_back(item: tuple[list, dict], arrays: list) -> list:
-    """The call's arguments after it (in the order args, then kwargs' values): the shared
-    arrays as the grader reads them now, the rest as sent (the worker had copies)."""
-    args, kwargs = item
-    values: list = list(args) + list((kwargs or {}).values())
-    for a in arrays:
-        values[a.position] = a.read_back()
-    return values
-
-
-def _close(arrays: list) -> None:
-    for a in arrays:
-        a.close()
 
 
 def _output_at(reply: dict) -> tuple[int, int] | None:

@@ -1,6 +1,8 @@
-"""One live worker process seen from the grader: its channel, its captured output, how it
-ended. ``FreshWorker`` starts a new sandboxed Python for one submission; warm.py forks
-workers from a warm process instead. Both look the same to the Sandbox."""
+"""A fresh worker: ``FreshWorker`` starts a new sandboxed Python for one submission (its
+channel a descriptor passed to it, its rlimits, cgroup and keyring set between fork and
+exec); in a tier whose worker is a plain subprocess (unsandboxed) ``fresh_worker`` starts a
+PlainWorker instead (plain_worker.py). warm.py forks workers from a warm process. All look
+the same to the Sandbox (worker_process.py)."""
 
 from __future__ import annotations
 
@@ -10,20 +12,34 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable
 
 from grader.records.limits import Limits
 from grader.sandbox import cpu_time
 from grader.sandbox.cgroup import Cgroup
-from grader.sandbox.inside import keyring, protocol, scratch, wire
+from grader.sandbox.inside import keyring, scratch
 from grader.sandbox.inside.limits import apply as apply_limits
 from grader.sandbox.inside.limits import rlimits
-from grader.sandbox.tiers import SandboxUnavailable, Tier
+from grader.sandbox.plain_worker import PlainWorker
+from grader.sandbox.tiers import Tier
 from grader.sandbox.tiers import tier as tier_named
-from grader.student_text import output as visible_output
+from grader.sandbox.worker_process import SUBMISSION_NAME, Spawner, WorkerProcess
 
-SUBMISSION_NAME = "submission.py"  # the worker's private copy (no student-chosen name)
+__all__ = [
+    "FreshWorker",
+    "SUBMISSION_NAME",
+    "Spawner",
+    "WorkerProcess",
+    "enter_child",
+    "fresh_worker",
+    "rlimits_of",
+]
+
+
+def fresh_worker(limits: Limits, tier: str) -> WorkerProcess:
+    """A new worker for one submission in tier ``tier``, starting now."""
+    if tier_named(tier).plain_process:
+        return PlainWorker(limits, tier)
+    return FreshWorker(limits, tier)
 
 
 def rlimits_of(limits: Limits, cpu: bool = True) -> list[tuple[int, int, int]]:
@@ -36,101 +52,6 @@ def rlimits_of(limits: Limits, cpu: bool = True) -> list[tuple[int, int, int]]:
         submission_seconds=limits.submission_seconds,
         cpu=cpu,
     )
-
-
-class WorkerProcess:
-    """A worker's channel and captured stdout/stderr. Subclasses start it and end it."""
-
-    inner_path: str  # where the worker writes its private copy of the submission
-
-    def __init__(self, limits: Limits, sock: socket.socket):
-        self.limits = limits
-        self.sock = sock
-        self.out = tempfile.TemporaryFile()
-        self.err = tempfile.TemporaryFile()
-        self.read_at = [0, 0]
-        self.ready = False
-
-    def await_ready(self, seconds: float) -> None:
-        """The worker says hello before it touches the submission; without it, the sandbox
-        itself is broken and no grade can be given."""
-        try:
-            header, _ = wire.recv(self.sock, time.monotonic() + seconds)
-        except wire.WireError as exc:
-            header = {"error": str(exc)}
-        if header.get("op") != protocol.READY:
-            _, err = self.take_output()
-            self.kill()
-            raise SandboxUnavailable(
-                f"the sandbox worker did not start: {header.get('error', 'no hello')}. "
-                f"Its stderr: {err.strip() or 'empty'}"
-            )
-        self.ready = True
-
-    def take_output(self, until: tuple[int, int] | None = None) -> tuple[str, str]:
-        """What the worker printed since the last call (up to ``until``, where the worker
-        said this call's output ends): all of it up to the cap, else the head and the tail
-        (a script's answer is its last line)."""
-        texts = []
-        for i, f in enumerate((self.out, self.err)):
-            start = self.read_at[i]
-            if until is not None and until[i] <= start:
-                texts.append("")  # (the usual answer: nothing printed since the last)
-                continue
-            size = os.fstat(f.fileno()).st_size
-            if until is not None:
-                size = max(start, min(size, until[i]))
-            cap = self.limits.output_chars
-            if size - start <= cap:
-                data = os.pread(f.fileno(), size - start, start) if size > start else b""
-                text = data.decode("utf-8", "replace")
-            else:
-                tail = min(1000, cap // 4)
-                room = max(cap - tail - 64, 0)  # leaves room for the mark within the cap
-                head = os.pread(f.fileno(), room, start).decode("utf-8", "replace")
-                end = os.pread(f.fileno(), tail, size - tail).decode("utf-8", "replace")
-                text = f"{head}\n[... {size - start - room - tail} bytes not shown ...]\n{end}"
-            self.read_at[i] = size
-            texts.append(text)
-        if not texts[0] and not texts[1]:
-            return "", ""
-        cap = self.limits.output_chars  # now in bytes of text with its control characters shown
-        return visible_output(texts[0], cap), visible_output(texts[1], cap)
-
-    def exit_description(self) -> str:
-        code = self.exit_status(0.5)
-        if code is None:
-            return "closed its result channel"
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
-            return {
-                "SIGKILL": "was killed (SIGKILL: usually the memory limit or a time limit)",
-                "SIGSEGV": "crashed (segmentation fault)",
-                "SIGXCPU": "used up its CPU-time limit",
-            }.get(str(name), f"died from signal {name}")
-        return f"exited with status {code}"
-
-    def exit_status(self, wait: float) -> int | None:
-        """The worker's exit status (negative: killed by that signal); None if it still runs."""
-        raise NotImplementedError
-
-    def cpu_seconds(self) -> float | None:
-        """CPU time the worker and all it started have used so far, read from this side
-        (cpu_time.py); None where this machine cannot tell."""
-        return None
-
-    def kill(self) -> None:
-        """End the worker and everything it started; release what it held."""
-        raise NotImplementedError
-
-    def _close_channel(self) -> None:
-        self.sock.close()
-        self.out.close()
-        self.err.close()
-
-
-# Makes a worker for (limits, tier): FreshWorker, or one forked from a warm server (warm.py).
-Spawner = Callable[[Limits, str], WorkerProcess]
 
 
 class FreshWorker(WorkerProcess):

@@ -23,13 +23,16 @@ class CallOutcome:
 
     ``inputs_after`` (calls made with ``return_inputs``) are the arguments as the grader
     read them back from the memory it shared with the worker, after the answer came: the
-    worker's word plays no part in them. ``aliases_input`` is what the worker says it saw
+    worker's word plays no part in them; except in the unsandboxed tier (a student's own
+    machine), whose worker shares no memory: there they are what it sent back
+    (``returned``, call_request.sent_back). ``aliases_input`` is what the worker says it saw
     (the result is an input array or a view of one): it can only be observed inside the
     sandbox, so it may cost a submission points but never earn them."""
 
     status: CallStatus
     value: object = None
     inputs_after: object = None
+    returned: list | None = None
     aliases_input: bool = False
     error: WorkerError | None = None
     stdout: str = ""
@@ -74,7 +77,15 @@ def outcome_from_reply(
     aliases = reply.get("aliases_input", False)
     if type(aliases) is not bool:
         raise wire.WireError("malformed call answer (aliases_input)")
-    return CallOutcome(OK, value=wire.decode(reply["result"], blobs), aliases_input=aliases)
+    returned = reply.get("inputs_after")
+    if returned is not None and not isinstance(returned, list):
+        raise wire.WireError("malformed call answer (inputs_after)")
+    return CallOutcome(
+        OK,
+        value=wire.decode(reply["result"], blobs),
+        aliases_input=aliases,
+        returned=None if returned is None else [wire.decode(r, blobs) for r in returned],
+    )
 
 
 def _stand_ins(reply: dict) -> list[str]:

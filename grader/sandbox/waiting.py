@@ -9,7 +9,7 @@ import time
 
 from grader.records.limits import CallLimit
 from grader.sandbox.inside import wire
-from grader.sandbox.process import WorkerProcess
+from grader.sandbox.worker_process import WorkerProcess
 
 # Wall-clock time one submission's calls may take beyond their CPU limits, all calls
 # together: a loaded machine slows an honest call by a fraction of its limit (honest calls

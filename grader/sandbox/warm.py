@@ -35,10 +35,11 @@ from collections.abc import Callable, Iterator, Sequence
 from grader.records.limits import Limits
 from grader.sandbox.cgroup import Cgroup
 from grader.sandbox.inside import protocol, scratch
-from grader.sandbox.process import SUBMISSION_NAME, WorkerProcess, enter_child, rlimits_of
+from grader.sandbox.process import enter_child, rlimits_of
 from grader.sandbox.tiers import SandboxUnavailable
 from grader.sandbox.tiers import tier as tier_named
 from grader.sandbox.tiers.base import syscall_filter_works
+from grader.sandbox.worker_process import SUBMISSION_NAME, WorkerProcess
 
 STARTUP_SECONDS = 60
 FRAMEWORK_STARTUP_SECONDS = 60  # more for each framework the server preloads

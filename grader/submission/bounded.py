@@ -9,9 +9,10 @@ and CPU time it may use capped, killed from here at a wall-clock deadline, and a
 plain JSON of a capped size. What goes wrong there (memory, time, a crash) is the bytes'
 fault: ``TooCostly`` says which, for the caller to report as that submission's problem.
 
-The child is a fork of this process where that is safe (POSIX, one thread: no lock can be
+The child is a fork of this process where that is safe (Linux, one thread: no lock can be
 held by a thread that does not exist in the child), else a new Python started with ``-I``
-(threads, as in a Dask worker; a machine without fork), which imports the function's module.
+(threads, as in a Dask worker; Windows, which has no fork; macOS, whose system libraries
+are not safe in a forked child), which imports the function's module.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class TooCostly(Exception):
 def call(target: str, argument: Any, bound: Bound = Bound()) -> Any:
     """``module:function`` applied to ``argument`` (JSON-able), in a bounded child; its
     JSON-able answer. Raises TooCostly when the bound was broken."""
-    if hasattr(os, "fork") and threading.active_count() == 1:
+    if sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1:
         return _forked(target, argument, bound)
     return _spawned(target, argument, bound)
 
@@ -130,7 +131,9 @@ def _forked(target: str, argument: Any, bound: Bound) -> Any:
         if timed_out:
             _kill(pid)
         _, status = os.waitpid(pid, 0)
-    return _decode(data, status, bound)
+    if os.WIFSIGNALED(status):
+        return _decode(data, bound, signal_number=os.WTERMSIG(status))
+    return _decode(data, bound, exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else status)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -166,12 +169,17 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _decode(data: bytes | None, status: int, bound: Bound) -> Any:
-    """The child's answer, or TooCostly saying what broke."""
+# The signals a child that ran out of CPU time dies of (Windows has neither).
+_OUT_OF_TIME = {getattr(signal, name) for name in ("SIGXCPU", "SIGKILL") if hasattr(signal, name)}
+
+
+def _decode(data: bytes | None, bound: Bound, signal_number: int | None = None, exit_code: int = 0) -> Any:
+    """The child's answer, or TooCostly saying what broke (``signal_number``: the signal
+    that ended it, else its ``exit_code``)."""
     seconds = f"{bound.cpu_seconds} s of CPU time"
     if data is None:
         raise TooCostly("time", f"reading it took more than {bound.wall_seconds:g} s")
-    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+    if signal_number in _OUT_OF_TIME:
         raise TooCostly("time", f"reading it needed more than {seconds}")
     if len(data) > ANSWER_CAP:
         raise TooCostly("memory", f"what it reads as is larger than {ANSWER_CAP >> 20} MiB")
@@ -183,7 +191,7 @@ def _decode(data: bytes | None, status: int, bound: Bound) -> Any:
         raise TooCostly(
             "crashed",
             "the grader's reader stopped on it "
-            f"({_ending(status)}); a file Jupyter or an editor saved reads fine",
+            f"({_ending(signal_number, exit_code)}); a file Jupyter or an editor saved reads fine",
         )
     if answer.get("memory"):
         raise TooCostly("memory", f"reading it needed more than {bound.memory_bytes >> 20} MiB of memory")
@@ -192,10 +200,10 @@ def _decode(data: bytes | None, status: int, bound: Bound) -> Any:
     return answer.get("ok")
 
 
-def _ending(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        return f"signal {os.WTERMSIG(status)}"
-    return f"exit status {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status}"
+def _ending(signal_number: int | None, exit_code: int) -> str:
+    if signal_number is not None:
+        return f"signal {signal_number}"
+    return f"exit status {exit_code}"
 
 
 # --------------------------------------------------------------------------- a new Python
@@ -213,10 +221,10 @@ def _spawned(target: str, argument: Any, bound: Bound) -> Any:
             timeout=bound.wall_seconds,
         )
     except subprocess.TimeoutExpired:
-        return _decode(None, 0, bound)
-    # (a negative returncode is the signal that ended it, as WTERMSIG would say)
-    status = (-done.returncode) & 0x7F if done.returncode < 0 else done.returncode << 8
-    return _decode(done.stdout, status, bound)
+        return _decode(None, bound)
+    if done.returncode < 0:  # (POSIX: the signal that ended it)
+        return _decode(done.stdout, bound, signal_number=-done.returncode)
+    return _decode(done.stdout, bound, exit_code=done.returncode)
 
 
 def main() -> None:

@@ -210,10 +210,19 @@ def _from_folder(folder: str) -> SubmissionFile:
     return _read_file(path)
 
 
+# Windows has none of O_NOFOLLOW, O_NONBLOCK, O_CLOEXEC (a link is refused by name there,
+# and it has no FIFO), and opens in text mode without O_BINARY.
+_OPEN_FLAGS = os.O_RDONLY | sum(
+    getattr(os, f, 0) for f in ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_BINARY")
+)
+
+
 def _read_file(path: str) -> SubmissionFile:
     """Open without following a link or blocking on a FIFO; check what was opened."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):
+            raise OSError(40, "a symbolic link")
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         if os.path.islink(path):
             raise refusal(path, "a symbolic link") from None

@@ -280,3 +280,145 @@ def test_final_grading_workflow_runs_here_on_real_repositories_and_grades_every_
         for name in names:
             with open(os.path.join(root, name), "rb") as f:
                 assert token.encode() not in f.read(), os.path.join(root, name)
+
+
+# --------------------------------------------------------------------------- the kits on students' machines
+
+KITS = os.path.join(COURSE, ".github", "workflows", "kits.yml")
+SHIM = os.path.join(ROOT, "tests", "without_posix")  # a Python as on macOS or Windows (test_unsandboxed.py)
+
+
+def _kits_step(prefix):
+    return next(s for s in workflow_steps(KITS, job="kits") if s.get("name", "").startswith(prefix))
+
+
+def test_the_kits_workflow_runs_on_linux_macos_and_windows_set_up_as_grade_yml_is():
+    import re
+
+    import yaml
+
+    with open(KITS, encoding="utf-8") as f:
+        flow = yaml.safe_load(f)
+    grade = _workflow()
+    job, graded = flow["jobs"]["kits"], grade["jobs"]["grade"]["steps"]
+    assert job["runs-on"] == "${{ matrix.os }}"
+    assert job["strategy"] == {
+        "fail-fast": False,
+        "matrix": {"os": ["ubuntu-latest", "macos-latest", "windows-latest"]},
+    }
+    assert job["defaults"] == {"run": {"shell": "bash"}}  # Git for Windows' bash on windows-latest
+    assert flow[True] == grade[True] and flow["permissions"] == grade["permissions"]  # (YAML 1.1: on)
+    assert [s for s in job["steps"] if "uses" in s] == [s for s in graded if "uses" in s][:2]
+    url = re.search(
+        r'pip install "(git\+https://[^"]+)"',
+        next(s["run"] for s in graded if "pip install" in s.get("run", "")),
+    )
+    assert f'python -m pip install "{url.group(1)}"' in _kits_step("Install the grader")["run"]
+    with open(os.path.join(COURSE, ".gitattributes"), encoding="utf-8") as f:
+        assert "tasks/** -text" in f.read().splitlines()  # a kit's bytes survive a Windows checkout
+
+
+def _here(**extra):
+    return {
+        "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": ROOT,
+        **extra,
+    }
+
+
+def test_the_kits_workflow_check_step_passes_here_and_where_no_sandbox_can_start():
+    step = _kits_step("Check each kit")
+    done = run_step(step, COURSE, {"matrix.os": "ubuntu-latest"}, _here())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "::group::normalize-rows (solutions/normalize-rows.py)" in done.stdout
+    assert "Score: 5/5" in done.stdout and "(isolation: unsandboxed)" not in done.stdout
+    done = run_step(
+        step, COURSE, {"matrix.os": "windows-latest"}, _here(PYTHONPATH=f"{SHIM}{os.pathsep}{ROOT}")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(isolation: unsandboxed)" in done.stdout and "Score: 5/5" in done.stdout
+
+
+def test_the_kits_workflow_fails_below_full_marks_and_without_a_solution(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(COURSE, course)
+    step = _kits_step("Check each kit")
+    solution = course / "solutions" / "normalize-rows.py"
+    solution.write_text(WRONG_NORMALIZE)
+    done = run_step(step, course, {"matrix.os": "macos-latest"}, _here())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "::error::normalize-rows: grader check exited 1 on macos-latest (0 is full marks)" in done.stdout
+    solution.unlink()
+    done = run_step(step, course, {"matrix.os": "macos-latest"}, _here())
+    assert done.returncode == 1 and "::error::normalize-rows: no solution" in done.stdout, done.stdout
+    (course / "solutions" / "normalize-rows").mkdir()  # a solution folder, as grader ci takes one
+    shutil.copy(
+        os.path.join(COURSE, "solutions", "normalize-rows.py"), solution.parent / "normalize-rows" / "a.py"
+    )
+    done = run_step(step, course, {"matrix.os": "macos-latest"}, _here())
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.slow  # a virtualenv
+def test_the_kits_workflow_installs_the_wheel_grader_kit_wrote_and_checks_with_it(tmp_path):
+    """The workflow's own steps in a course whose kits `grader kit` wrote (with the grader's
+    wheel beside them), in a fresh virtualenv: the wheel is what gets installed and checks
+    the kits, sandboxed here and unsandboxed where no sandbox can start; grade.yml's
+    validate step still sees only the kits."""
+    from built import clean_env, fresh_venv
+
+    course = tmp_path / "course"
+    shutil.copytree(COURSE, course)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "kit",
+            os.path.join(INSTRUCTOR, "tasks", "normalize-rows"),
+            "-o",
+            "tasks",
+        ],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
+    assert done.returncode == 0, done.stderr
+    python = fresh_venv(str(tmp_path / "venv"))
+    env = {
+        "PATH": f"{os.path.dirname(python)}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": "",
+        "PIP_NO_INDEX": "1",
+    }
+    done = run_step(_kits_step("Install the grader"), course, {}, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    installed = subprocess.run(
+        [python, "-c", "import grader; print(grader.__file__)"],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
+    assert installed.stdout.startswith(str(tmp_path / "venv")), installed.stdout + installed.stderr
+    for pythonpath, isolation in (("", None), (SHIM, "unsandboxed")):
+        done = run_step(
+            _kits_step("Check each kit"),
+            course,
+            {"matrix.os": "macos-latest"},
+            dict(env, PYTHONPATH=pythonpath),
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert ("(isolation: unsandboxed)" in done.stdout) == (isolation is not None)
+    from grader.sandbox import tier
+
+    validate = next(
+        s
+        for s in workflow_steps(os.path.join(COURSE, ".github", "workflows", "grade.yml"))
+        if "grader validate" in s.get("run", "")
+    )
+    if not tier("bubblewrap").works():
+        validate = dict(validate, run=validate["run"].replace(" --require-sandbox", ""))
+    done = run_step(validate, course, {}, env)
+    assert done.returncode == 0 and "0 problems" in done.stdout, done.stdout + done.stderr

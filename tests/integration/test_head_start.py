@@ -24,9 +24,9 @@ def fresh_workers(monkeypatch):
 
     def counted(limits, name):
         started.append(name)
-        return sandbox.process.FreshWorker(limits, name)
+        return sandbox.process.fresh_worker(limits, name)
 
-    monkeypatch.setattr(sandbox, "FreshWorker", counted)
+    monkeypatch.setattr(sandbox, "fresh_worker", counted)
     return started
 
 

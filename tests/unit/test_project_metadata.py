@@ -26,9 +26,9 @@ def test_distribution_name_is_not_the_unrelated_grader_on_pypi():
             docs += "\n" + f.read()
     installs = re.findall(r"pip install[^`\n]*", docs)
     assert installs, "the README shows how to install"
-    for line in installs:  # every install line names the real distribution, or this tree
-        target = re.sub(r"\s-[-\w]+", " ", line[len("pip install") :]).split()[0]
-        assert target.strip("'").startswith((".", name)), line
+    for line in installs:  # every install line names the real distribution, this tree, or its wheel
+        target = re.sub(r"\s-[-\w]+", " ", line[len("pip install") :]).split()[0].strip("'")
+        assert target.startswith((".", name)) or os.path.basename(target).startswith(f"{name}-"), line
     assert f"pip install '{name}[dask]'" in docs and "pip install '.[dask]'" in docs
 
 

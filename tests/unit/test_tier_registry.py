@@ -2,6 +2,7 @@
 the CLI's choices come and every fall below the strongest tier is explained."""
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def unprivileged_probe(monkeypatch):
 
 
 def test_the_registry_is_in_strength_order_and_the_cli_offers_it():
-    assert NAMES == ("bubblewrap", "landlock", "unprivileged", "rlimits")
+    assert NAMES == ("bubblewrap", "landlock", "unprivileged", "rlimits", "unsandboxed")
     assert all(isinstance(t, Tier) and tier(t.name) is t for t in TIERS)
     isolation = next(
         a
@@ -180,6 +181,79 @@ def test_only_the_inside_folder_is_bound_into_bubblewrap():
 
 
 def test_warm_workers_are_for_the_tiers_that_can_confine_a_forked_worker():
-    assert not tier("unprivileged").warm_works() and not tier("rlimits").warm_works()
+    assert not any(tier(name).warm_works() for name in ("unprivileged", "rlimits", "unsandboxed"))
     with pytest.raises(SandboxUnavailable):
         tier("rlimits").fork_server(3, None, {})
+
+
+# --------------------------------------------------------------------------- unsandboxed
+
+KIT_ONLY = (
+    "the unsandboxed tier grades only a student kit (a task without a reference or hidden "
+    "checks) checked by its own student on their own machine (grader check without "
+    "--others-work, grader ci of a course without hidden checks); this grade is not one"
+)
+OTHERS_WORK = (
+    "grading someone else's work is refused in the unsandboxed tier, where the submission "
+    "runs as the grader with nothing between them; drop --isolation unsandboxed."
+)
+
+
+def test_auto_takes_unsandboxed_only_for_a_kit_and_only_where_no_sandboxed_tier_works(works):
+    works({"unsandboxed"})
+    assert choose_tier("auto", kit=True) == "unsandboxed"
+    with pytest.raises(SandboxUnavailable) as refused:
+        choose_tier("auto")  # a full task, or a command that is not a student's own check
+    assert str(refused.value).endswith(f"). {KIT_ONLY}.")
+    assert str(refused.value).startswith("no sandboxed tier works here (")
+    for kit in (False, True):  # someone else's work: never, whatever the caller says of the task
+        with pytest.raises(SandboxUnavailable, match="^no tier that protects the task and the results"):
+            choose_tier("auto", others_work=True, shared_state=True, kit=kit)
+    works({"rlimits", "unsandboxed"})
+    assert choose_tier("auto", kit=True) == "rlimits"  # a stronger tier works: it is taken
+    works(set(NAMES))
+    assert choose_tier("auto", kit=True) == "bubblewrap"
+
+
+def test_unsandboxed_asked_for_is_refused_for_anything_but_a_kit_checked_by_its_student(works):
+    works(set(NAMES))
+    assert choose_tier("unsandboxed", kit=True) == "unsandboxed"  # (asked for: taken)
+    with pytest.raises(SandboxUnavailable) as refused:
+        choose_tier("unsandboxed")
+    assert str(refused.value) == f"{KIT_ONLY}: drop --isolation unsandboxed."
+    for kit in (False, True):
+        for shared_state in (False, True):
+            with pytest.raises(SandboxUnavailable) as refused:
+                choose_tier("unsandboxed", others_work=True, shared_state=shared_state, kit=kit)
+            assert str(refused.value) == OTHERS_WORK
+
+
+def test_without_what_a_sandboxed_worker_is_started_with_only_unsandboxed_works(monkeypatch):
+    """macOS and Windows: no fork (preexec_fn), no rlimits, no descriptor passing. Every
+    sandboxed tier says so, before any probe of its own."""
+    import os
+    import socket
+    import sys
+
+    monkeypatch.delattr(os, "fork")
+    monkeypatch.delattr(socket, "send_fds")
+    monkeypatch.setitem(sys.modules, "resource", None)
+    assert [t.name for t in TIERS if t.works()] == ["unsandboxed"]
+    missing = (
+        "this system cannot start a sandboxed worker: no rlimits (resource), no fork, no descriptor passing"
+    )
+    assert all(t.missing().startswith(missing) for t in TIERS[:-1])
+    assert tier("rlimits").refusal().startswith(f"the rlimits tier was required but {missing}")
+    assert choose_tier("auto", kit=True) == "unsandboxed"
+    assert downgrade_note("unsandboxed").startswith(
+        "graded unsandboxed: your own machine; your instructor grades in the sandbox (none works "
+        f"here: {missing}"
+    )
+
+
+def test_unsandboxed_starts_the_student_s_own_python_with_no_confinement():
+    start = tier("unsandboxed").worker(40123, Limits(memory_mib=1024), "/nowhere", in_cgroup=False)
+    assert start.command[:2] == [sys.executable, "-B"] and "-I" not in start.command
+    assert start.command[2].endswith("connect_back.py") and start.command[3] == "40123"
+    assert start.env["TMPDIR"] == "/nowhere" and start.env["OPENBLAS_NUM_THREADS"] == "1"
+    assert tier("unsandboxed").confinement(Limits(), "/nowhere", False) == {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import struct
+import sys
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # same on all arches
 CREATE_RULESET_VERSION = 1
@@ -40,7 +41,7 @@ def _libc() -> ctypes.CDLL:
 
 def abi_version() -> int:
     """The kernel's Landlock ABI version, 0 where there is none."""
-    if not os.uname().sysname == "Linux":
+    if not sys.platform.startswith("linux"):  # (no os.uname on Windows; no Landlock off Linux)
         return 0
     try:
         version = _libc().syscall(

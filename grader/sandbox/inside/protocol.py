@@ -31,6 +31,11 @@ STATUS: Final = "status"  # how worker "pid" ended (waits up to "wait" seconds)
 END: Final = "end"  # kill worker "pid" and remove its folder
 USAGE: Final = "usage"  # bytes and inodes of the scratch space in use
 
+# -- The unsandboxed tier's channel (connect_back.py, plain_worker.py): a loopback connection
+# the worker opens, that sends first the token the grader wrote on the worker's stdin.
+LOOPBACK: Final = "127.0.0.1"
+TOKEN_CHARS: Final = 64  # hex digits
+
 # -- Caps.
 TEXT_CAP: Final = 4000  # characters of an exception message or repr a worker sends
 OUTPUT_BYTES_CAP: Final = 256 << 20  # an output array larger than this is refused in the worker
@@ -69,6 +74,9 @@ class _CallItemRequired(TypedDict):
 
 class CallItem(_CallItemRequired, total=False):
     id: int
+    # The unsandboxed tier (no shared memory): the positions, among the args then the
+    # kwargs' values, of the arrays the worker sends back after the call ("inputs_after").
+    send_back: list[int]
 
 
 class _CallsRequired(TypedDict):
@@ -135,6 +143,7 @@ class Answer(TypedDict, total=False):
     stand_ins: list[str]  # display libraries stood in for
     result: object  # CALLS: the value, as a wire record
     aliases_input: bool  # CALLS: the result shares memory with an input
+    inputs_after: list  # CALLS with "send_back": those arguments after the call, wire records
     functions: dict[str, FunctionEntry]  # LOAD
     globals: dict[str, dict]  # RUN: {name: wire record}
     computed: list[dict]  # RUN: ComputedEntry with a "$nd"
@@ -167,6 +176,14 @@ class Confinement(TypedDict, total=False):
     deny_ipc: bool
     deny_processes: bool
     landlock: LandlockPolicy
+    preload: list[str]
+
+
+class UnsandboxedConfig(TypedDict, total=False):
+    """The unsandboxed tier's worker's start-up (connect_back.py): the rlimits it sets on
+    itself where the system has them (limits.rlimits' arguments), the frameworks to preload."""
+
+    limits: dict[str, float]
     preload: list[str]
 
 

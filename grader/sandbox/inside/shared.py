@@ -138,7 +138,9 @@ try:
     _dtype, _frombuffer = _np.dtype, _np.frombuffer
 except ImportError:  # (the grader's side imports this module too; it needs none of it)
     pass
-_PROT, _MAP_SHARED = mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED
+# (Windows' mmap has neither: nothing is shared there, see the unsandboxed tier)
+_PROT = getattr(mmap, "PROT_READ", 0) | getattr(mmap, "PROT_WRITE", 0)
+_MAP_SHARED = getattr(mmap, "MAP_SHARED", 0)
 
 
 def map_array(fd: int, descr: str, shape: list[int]) -> np.ndarray:

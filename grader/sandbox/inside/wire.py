@@ -134,7 +134,7 @@ def _recv_exact(sock: _Channel, n: int, deadline: float | None) -> bytearray:
             if deadline is None:
                 chunk = sock.recv(want)
             else:  # what has arrived is taken at once; select only waits for the rest
-                chunk = sock.recv(want, socket.MSG_DONTWAIT)
+                chunk = _recv_now(sock, want)
         except BlockingIOError:
             if deadline is None:  # (only a read with a deadline does not block)
                 raise
@@ -153,6 +153,22 @@ def _recv_exact(sock: _Channel, n: int, deadline: float | None) -> bytearray:
             raise WireClosed("channel closed")
         buf += chunk
     return buf
+
+
+# Windows has no MSG_DONTWAIT: there a socket is first asked (select) whether bytes wait.
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", None)
+
+
+def _recv_now(sock: _Channel, want: int) -> bytes:
+    """What has arrived, up to ``want`` bytes, without waiting (BlockingIOError: nothing)."""
+    if _DONTWAIT is not None:
+        return sock.recv(want, _DONTWAIT)
+    if isinstance(sock, _BytesChannel):
+        return sock.recv(want)
+    ready, _, _ = select.select([cast(socket.socket, sock)], [], [], 0)
+    if not ready:
+        raise BlockingIOError
+    return sock.recv(want)
 
 
 def recv(

@@ -1,6 +1,7 @@
 """Child side of the sandbox: imports one submission by path and answers calls.
 
-Runs as ``python -I worker.py CHANNEL_FD`` inside the sandbox. It receives inputs and sends
+Runs as ``python -I worker.py CHANNEL_FD`` inside the sandbox (the unsandboxed tier's worker
+runs connect_back.py, which opens its channel, then serves as this module does). It receives inputs and sends
 back outputs as plain data (see wire.py); it never receives expected values, and nothing
 it says is trusted: the grader validates every answer and computes every verdict itself.
 """
@@ -156,6 +157,16 @@ def _argument(
     return _decode(value, blobs)
 
 
+def _sent_back(values: list, position: object, out: list[bytes]) -> Any:
+    """An argument as it is after the call, as a wire record (None: it cannot be sent)."""
+    if type(position) is not int or not 0 <= position < len(values):
+        return None
+    try:
+        return wire.encode(values[position], out)
+    except Exception:
+        return None
+
+
 class Worker:
     """The harness around a submission, in the submission's own process. What it does for
     a call is bound before any student code runs: its methods into the instance (a class
@@ -298,7 +309,9 @@ class Worker:
     ) -> tuple[protocol.Answer, list[bytes]]:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
         check's) are mapped from its memory, so what the call does to them is seen there;
-        nothing about the arguments after the call is sent back."""
+        nothing about the arguments after the call is sent back, but where the grader asks
+        for them (``send_back``: the unsandboxed tier, a student's own machine, where no
+        memory is shared and this worker's word is taken)."""
         shared_back: SharedBack = []
         try:
             args = [_argument(v, blobs, fds, shared_back) for v in item.get("args", [])]
@@ -328,6 +341,10 @@ class Worker:
             arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _ndarray)]
             if isinstance(result, _ndarray):  # seen only in here: the grader lets it cost, never earn
                 reply["aliases_input"] = any(_may_share_memory(result, a) for a in arrays)
+            back = item.get("send_back")
+            if isinstance(back, list):
+                values = list(args) + list(kwargs.values())
+                reply["inputs_after"] = [_sent_back(values, p, out) for p in back]
         except BaseException as exc:
             return {"ok": False, "error": _error_record(exc, self.submission)}, []
         return reply, out

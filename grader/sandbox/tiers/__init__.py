@@ -5,6 +5,8 @@
 ``unprivileged``: where neither works but the grader is root, the worker runs as a user of
 its own, and file permissions are its walls.
 ``rlimits``: resource limits only (a student checking their own file).
+``unsandboxed``: a student's own machine where no tier works (macOS, Windows): a plain
+subprocess, for a kit only (``kit_only``).
 
 ``auto`` takes the strongest tier that works, and says so whenever that is not the
 strongest. Grading someone else's work (a batch, Gradescope, CI with hidden checks) never
@@ -21,6 +23,7 @@ from grader.sandbox.tiers.bubblewrap import Bubblewrap
 from grader.sandbox.tiers.landlock import Landlock
 from grader.sandbox.tiers.rlimits import Rlimits
 from grader.sandbox.tiers.unprivileged import Unprivileged, refuse_open_paths
+from grader.sandbox.tiers.unsandboxed import Unsandboxed
 
 __all__ = [
     "TIERS",
@@ -35,7 +38,8 @@ __all__ = [
     "working_tiers",
 ]
 
-TIERS: tuple[Tier, ...] = (Bubblewrap(), Landlock(), Unprivileged(), Rlimits())  # strongest first
+# strongest first
+TIERS: tuple[Tier, ...] = (Bubblewrap(), Landlock(), Unprivileged(), Rlimits(), Unsandboxed())
 NAMES = tuple(t.name for t in TIERS)
 _BY_NAME = {t.name: t for t in TIERS}
 
@@ -51,16 +55,31 @@ def tier(name: str) -> Tier:
         ) from None
 
 
-def choose_tier(requested: str = "auto", others_work: bool = False, shared_state: bool = False) -> str:
+# Why a kit-only tier (unsandboxed) was not taken: the grade is not of a kit by its student.
+KIT_ONLY = (
+    "the {name} tier grades only a student kit (a task without a reference or hidden checks) "
+    "checked by its own student on their own machine (grader check without --others-work, "
+    "grader ci of a course without hidden checks); this grade is not one"
+)
+
+
+def choose_tier(
+    requested: str = "auto", others_work: bool = False, shared_state: bool = False, kit: bool = False
+) -> str:
     """``auto`` takes the strongest tier that works here; naming a tier refuses to degrade.
     ``others_work``: the submission is someone else's (a batch, Gradescope, CI with hidden
     checks): a tier unsafe for it (rlimits, in which it could read the task and write the
-    results) is refused rather than taken, and so is a tier whose workers could share state
-    here (Tier.gaps) unless ``shared_state`` says the instructor accepts that."""
+    results; unsandboxed) is refused rather than taken, and so is a tier whose workers could
+    share state here (Tier.gaps) unless ``shared_state`` says the instructor accepts that.
+    ``kit``: the grade is of a kit checked by its own student (the caller has made sure:
+    grading/own_machine.py); only then may a kit-only tier (unsandboxed) be taken, by auto
+    only where no stronger tier works; never with ``others_work``, whatever ``kit`` says."""
     if requested != "auto":
         named = tier(requested)
         if others_work and named.unsafe_for_others_work:
             raise SandboxUnavailable(f"{named.unsafe_for_others_work}; drop --isolation {named.name}.")
+        if named.kit_only and not kit:
+            raise SandboxUnavailable(f"{KIT_ONLY.format(name=named.name)}: drop --isolation {named.name}.")
         if not named.works():
             raise SandboxUnavailable(named.refusal())
         if others_work and not shared_state and named.gaps():
@@ -70,6 +89,8 @@ def choose_tier(requested: str = "auto", others_work: bool = False, shared_state
     for candidate in TIERS:  # probed in order: a weaker tier's probe runs only if needed
         if others_work and candidate.unsafe_for_others_work:
             continue
+        if candidate.kit_only and (not kit or others_work):
+            continue
         if candidate.works():
             if others_work and not shared_state and candidate.gaps():
                 refused.append(candidate)
@@ -77,7 +98,11 @@ def choose_tier(requested: str = "auto", others_work: bool = False, shared_state
             return candidate.name
     if refused:
         raise SandboxUnavailable(_shares_state(refused[0]))
-    why = "; ".join(t.missing() for t in TIERS if not t.unsafe_for_others_work)
+    if not others_work:  # (only where no sandbox can start: not Linux)
+        why = "; ".join(dict.fromkeys(t.missing() for t in TIERS if not t.kit_only))
+        only = "; ".join(KIT_ONLY.format(name=t.name) for t in TIERS if t.kit_only)
+        raise SandboxUnavailable(f"no sandboxed tier works here ({why}). {only}.")
+    why = "; ".join(dict.fromkeys(t.missing() for t in TIERS if not t.unsafe_for_others_work))
     unsafe = " ".join(f"{t.unsafe_for_others_work}." for t in TIERS if t.unsafe_for_others_work)
     raise SandboxUnavailable(f"no tier that protects the task and the results works here ({why}). {unsafe}")
 
@@ -97,11 +122,7 @@ def downgrade_note(name: str) -> str:
     if graded is strongest:
         return ""
     why = "it was asked for (--isolation)" if strongest.works() else strongest.missing()
-    weakness = graded.described_weakness()
-    gaps = graded.gaps()
-    if gaps:
-        weakness += f"; its workers could share state here: {'; '.join(gaps)}"
-    return f"graded in the {graded.name} tier ({weakness}), not {strongest.name}: {why}"
+    return graded.downgrade(strongest.name, why)
 
 
 def working_tiers(exclude: Iterable[str] = ()) -> list[str]:

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import ClassVar
 from grader.records.limits import Limits
 from grader.sandbox import cgroup, cpu_time, inside
 from grader.sandbox.inside import landlock, protocol, syscalls
+from grader.sandbox.inside import limits as inside_limits
 
 # Everything that runs inside the sandbox lives in this folder (and bwrap shows only it).
 WORKER_DIR = os.path.dirname(os.path.abspath(inside.__file__))
@@ -64,6 +66,12 @@ class Tier:
     file_permissions_are_walls: ClassVar[bool] = False
     # Where a process started in this tier sees WORKER_DIR.
     worker_dir: ClassVar[str] = WORKER_DIR
+    # Only for a kit checked by its own student (choose_tier's ``kit``), never taken for
+    # anything else, asked for or not (the unsandboxed tier).
+    kit_only: ClassVar[bool] = False
+    # Its worker is a plain subprocess (plain_worker.py): no set-up between fork and exec,
+    # no descriptor passed, a loopback channel; else a FreshWorker (process.py).
+    plain_process: ClassVar[bool] = False
 
     # -- here or not
     def works(self) -> bool:
@@ -80,6 +88,15 @@ class Tier:
     def described_weakness(self) -> str:
         """``weakness`` with what is known of this machine (said in every report)."""
         return self.weakness
+
+    def downgrade(self, strongest: str, why: str) -> str:
+        """The note of a grade in this tier, below ``strongest``, which was not used because
+        ``why`` (said on stderr and in every report)."""
+        weakness = self.described_weakness()
+        gaps = self.gaps()
+        if gaps:
+            weakness += f"; its workers could share state here: {'; '.join(gaps)}"
+        return f"graded in the {self.name} tier ({weakness}), not {strongest}: {why}"
 
     def gaps(self) -> list[str]:
         """What a worker of this tier could share with another here (state that outlives
@@ -189,6 +206,27 @@ MACHINE_FACTS = (
     "/sys/fs/cgroup/cpuset.cpus.effective",
     "/etc/localtime",
 )
+
+
+def sandbox_missing() -> str:
+    """Why this system cannot start a sandboxed worker at all, whatever the tier ("" where it
+    can): every tier but the unsandboxed one starts its worker on Linux (its /proc counts a
+    worker's CPU time and processes), under rlimits (``resource``) set between fork and
+    exec (``preexec_fn``, which needs fork), with its channel passed as a descriptor
+    (``pass_fds``) and, for a mutation check, arrays in shared memory passed the same way
+    (``socket.send_fds``). macOS and Windows lack some of these."""
+    lacking = []
+    if not sys.platform.startswith("linux"):
+        lacking.append(f"not Linux ({sys.platform})")
+    if not inside_limits.available():
+        lacking.append("no rlimits (resource)")
+    if not hasattr(os, "fork"):
+        lacking.append("no fork")
+    if not (hasattr(socket, "send_fds") and hasattr(socket, "recv_fds") and hasattr(socket, "AF_UNIX")):
+        lacking.append("no descriptor passing (socket.send_fds)")
+    if not lacking:
+        return ""
+    return f"this system cannot start a sandboxed worker: {', '.join(lacking)}"
 
 
 def succeeds(cmd: list[str], env: dict[str, str] | None = None) -> bool:

@@ -20,6 +20,7 @@ from grader.sandbox.tiers.base import (
     forks_confined_workers,
     private_namespaces_work,
     runtime_dirs,
+    sandbox_missing,
     succeeds,
     syscall_filter_works,
     worker_env,
@@ -38,15 +39,15 @@ class Bubblewrap(Tier):
     worker_dir = WORKER_DIR_INSIDE
 
     def works(self) -> bool:
-        return bubblewrap_works()
+        return not sandbox_missing() and bubblewrap_works()
 
     def missing(self) -> str:
-        return why_not_bubblewrap()
+        return sandbox_missing() or why_not_bubblewrap()
 
     def refusal(self) -> str:
         return (
             f"the bubblewrap sandbox was required but does not work on this machine: "
-            f"{why_not_bubblewrap()}. Or run with --isolation auto to grade in the strongest "
+            f"{self.missing()}. Or run with --isolation auto to grade in the strongest "
             f"tier that works here."
         )
 

@@ -18,6 +18,7 @@ from grader.sandbox.tiers.base import (
     forks_confined_workers,
     no_filter_gaps,
     private_namespaces_work,
+    sandbox_missing,
     syscall_filter_works,
     worker_env,
 )
@@ -28,12 +29,14 @@ class Landlock(Tier):
     weakness = "file access confined by Landlock; no private /proc"
 
     def works(self) -> bool:
-        return landlock_works()
+        return not sandbox_missing() and landlock_works()
 
     def missing(self) -> str:
-        return "no Landlock"
+        return sandbox_missing() or "no Landlock"
 
     def refusal(self) -> str:
+        if sandbox_missing():
+            return f"the landlock tier was required but {sandbox_missing()}."
         return (
             "the landlock tier was required but this kernel has no Landlock (Linux 5.13 "
             "or newer with Landlock enabled)."

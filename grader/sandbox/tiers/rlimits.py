@@ -1,11 +1,12 @@
 """The rlimits tier: resource limits and a cleared environment only, for a student checking
-their own file (the submission can read and write what the grader can)."""
+their own file (the submission can read and write what the grader can). Linux only, as every
+sandboxed tier (base.sandbox_missing): elsewhere a kit is graded unsandboxed."""
 
 from __future__ import annotations
 
 from grader.records.limits import Limits
 from grader.sandbox.inside import protocol
-from grader.sandbox.tiers.base import Tier, syscall_filter_works
+from grader.sandbox.tiers.base import Tier, sandbox_missing, syscall_filter_works
 
 
 class Rlimits(Tier):
@@ -18,13 +19,13 @@ class Rlimits(Tier):
     )
 
     def works(self) -> bool:
-        return True
+        return not sandbox_missing()
 
     def missing(self) -> str:
-        return "nothing"
+        return sandbox_missing() or "nothing"
 
     def refusal(self) -> str:
-        return "the rlimits tier always works"
+        return f"the rlimits tier was required but {sandbox_missing() or 'it works here'}."
 
     def confinement(self, limits: Limits, folder: str, in_cgroup: bool) -> protocol.Confinement:
         # The network is kept by design; no key system calls, as in every tier; no IPC

@@ -34,6 +34,7 @@ from grader.sandbox.tiers.base import (
     Tier,
     die_with_parent,
     no_filter_gaps,
+    sandbox_missing,
     syscall_filter_works,
     worker_env,
 )
@@ -57,12 +58,16 @@ class Unprivileged(Tier):
     file_permissions_are_walls = True
 
     def works(self) -> bool:
-        return unprivileged_works()
+        return not sandbox_missing() and unprivileged_works()
 
     def missing(self) -> str:
-        return why_unprivileged_fails() or "workers cannot run as a user of their own here"
+        return (
+            sandbox_missing() or why_unprivileged_fails() or "workers cannot run as a user of their own here"
+        )
 
     def refusal(self) -> str:
+        if sandbox_missing():
+            return f"the unprivileged tier was required but {sandbox_missing()}."
         why = why_unprivileged_fails()
         if why is None or why == NOT_ROOT:
             return (
