@@ -1,0 +1,119 @@
+"""The service's grading: one dispatcher thread claims queued uploads from the database
+(the store's fair choice) and grades each as `grader batch` does: in a pool of processes
+(or on a Dask cluster), each with sandboxed workers, with the batch's options for someone
+else's work. A pool that breaks is rebuilt and what it held is queued again; the grader's
+own failure on an upload is recorded as that upload's error (the student sees that the
+grader, not their code, failed, and staff may regrade). The web server's process never runs
+student code: it only stores bytes and reads results."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any
+
+from grader.classroom.executors import DaskExecutor, LocalExecutor
+from grader.grading.grade import Options
+from grader.records.result import ungradable
+from grader.service.store import Claimed, Store
+from grader.student_text import line
+from grader.task.spec import Task
+
+POLL_SECONDS = 0.05  # how often finished gradings are looked for while some run
+IDLE_SECONDS = 1.0  # how often the queue is looked at when nothing runs (an upload wakes it sooner)
+
+
+class Dispatcher:
+    """Keeps up to ``slots`` uploads grading, fairly, until stopped."""
+
+    def __init__(
+        self,
+        store: Store,
+        tasks: dict[str, Task],
+        options: Options,
+        slots: int,
+        dask_address: str | None = None,
+    ):
+        self.store, self.tasks, self.options, self.slots = store, tasks, options, slots
+        self.dask_address = dask_address
+        self.server = uuid.uuid4().hex  # this server's claims (a restart's are another's)
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="grader-dispatcher", daemon=True)
+        self.executor: LocalExecutor | DaskExecutor | None = None
+        self.error: str | None = None  # why the dispatcher stopped, if it did by itself
+
+    def start(self) -> int:
+        """Queue again what a dead server was grading, start the pool, then dispatch; how
+        many were queued again."""
+        requeued = self.store.requeue_abandoned()
+        self.executor = self._new_executor()
+        self.thread.start()
+        return requeued
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.wake.set()
+        self.thread.join(timeout=30)
+        if self.executor is not None:
+            self.executor.close()
+
+    def _new_executor(self) -> LocalExecutor | DaskExecutor:
+        if self.dask_address:
+            return DaskExecutor(self.dask_address)
+        # Spawned, not forked: this process runs a web server's threads, and a fork copies
+        # whatever locks they hold. Each pool process prepares a task when it first grades it.
+        return LocalExecutor(self.slots, fork=False)
+
+    def _run(self) -> None:
+        running: dict[Any, Claimed] = {}
+        try:
+            while not self.stopping.is_set():
+                while len(running) < self.slots:
+                    claimed = self.store.claim_next(self.server)
+                    if claimed is None:
+                        break
+                    running[self._submit(claimed)] = claimed
+                if not running:
+                    self.wake.wait(IDLE_SECONDS)
+                    self.wake.clear()
+                    continue
+                finished = [f for f in running if f.done()]
+                if not finished:
+                    time.sleep(POLL_SECONDS)
+                    continue
+                for future in finished:
+                    self._record(running.pop(future), future, running)
+        except Exception as exc:  # (the database gone, say): said on /healthz, not hidden
+            self.error = line(f"{type(exc).__name__}: {exc}", 500)
+
+    def _submit(self, claimed: Claimed) -> Any:
+        task = self.tasks[claimed.task]
+        assert self.executor is not None
+        return self.executor.submit(task.folder, claimed.filename, claimed.content, self.options)
+
+    def _record(self, claimed: Claimed, future: Any, running: dict[Any, Claimed]) -> None:
+        task = self.tasks[claimed.task]
+        try:
+            report = future.result()
+        except Exception as exc:
+            assert self.executor is not None
+            if self.executor.broken(exc):  # the pool's processes were killed: a new pool
+                self.executor.close()
+                self.executor = self._new_executor()
+                for again in [claimed, *running.values()]:
+                    self.store.requeue(again.id, self.server)
+                running.clear()
+                return
+            why = line(f"{type(exc).__name__}: {exc}", 300)
+            report = ungradable(
+                task.id,
+                task.version,
+                task.max_score,
+                claimed.filename,
+                f"the grader itself failed on this upload ({why}); this is not your code's doing: "
+                "tell your instructor, who can grade it again",
+            ).to_dict()
+        report = {**report, "submission": claimed.filename}
+        self.store.finish(claimed.id, self.server, report)
