@@ -18,6 +18,7 @@ tests use, the pages, sign-in, and the walls around them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import tempfile
@@ -162,6 +163,9 @@ async def _too_large(scope: dict, receive: Any, send: Any) -> None:
 class _Routes:
     def __init__(self, service: Service):
         self.s = service
+        # A person's uploads are counted and stored one at a time: else uploads sent at once
+        # all find an attempt left, and --attempts is no limit. (One server per database.)
+        self.uploading: dict[str, asyncio.Lock] = {}
 
     # -- who is asking
     async def _bearer(self, request: Request) -> Person | None:
@@ -335,14 +339,17 @@ class _Routes:
             content = await upload.read(MAX_SOURCE_BYTES + 1)
             filename = upload.filename
         accepted = read_upload(form.get("task"), self.s.tasks, filename, content)
-        if self.s.attempts is not None and not person.staff:
-            used = await run_in_threadpool(self.s.store.attempts, person.id, accepted.task)
-            if used >= self.s.attempts:
-                raise UploadRefused(f"you have used your {self.s.attempts} attempts at {accepted.task}", 429)
-        late = self.s.deadline is not None and time.time() > self.s.deadline
-        public_id = await run_in_threadpool(
-            self.s.store.accept, person.id, accepted.task, accepted.filename, accepted.content, late
-        )
+        async with self.uploading.setdefault(person.id, asyncio.Lock()):
+            if self.s.attempts is not None and not person.staff:
+                used = await run_in_threadpool(self.s.store.attempts, person.id, accepted.task)
+                if used >= self.s.attempts:
+                    raise UploadRefused(
+                        f"you have used your {self.s.attempts} attempts at {accepted.task}", 429
+                    )
+            late = self.s.deadline is not None and time.time() > self.s.deadline
+            public_id = await run_in_threadpool(
+                self.s.store.accept, person.id, accepted.task, accepted.filename, accepted.content, late
+            )
         self.s.dispatcher.wake.set()
         return public_id
 
