@@ -152,10 +152,13 @@ class _BodyTooLarge(Exception):
 
 async def _too_large(scope: dict, receive: Any, send: Any) -> None:
     message = f"the upload is larger than {MAX_SOURCE_BYTES >> 10} KiB; a solution is far smaller"
+    # The connection is closed after the answer: else the server goes on reading (and
+    # throwing away) the rest of a body it has refused, as long as the sender keeps sending.
+    close = {"connection": "close"}
     response = (
-        JSONResponse({"error": message}, status_code=413)
+        JSONResponse({"error": message}, status_code=413, headers=close)
         if scope["path"].startswith("/api/")
-        else HTMLResponse(pages.message_page("Too large", message), status_code=413)
+        else HTMLResponse(pages.message_page("Too large", message), status_code=413, headers=close)
     )
     await response(scope, receive, send)
 
