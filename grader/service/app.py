@@ -100,6 +100,7 @@ def create_app(service: Service) -> Starlette:
             Route("/staff/regrade", routes.staff_regrade, methods=["POST"]),
             Route("/staff/export", routes.staff_export),
         ],
+        exception_handlers={Exception: _internal_error},
     )
     app.add_middleware(_Walls)
     return app
@@ -144,6 +145,20 @@ class _Walls:
             await self.app(scope, counted, with_headers)
         except _BodyTooLarge:
             await _too_large(scope, receive, with_headers)
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """The answer to a failure of the service's own (its database gone, say): no detail, and
+    the security headers, which it would lack otherwise (Starlette answers a failure outside
+    every middleware, _Walls included). The failure itself goes on to the server's log."""
+    message = "the service failed on this request; try again, and tell your instructor if it goes on"
+    response: Response = (
+        JSONResponse({"error": message}, status_code=500)
+        if request.url.path.startswith("/api/")
+        else HTMLResponse(pages.message_page("Error", message), status_code=500)
+    )
+    response.headers.update(SECURITY_HEADERS)
+    return response
 
 
 class _BodyTooLarge(Exception):
