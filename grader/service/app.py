@@ -158,6 +158,9 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
         else HTMLResponse(pages.message_page("Error", message), status_code=500)
     )
     response.headers.update(SECURITY_HEADERS)
+    response.headers["connection"] = (
+        "close"  # (uvicorn closes it after a failure: said, so no client reuses it)
+    )
     return response
 
 
