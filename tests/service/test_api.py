@@ -333,6 +333,7 @@ def test_a_file_over_the_cap_in_a_body_under_it_is_413(server):
         (PE, "solution", "not a .py or .ipynb file"),
         (PE, ".py", "not a .py or .ipynb file"),
         (PE, "solution.py\x00.txt", "not a .py or .ipynb file"),
+        (PE, "solution\x00.py", "NUL"),  # (PostgreSQL cannot store it)
         (PE, "solution.py.", "not a .py or .ipynb file"),
         ("nonexistent", "solution.py", "no such task"),
         ("", "solution.py", "no such task"),
