@@ -158,9 +158,8 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
         else HTMLResponse(pages.message_page("Error", message), status_code=500)
     )
     response.headers.update(SECURITY_HEADERS)
-    response.headers["connection"] = (
-        "close"  # (uvicorn closes it after a failure: said, so no client reuses it)
-    )
+    # uvicorn closes the connection after a failure: said, so that no client reuses it
+    response.headers["connection"] = "close"
     return response
 
 
