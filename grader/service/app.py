@@ -12,8 +12,8 @@ tests use, the pages, sign-in, and the walls around them.
 - Walls: a session cookie (HttpOnly, SameSite=Strict; Secure behind TLS) stored hashed; a
   CSRF secret in every form, and a request from another origin refused; a body over the
   upload cap refused before it is read whole; every response with a strict CSP (no script,
-  no request off this server, no frame), nosniff, no referrer, no caching; staff pages and
-  everyone's attempts refused to students.
+  no request off this server, no frame), nosniff, no referrer off this site, no caching;
+  staff pages and everyone's attempts refused to students.
 """
 
 from __future__ import annotations
@@ -59,7 +59,10 @@ CSP = (
 SECURITY_HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: under it a browser sends "Origin: null" with every form post, even
+    # from this site's own pages, and each one is refused as another site's (sign-in too).
+    # same-origin sends the referrer and the origin to this server only.
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
     "cross-origin-opener-policy": "same-origin",
