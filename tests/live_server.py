@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from conftest import ROOT, make_task
+from conftest import PE_SAMPLES, ROOT, make_task
 
 STUDENTS = ("alice", "bob")
 STAFF = "prof"
@@ -279,3 +280,29 @@ def raw(live: LiveServer, request: bytes, timeout: float = 30.0) -> bytes:
         except (TimeoutError, ConnectionResetError):
             pass
     return received
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def sample(name: str) -> bytes:
+    """A sample submission of positional-encoding, its bytes."""
+    with open(os.path.join(PE_SAMPLES, name), "rb") as f:
+        return f.read()
+
+
+def healthy(live: LiveServer) -> None:
+    """The server still serves (a hostile request cost only its sender)."""
+    assert live.process.poll() is None, live.stderr()[-3000:]
+    with client(live) as http:
+        answer = http.get("/healthz")
+    assert (answer.status_code, answer.text) == (200, "ok\n")
+
+
+def rows(live: LiveServer, person: str | None = None) -> list[tuple]:
+    """The submissions table as the database holds it (a refused request adds nothing)."""
+    with sqlite3.connect(live.db_path) as db:
+        query = "SELECT public_id, person, task, filename, status, finished, score FROM submissions"
+        if person is None:
+            return db.execute(query + " ORDER BY id").fetchall()
+        return db.execute(query + " WHERE person = ? ORDER BY id", (person,)).fetchall()

@@ -13,32 +13,12 @@ import time
 import uuid
 
 import pytest
-from conftest import PE_SAMPLES
-from live_server import STAFF, client, graded, multipart, raw, sign_in, upload
+from live_server import STAFF, client, graded, healthy, multipart, raw, rows, sample, sign_in, upload
 
 from grader.service.app import SECURITY_HEADERS
 from grader.service.uploads import MAX_BODY_BYTES
 
 PE = "positional-encoding"
-
-
-def sample(name: str) -> bytes:
-    with open(f"{PE_SAMPLES}/{name}", "rb") as f:
-        return f.read()
-
-
-def healthy(live) -> None:
-    assert live.process.poll() is None, live.stderr()[-3000:]
-    with client(live) as http:
-        assert http.get("/healthz").status_code == 200
-
-
-def table(live) -> list[tuple]:
-    """Everything a form could change: uploads and their grading, sessions."""
-    with sqlite3.connect(live.db_path) as db:
-        return db.execute(
-            "SELECT public_id, person, status, finished FROM submissions ORDER BY id"
-        ).fetchall()
 
 
 def sessions(live) -> int:
@@ -171,7 +151,7 @@ def form_upload(http, browser, csrf=None, **headers):
 
 def test_a_form_without_its_csrf_secret_or_from_elsewhere_is_refused_and_changes_nothing(server, attempts):
     alice, bob, staff = sign_in(server, "alice"), sign_in(server, "bob"), sign_in(server, STAFF)
-    before = table(server)
+    before = rows(server)
     with client(server) as http:
         for csrf, headers in [
             (None, {}),
@@ -194,10 +174,10 @@ def test_a_form_without_its_csrf_secret_or_from_elsewhere_is_refused_and_changes
         ]:
             answer = http.post("/staff/regrade", data=data, headers={**staff.headers, **headers})
             assert answer.status_code == 403, (data, headers, answer.text)
-    assert table(server) == before
+    assert rows(server) == before
     with client(server) as http:  # the same forms, as the pages post them, are taken
         assert form_upload(http, alice, alice.csrf, origin=server.url).status_code == 303
-    assert len(table(server)) == len(before) + 1
+    assert len(rows(server)) == len(before) + 1
     healthy(server)
 
 
@@ -206,7 +186,7 @@ def test_a_form_without_its_csrf_secret_or_from_elsewhere_is_refused_and_changes
 
 def test_a_student_is_refused_every_staff_page(server, attempts):
     alice = sign_in(server, "alice")
-    before = table(server)
+    before = rows(server)
     with client(server) as http:
         for path in (
             "/staff",
@@ -224,7 +204,7 @@ def test_a_student_is_refused_every_staff_page(server, attempts):
             "/staff/regrade", data={"csrf": alice.csrf}, headers={**alice.headers, "origin": server.url}
         )
         assert regrade.status_code == 403
-    assert table(server) == before
+    assert rows(server) == before
 
 
 def test_a_student_cannot_open_another_students_attempt(server, attempts):
