@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import os
+import signal
 import socket
 import sys
+import threading
+from collections.abc import Iterator
 
 import uvicorn
 
@@ -76,13 +80,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    server = uvicorn.Server(uvicorn.Config(create_app(service), log_level="warning", access_log=False))
+    server = _Server(uvicorn.Config(create_app(service), log_level="warning", access_log=False))
     try:
         server.run(sockets=[listener])
     finally:
         dispatcher.stop()
         store.close()
     return EXIT_FULL
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, but SIGTERM or SIGINT ends ``run`` after its graceful shutdown
+    rather than killing the process (uvicorn raises the signal again when it returns):
+    the dispatcher and its pool are stopped after it, and leave no process behind."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def cmd_serve_token(args: argparse.Namespace) -> int:

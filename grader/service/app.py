@@ -12,12 +12,13 @@ tests use, the pages, sign-in, and the walls around them.
 - Walls: a session cookie (HttpOnly, SameSite=Strict; Secure behind TLS) stored hashed; a
   CSRF secret in every form, and a request from another origin refused; a body over the
   upload cap refused before it is read whole; every response with a strict CSP (no script,
-  no request off this server, no frame), nosniff, no referrer, no caching; staff pages and
-  everyone's attempts refused to students.
+  no request off this server, no frame), nosniff, no referrer off this site, no caching;
+  staff pages and everyone's attempts refused to students.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import tempfile
@@ -58,7 +59,10 @@ CSP = (
 SECURITY_HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: under it a browser sends "Origin: null" with every form post, even
+    # from this site's own pages, and each one is refused as another site's (sign-in too).
+    # same-origin sends the referrer and the origin to this server only.
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
     "cross-origin-opener-policy": "same-origin",
@@ -99,6 +103,7 @@ def create_app(service: Service) -> Starlette:
             Route("/staff/regrade", routes.staff_regrade, methods=["POST"]),
             Route("/staff/export", routes.staff_export),
         ],
+        exception_handlers={Exception: _internal_error},
     )
     app.add_middleware(_Walls)
     return app
@@ -145,16 +150,35 @@ class _Walls:
             await _too_large(scope, receive, with_headers)
 
 
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """The answer to a failure of the service's own (its database gone, say): no detail, and
+    the security headers, which it would lack otherwise (Starlette answers a failure outside
+    every middleware, _Walls included). The failure itself goes on to the server's log."""
+    message = "the service failed on this request; try again, and tell your instructor if it goes on"
+    response: Response = (
+        JSONResponse({"error": message}, status_code=500)
+        if request.url.path.startswith("/api/")
+        else HTMLResponse(pages.message_page("Error", message), status_code=500)
+    )
+    response.headers.update(SECURITY_HEADERS)
+    # uvicorn closes the connection after a failure: said, so that no client reuses it
+    response.headers["connection"] = "close"
+    return response
+
+
 class _BodyTooLarge(Exception):
     pass
 
 
 async def _too_large(scope: dict, receive: Any, send: Any) -> None:
     message = f"the upload is larger than {MAX_SOURCE_BYTES >> 10} KiB; a solution is far smaller"
+    # The connection is closed after the answer: else the server goes on reading (and
+    # throwing away) the rest of a body it has refused, as long as the sender keeps sending.
+    close = {"connection": "close"}
     response = (
-        JSONResponse({"error": message}, status_code=413)
+        JSONResponse({"error": message}, status_code=413, headers=close)
         if scope["path"].startswith("/api/")
-        else HTMLResponse(pages.message_page("Too large", message), status_code=413)
+        else HTMLResponse(pages.message_page("Too large", message), status_code=413, headers=close)
     )
     await response(scope, receive, send)
 
@@ -162,6 +186,9 @@ async def _too_large(scope: dict, receive: Any, send: Any) -> None:
 class _Routes:
     def __init__(self, service: Service):
         self.s = service
+        # A person's uploads are counted and stored one at a time: else uploads sent at once
+        # all find an attempt left, and --attempts is no limit. (One server per database.)
+        self.uploading: dict[str, asyncio.Lock] = {}
 
     # -- who is asking
     async def _bearer(self, request: Request) -> Person | None:
@@ -335,14 +362,17 @@ class _Routes:
             content = await upload.read(MAX_SOURCE_BYTES + 1)
             filename = upload.filename
         accepted = read_upload(form.get("task"), self.s.tasks, filename, content)
-        if self.s.attempts is not None and not person.staff:
-            used = await run_in_threadpool(self.s.store.attempts, person.id, accepted.task)
-            if used >= self.s.attempts:
-                raise UploadRefused(f"you have used your {self.s.attempts} attempts at {accepted.task}", 429)
-        late = self.s.deadline is not None and time.time() > self.s.deadline
-        public_id = await run_in_threadpool(
-            self.s.store.accept, person.id, accepted.task, accepted.filename, accepted.content, late
-        )
+        async with self.uploading.setdefault(person.id, asyncio.Lock()):
+            if self.s.attempts is not None and not person.staff:
+                used = await run_in_threadpool(self.s.store.attempts, person.id, accepted.task)
+                if used >= self.s.attempts:
+                    raise UploadRefused(
+                        f"you have used your {self.s.attempts} attempts at {accepted.task}", 429
+                    )
+            late = self.s.deadline is not None and time.time() > self.s.deadline
+            public_id = await run_in_threadpool(
+                self.s.store.accept, person.id, accepted.task, accepted.filename, accepted.content, late
+            )
         self.s.dispatcher.wake.set()
         return public_id
 

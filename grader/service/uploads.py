@@ -42,14 +42,16 @@ def read_upload(task: object, tasks: Mapping[str, object], filename: object, con
     if content is None or not isinstance(filename, str) or not filename:
         raise UploadRefused(f"no file: upload one {accepted_text()} file as the form's 'file' field")
     name = filename.replace("\\", "/").rsplit("/", 1)[-1][:MAX_NAME_CHARS]  # (a browser may send a path)
+    if "\x00" in name:  # (no system names a file so, and PostgreSQL cannot store it: a 500)
+        raise UploadRefused(f"'{visible_name(name)}' is not a file's name: it holds a NUL character")
     if source_stem(name) is None:
         why = lookalike_reason(name)
         raise UploadRefused(
-            f"{visible_name(name)!r} is not a {accepted_text()} file" + (f" ({why})" if why else "")
+            f"'{visible_name(name)}' is not a {accepted_text()} file" + (f" ({why})" if why else "")
         )
     if len(content) > MAX_SOURCE_BYTES:
         raise UploadRefused(
-            f"{visible_name(name)!r} is larger than {MAX_SOURCE_BYTES >> 10} KiB; a solution to this "
+            f"'{visible_name(name)}' is larger than {MAX_SOURCE_BYTES >> 10} KiB; a solution to this "
             "task is far smaller",
             413,
         )
