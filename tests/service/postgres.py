@@ -61,7 +61,9 @@ class Cluster:
             argv = ["runuser", "-u", "postgres", "--", *argv]
         done = subprocess.run(argv, capture_output=True, text=True, cwd=self.folder, timeout=120)
         if done.returncode != 0:
-            raise RuntimeError(f"{command[0]} failed ({done.returncode}): {done.stdout}{done.stderr}{self._log()}")
+            raise RuntimeError(
+                f"{command[0]} failed ({done.returncode}): {done.stdout}{done.stderr}{self._log()}"
+            )
 
     def _log(self) -> str:
         try:
@@ -97,7 +99,6 @@ class Cluster:
     def drop_database(self, url: str, force: bool = True) -> None:
         """Drop a database (its open connections too, with ``force``): the database gone."""
         import psycopg
-
         from sqlalchemy.engine import make_url
 
         name = make_url(url).database
