@@ -11,6 +11,7 @@ counts, never durations (bench/serve_speed.py measures those).
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 
@@ -223,6 +224,43 @@ def test_kill9_during_a_burst_of_uploads_loses_no_accepted_one(database, serve, 
     client.close()
     assert_each_graded_once(
         database, set(accepted), {f"{s}_{k}.py": "passed" for s in students for k in range(40)}
+    )
+
+
+# -- a pool process killed (the OOM killer, an operator); a task no longer served
+
+
+def test_a_pool_process_killed_is_replaced_and_its_uploads_graded_once(serve, tmp_path):
+    """A pool process killed while two uploads grade breaks the pool: both go back to the
+    queue and a new pool grades them (the dispatcher does not stop). One killed while idle
+    is noticed at the next upload, which is graded all the same."""
+    db = f"sqlite:///{tmp_path}/service.sqlite"
+    students = ["ana", "ben"]
+    server = serve([PE_TASK], students, db, 2)
+    tokens = issue_tokens(db, students)
+    content = sample("mistake_sin_cos_swapped.py")
+    client = Client(server.url)
+    accepted = {
+        accepted_id(client.upload(tokens[s], PE, f"{s}_{k}.py", content)): tokens[s]
+        for k in range(2)
+        for s in students
+    }
+    deadline = time.monotonic() + 120
+    while sum(r.status == "grading" for r in rows(db)) < 2 or len(server.pool_processes()) < 2:
+        assert time.monotonic() < deadline, "two never graded at once"
+        time.sleep(0.02)
+    os.kill(server.pool_processes()[0], signal.SIGKILL)
+    client.wait_done(accepted, 180)
+    assert client.healthz().status_code == 200, client.healthz().text
+
+    os.kill(server.pool_processes()[0], signal.SIGKILL)  # idle, now
+    time.sleep(1)
+    more = {accepted_id(client.upload(tokens[s], PE, f"{s}_again.py", content)): tokens[s] for s in students}
+    client.wait_done(more, 180)
+    assert client.healthz().status_code == 200, client.healthz().text
+    client.close()
+    assert_each_graded_once(
+        db, set(accepted) | set(more), dict.fromkeys([r.filename for r in rows(db)], "failed")
     )
 
 
