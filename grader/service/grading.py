@@ -71,7 +71,7 @@ class Dispatcher:
         try:
             while not self.stopping.is_set():
                 while len(running) < self.slots:
-                    claimed = self.store.claim_next(self.server)
+                    claimed = self.store.claim_next(self.server, self.tasks)
                     if claimed is None:
                         break
                     try:

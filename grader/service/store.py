@@ -11,6 +11,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -275,12 +276,14 @@ class Store:
                 .values(status=QUEUED, claimed_by=None, started=None)
             )
 
-    def claim_next(self, server: str) -> Claimed | None:
+    def claim_next(self, server: str, tasks: Collection[str] | None = None) -> Claimed | None:
         """The next upload to grade, fairly: no one has two graded at once, and among those
         waiting, whoever was served least recently goes first (a flood of one student's
-        uploads takes one grading slot, never the others' turns); None when none waits."""
+        uploads takes one grading slot, never the others' turns); None when none waits.
+        Only uploads of ``tasks`` (the tasks this server grades; None: any): another task's
+        wait for a server that grades it."""
         with self._begin() as db:
-            chosen = _fair_choice(db)
+            chosen = _fair_choice(db, None if tasks is None else list(tasks))
             if chosen is None:
                 return None
             claimed = db.execute(
@@ -358,12 +361,13 @@ class Store:
         return {status: int(n) for status, n in rows}
 
 
-def _fair_choice(db: Connection) -> int | None:
+def _fair_choice(db: Connection, tasks: list[str] | None) -> int | None:
     busy = {r[0] for r in db.execute(select(submissions.c.person).where(submissions.c.status == GRADING))}
+    queued = submissions.c.status == QUEUED
+    if tasks is not None:
+        queued = and_(queued, submissions.c.task.in_(tasks))
     waiting = db.execute(
-        select(submissions.c.id, submissions.c.person)
-        .where(submissions.c.status == QUEUED)
-        .order_by(submissions.c.id)
+        select(submissions.c.id, submissions.c.person).where(queued).order_by(submissions.c.id)
     ).all()
     first_of: dict[str, int] = {}
     for row in waiting:

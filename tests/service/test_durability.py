@@ -264,6 +264,35 @@ def test_a_pool_process_killed_is_replaced_and_its_uploads_graded_once(serve, tm
     )
 
 
+def test_uploads_of_a_task_no_longer_served_wait_and_others_are_graded(serve, tmp_path, tiny_task):
+    """Restarted with fewer tasks (last week's left out), the server leaves that task's
+    queued and interrupted uploads queued for a server that grades it, and grades the rest."""
+    db = f"sqlite:///{tmp_path}/service.sqlite"
+    server = serve([PE_TASK, tiny_task], ["ana", "ben"], db, 1)
+    tokens = issue_tokens(db, ["ana", "ben"])
+    client = Client(server.url)
+    content = sample("mistake_sin_cos_swapped.py")
+    old = [accepted_id(client.upload(tokens["ana"], PE, f"old_{k}.py", content)) for k in range(2)]
+    client.close()
+    server.kill9()
+    server.tasks = [tiny_task]
+    server.start()
+    client = Client(server.url)
+    new = accepted_id(client.upload(tokens["ben"], TINY, "new.py", TINY_RIGHT.encode()))
+    client.wait_done({new: tokens["ben"]}, 120)
+    assert client.healthz().status_code == 200, client.healthz().text
+    client.close()
+    found = {r.public_id: r for r in rows(db)}
+    assert [found[i].status for i in old] == ["queued", "queued"]
+    server.stop()
+    server.tasks = [PE_TASK, tiny_task]
+    server.start()
+    client = Client(server.url)
+    client.wait_done(dict.fromkeys(old, tokens["ana"]), 180)
+    client.close()
+    assert_each_graded_once(db, {*old, new})
+
+
 # -- (b) a flood beside an honest student
 
 

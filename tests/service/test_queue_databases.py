@@ -124,3 +124,13 @@ def test_requeue_abandoned_and_regrade(store):
     assert store.regrade(person_id=again.person) == 1
     assert store.submission(again.public_id).status == "queued"
     assert store.regrade(person_id=again.person) == 0  # (queued already)
+
+
+def test_a_claim_only_takes_the_tasks_a_server_grades(store):
+    store.enrol("ana")
+    store.enrol("ben")
+    store.accept("ana", "old", "a.py", b"a", False)
+    b = store.accept("ben", "new", "b.py", b"b", False)
+    assert store.claim_next("s", ["new"]).public_id == b
+    assert store.claim_next("s", ["new"]) is None
+    assert store.counts() == {"queued": 1, "grading": 1}
