@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from grader.report.svg import text
 from grader.service.store import Person, Submission
+from grader.submission.formats import accepted_suffixes
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1000px;
