@@ -134,3 +134,28 @@ def test_a_claim_only_takes_the_tasks_a_server_grades(store):
     assert store.claim_next("s", ["new"]).public_id == b
     assert store.claim_next("s", ["new"]) is None
     assert store.counts() == {"queued": 1, "grading": 1}
+
+
+def test_the_position_told_follows_the_fair_turns(store):
+    """What a waiting student is told (the API's "ahead", the waiting page): a flood of
+    another's uploads is not ahead of an honest one; two students' uploads alternate."""
+    for person in ("flood", "honest", "a", "b"):
+        store.enrol(person)
+    flood = [store.accept("flood", "t", f"f{k}.py", b"f", False) for k in range(6)]
+    grading = store.claim_next("s")  # the flood's first
+    honest = store.accept("honest", "t", "h.py", b"h", False)
+    assert store.position(honest) == 0
+    assert [store.position(f) for f in flood[1:]] == [1, 2, 3, 4, 5]
+    a = [store.accept("a", "t", f"a{k}.py", b"a", False) for k in range(2)]
+    b = [store.accept("b", "t", f"b{k}.py", b"b", False) for k in range(2)]
+    # turns: honest, a, b (never served, oldest first), then the flood (served)
+    assert store.position(honest) == 0
+    assert [store.position(x) for x in (a[0], b[0], a[1], b[1])] == [1, 2, 4, 5]
+    assert store.position(flood[1]) == 3
+    store.finish(grading.id, "s", {"score": 0.0, "max_score": 1.0})
+    order = []
+    while (claimed := store.claim_next("s")) is not None:
+        order.append(claimed.public_id)
+        store.finish(claimed.id, "s", {"score": 0.0, "max_score": 1.0})
+        time.sleep(0.002)  # (each grading begins at its own time)
+    assert order[:6] == [honest, a[0], b[0], flood[1], a[1], b[1]]
