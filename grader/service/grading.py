@@ -71,10 +71,19 @@ class Dispatcher:
         try:
             while not self.stopping.is_set():
                 while len(running) < self.slots:
-                    claimed = self.store.claim_next(self.server)
+                    claimed = self.store.claim_next(self.server, self.tasks)
                     if claimed is None:
                         break
-                    running[self._submit(claimed)] = claimed
+                    try:
+                        running[self._submit(claimed)] = claimed
+                    except Exception as exc:
+                        assert self.executor is not None
+                        if not self.executor.broken(exc):
+                            raise
+                        # A pool process died while idle (killed, out of memory): the
+                        # pool refuses work from then on. A new pool; this one queued again.
+                        self._renew_pool([claimed, *running.values()])
+                        running.clear()
                 if not running:
                     self.wake.wait(IDLE_SECONDS)
                     self.wake.clear()
@@ -84,9 +93,19 @@ class Dispatcher:
                     time.sleep(POLL_SECONDS)
                     continue
                 for future in finished:
-                    self._record(running.pop(future), future, running)
+                    if future in running:  # (not queued again by a pool broken meanwhile)
+                        self._record(running.pop(future), future, running)
         except Exception as exc:  # (the database gone, say): said on /healthz, not hidden
             self.error = line(f"{type(exc).__name__}: {exc}", 500)
+
+    def _renew_pool(self, held: list[Claimed]) -> None:
+        """A new pool in place of a broken one; what the broken one held goes back to the
+        queue (each future of a broken pool fails: none of them is recorded)."""
+        assert self.executor is not None
+        self.executor.close()
+        self.executor = self._new_executor()
+        for again in held:
+            self.store.requeue(again.id, self.server)
 
     def _submit(self, claimed: Claimed) -> Any:
         task = self.tasks[claimed.task]
@@ -100,10 +119,7 @@ class Dispatcher:
         except Exception as exc:
             assert self.executor is not None
             if self.executor.broken(exc):  # the pool's processes were killed: a new pool
-                self.executor.close()
-                self.executor = self._new_executor()
-                for again in [claimed, *running.values()]:
-                    self.store.requeue(again.id, self.server)
+                self._renew_pool([claimed, *running.values()])
                 running.clear()
                 return
             why = line(f"{type(exc).__name__}: {exc}", 300)

@@ -11,6 +11,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,20 +234,39 @@ class Store:
         return {(r.person, r.task): _submission(r) for r in rows}
 
     def position(self, public_id: str) -> int | None:
-        """How many uploads will be graded before this queued one, at most (None: not queued)."""
+        """How many uploads the fair queue grades before this queued one if no one else
+        uploads meanwhile (None: not queued). Turns go round the people waiting, least
+        recently served first, one upload each per round: a flood of another student's
+        uploads is at most one ahead of someone's first."""
         with self._begin() as db:
             row = db.execute(
-                select(submissions.c.id, submissions.c.status).where(submissions.c.public_id == public_id)
+                select(submissions.c.person, submissions.c.status).where(submissions.c.public_id == public_id)
             ).first()
             if row is None or row.status != QUEUED:
                 return None
-            return int(
-                db.execute(
-                    select(func.count())
-                    .select_from(submissions)
-                    .where(and_(submissions.c.status == QUEUED, submissions.c.id < row.id))
-                ).scalar_one()
-            )
+            waiting = db.execute(
+                select(submissions.c.person, submissions.c.public_id)
+                .where(submissions.c.status == QUEUED)
+                .order_by(submissions.c.id)
+            ).all()
+            queues: dict[str, list[str]] = {}  # each person's queued uploads, oldest first
+            first: dict[str, int] = {}  # where each person's oldest stands in the queue
+            for index, (person, queued_id) in enumerate(waiting):
+                first.setdefault(person, index)
+                queues.setdefault(person, []).append(queued_id)
+            served = _last_served(db, list(queues))
+        if row.person not in queues or public_id not in queues[row.person]:
+            return None  # (graded meanwhile)
+        rank = queues[row.person].index(public_id)  # this person's uploads before it
+        turns = sorted(queues, key=lambda p: (served.get(p) or 0.0, first[p]))  # as _fair_choice
+        mine = turns.index(row.person)
+        # in each round up to ``rank`` (this one's), those before this person in the turns
+        # take one upload each, those after take one in each earlier round
+        return rank + sum(
+            min(len(queues[p]), rank + 1 if i < mine else rank)
+            for i, p in enumerate(turns)
+            if p != row.person
+        )
 
     # -- the queue
     def requeue_abandoned(self) -> int:
@@ -275,12 +295,14 @@ class Store:
                 .values(status=QUEUED, claimed_by=None, started=None)
             )
 
-    def claim_next(self, server: str) -> Claimed | None:
+    def claim_next(self, server: str, tasks: Collection[str] | None = None) -> Claimed | None:
         """The next upload to grade, fairly: no one has two graded at once, and among those
         waiting, whoever was served least recently goes first (a flood of one student's
-        uploads takes one grading slot, never the others' turns); None when none waits."""
+        uploads takes one grading slot, never the others' turns); None when none waits.
+        Only uploads of ``tasks`` (the tasks this server grades; None: any): another task's
+        wait for a server that grades it."""
         with self._begin() as db:
-            chosen = _fair_choice(db)
+            chosen = _fair_choice(db, None if tasks is None else list(tasks))
             if chosen is None:
                 return None
             claimed = db.execute(
@@ -358,12 +380,13 @@ class Store:
         return {status: int(n) for status, n in rows}
 
 
-def _fair_choice(db: Connection) -> int | None:
+def _fair_choice(db: Connection, tasks: list[str] | None) -> int | None:
     busy = {r[0] for r in db.execute(select(submissions.c.person).where(submissions.c.status == GRADING))}
+    queued = submissions.c.status == QUEUED
+    if tasks is not None:
+        queued = and_(queued, submissions.c.task.in_(tasks))
     waiting = db.execute(
-        select(submissions.c.id, submissions.c.person)
-        .where(submissions.c.status == QUEUED)
-        .order_by(submissions.c.id)
+        select(submissions.c.id, submissions.c.person).where(queued).order_by(submissions.c.id)
     ).all()
     first_of: dict[str, int] = {}
     for row in waiting:
@@ -371,15 +394,20 @@ def _fair_choice(db: Connection) -> int | None:
             first_of.setdefault(row.person, row.id)
     if not first_of:
         return None
-    served = dict(
+    served = _last_served(db, list(first_of))
+    person = min(first_of, key=lambda p: (served.get(p) or 0.0, first_of[p]))
+    return first_of[person]
+
+
+def _last_served(db: Connection, persons: list[str]) -> dict[str, float | None]:
+    """When each person's latest grading began (the fair queue's turns: least recent first)."""
+    return dict(
         db.execute(
             select(submissions.c.person, func.max(submissions.c.started))
-            .where(submissions.c.person.in_(list(first_of)))
+            .where(submissions.c.person.in_(persons))
             .group_by(submissions.c.person)
         ).all()
     )
-    person = min(first_of, key=lambda p: (served.get(p) or 0.0, first_of[p]))
-    return first_of[person]
 
 
 def _listed() -> Any:
