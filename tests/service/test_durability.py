@@ -16,7 +16,8 @@ import threading
 import time
 
 import pytest
-from durable_server import (
+
+from service.durable_server import (
     PE_SAMPLES,
     PE_TASK,
     TINY_RIGHT,
@@ -31,7 +32,7 @@ from durable_server import (
     upload_all,
     write_roster,
 )
-from postgres import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
+from service.postgres import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
 
 PE = "positional-encoding"
 TINY = "tiny-square"

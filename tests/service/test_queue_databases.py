@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from postgres import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
 
 from grader.service.store import Store
+from service.postgres import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
