@@ -41,6 +41,7 @@ from grader.classroom.gradebook import Gradebook
 from grader.classroom.roster import Roster
 from grader.grading.redact import for_students
 from grader.records.result import Result
+from grader.records.wording import counted
 from grader.report import html as report_html
 from grader.report.json_report import render as render_json
 from grader.service import pages, tokens
@@ -79,9 +80,14 @@ class Service:
     tasks: dict[str, Task]
     dispatcher: Dispatcher
     roster: Roster | None = None
-    attempts: int | None = None  # per person and task; None: no limit
+    attempts: int | None = None  # per person and task (--attempts); None: no limit
     deadline: float | None = None  # uploads after it are marked late
     secure_cookies: bool = False  # behind a TLS proxy: the cookie only over HTTPS
+
+    def attempts_at(self, task_id: str) -> int | None:
+        """Uploads a student may make of this task: its task.yaml attempts:, else --attempts."""
+        own = self.tasks[task_id].attempts
+        return own if own is not None else self.attempts
 
 
 def create_app(service: Service) -> Starlette:
@@ -297,10 +303,11 @@ class _Routes:
         history = await run_in_threadpool(self.s.store.submissions_of, person.id)
         left: dict[str, int | None] = {}
         for task_id in self.s.tasks:
-            if self.s.attempts is None or person.staff:
+            limit = self.s.attempts_at(task_id)
+            if limit is None or person.staff:
                 left[task_id] = None
             else:
-                left[task_id] = max(0, self.s.attempts - sum(1 for h in history if h.task == task_id))
+                left[task_id] = max(0, limit - sum(1 for h in history if h.task == task_id))
         listed = [(t.id, t.title) for t in self.s.tasks.values()]
         return HTMLResponse(
             pages.home_page(person, session.csrf, listed, history, left, problem, self.s.deadline),
@@ -363,12 +370,11 @@ class _Routes:
             filename = upload.filename
         accepted = read_upload(form.get("task"), self.s.tasks, filename, content)
         async with self.uploading.setdefault(person.id, asyncio.Lock()):
-            if self.s.attempts is not None and not person.staff:
+            limit = self.s.attempts_at(accepted.task)
+            if limit is not None and not person.staff:
                 used = await run_in_threadpool(self.s.store.attempts, person.id, accepted.task)
-                if used >= self.s.attempts:
-                    raise UploadRefused(
-                        f"you have used your {self.s.attempts} attempts at {accepted.task}", 429
-                    )
+                if used >= limit:
+                    raise UploadRefused(f"you have used your {counted(limit, 'attempt')} at {accepted.task}", 429)
             late = self.s.deadline is not None and time.time() > self.s.deadline
             public_id = await run_in_threadpool(
                 self.s.store.accept, person.id, accepted.task, accepted.filename, accepted.content, late

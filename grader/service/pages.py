@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 
+from grader.records.wording import counted
 from grader.report.svg import text
 from grader.service.store import Person, Submission
 from grader.submission.formats import accepted_suffixes
@@ -88,7 +89,7 @@ def home_page(
     forms = []
     for task_id, title in tasks:
         left = attempts_left.get(task_id)
-        limit = "" if left is None else f" ({left} attempt{'s' if left != 1 else ''} left)"
+        limit = "" if left is None else f" ({counted(left, 'attempt')} left)"
         forms.append(
             f"<h2>{text(title)} <small>({text(task_id)})</small>{text(limit)}</h2>"
             '<form method="post" action="/upload" enctype="multipart/form-data">'

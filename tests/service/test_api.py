@@ -17,8 +17,8 @@ import time
 import uuid
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, run_cli
-from live_server import STAFF, client, graded, healthy, raw, rows, sample, sign_in, upload
+from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli
+from live_server import SQUARE_YAML, STAFF, client, graded, healthy, raw, rows, sample, sign_in, upload
 
 PE = "positional-encoding"
 CORRECT, WRONG = "correct_vectorized.py", "mistake_sin_cos_swapped.py"
@@ -214,6 +214,22 @@ def test_attempts_hold_under_uploads_sent_at_once_and_late_uploads_are_marked(st
     assert len(rows(live, "bob")) == 2
     with client(live, live.tokens[STAFF]) as http:  # staff have no limit
         assert [upload(http, PE, "s.py", TINY).status_code for _ in range(3)] == [202] * 3
+    healthy(live)
+
+
+def test_a_tasks_own_attempts_beat_the_servers(start_server, tmp_path):
+    """task.yaml's attempts: limits that task (here 1, under --attempts 3); the other task
+    keeps the server's limit, and the home page counts each."""
+    once = make_task(tmp_path / "once", SQUARE_YAML.replace("id: square", "id: once") + "attempts: 1\n")
+    live = start_server("--attempts", "3", tasks=[PE_TASK, once])
+    with client(live, live.tokens["alice"]) as http:
+        square = b"def square(x):\n    return x * x\n"
+        assert [upload(http, "once", "s.py", square).status_code for _ in range(2)] == [202, 429]
+        assert [upload(http, PE, "a.py", TINY).status_code for _ in range(4)] == [202, 202, 202, 429]
+    browser = sign_in(live, "alice")
+    with client(live) as http:
+        home = http.get("/", headers=browser.headers).text
+    assert home.count("(0 attempts left)") == 2, home
     healthy(live)
 
 
