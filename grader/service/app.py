@@ -374,7 +374,9 @@ class _Routes:
             if limit is not None and not person.staff:
                 used = await run_in_threadpool(self.s.store.attempts, person.id, accepted.task)
                 if used >= limit:
-                    raise UploadRefused(f"you have used your {counted(limit, 'attempt')} at {accepted.task}", 429)
+                    raise UploadRefused(
+                        f"you have used your {counted(limit, 'attempt')} at {accepted.task}", 429
+                    )
             late = self.s.deadline is not None and time.time() > self.s.deadline
             public_id = await run_in_threadpool(
                 self.s.store.accept, person.id, accepted.task, accepted.filename, accepted.content, late
