@@ -293,6 +293,26 @@ def test_a_failure_of_the_service_answers_500_with_the_security_headers(start_se
     assert live.process.poll() is None
 
 
+def test_healthz_says_grading_stopped_without_the_databases_words(start_server):
+    """/healthz answers anyone: the dispatcher's failure is named there by its kind only;
+    its words (the SQL, its parameters, a PostgreSQL host and user) go to the server's log."""
+    live = start_server()
+    with sqlite3.connect(live.db_path) as db:
+        db.execute("ALTER TABLE submissions RENAME TO broken")
+    with client(live) as http:
+        deadline = time.monotonic() + 30
+        while (health := http.get("/healthz")).status_code == 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert health.status_code == 503 and health.text.startswith("grading stopped: ")
+    assert "OperationalError" in health.text  # (its kind: enough to know where to look)
+    for detail in ("SQL", "submissions", "parameters", "no such table", "sqlalche.me"):
+        assert detail not in health.text, health.text
+    deadline = time.monotonic() + 10
+    while "no such table: submissions" not in live.stderr() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "no such table: submissions" in live.stderr()  # the operator still reads why
+
+
 # --------------------------------------------------------------------------- where it listens
 
 
