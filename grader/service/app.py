@@ -266,6 +266,9 @@ class _Routes:
             body["ahead"] = await run_in_threadpool(self.s.store.position, found.public_id)
         elif found.status == "grading" and found.started is not None:
             body["grading_seconds"] = round(time.time() - found.started, 1)
+            typical = await run_in_threadpool(self.s.store.typical_seconds, found.task)
+            if typical is not None:
+                body["typical_seconds"] = round(typical, 1)
         elif found.report is not None:
             body["report"] = json.loads(render_json(self._viewed(person, found)))
         return JSONResponse(body)
@@ -322,10 +325,11 @@ class _Routes:
         if not self._same_origin(request):
             return HTMLResponse(pages.signin_page("sign in from this site's own page"), status_code=403)
         form = await request.form(max_files=0, max_fields=2, max_part_size=1024)
-        person = await run_in_threadpool(self.s.store.person_by_token, form.get("token"))
-        if person is None:
+        presented = form.get("token")
+        person = await run_in_threadpool(self.s.store.person_by_token, presented)
+        if person is None or not isinstance(presented, str):
             return HTMLResponse(pages.signin_page("that token is not valid"), status_code=401)
-        cookie, _ = await run_in_threadpool(self.s.store.open_session, person.id)
+        cookie, _ = await run_in_threadpool(self.s.store.open_session, person.id, presented)
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
             COOKIE, cookie, httponly=True, samesite="strict", secure=self.s.secure_cookies, path="/"
@@ -396,7 +400,11 @@ class _Routes:
     async def _attempt_page(self, session: Session, found: Submission, staff_view: bool) -> Response:
         if found.report is None:
             ahead = await run_in_threadpool(self.s.store.position, found.public_id)
-            return HTMLResponse(pages.waiting_page(session.person, session.csrf, found, ahead))
+            typical = await run_in_threadpool(self.s.store.typical_seconds, found.task)
+            graded_for = None if found.started is None else max(0.0, time.time() - found.started)
+            return HTMLResponse(
+                pages.waiting_page(session.person, session.csrf, found, ahead, graded_for, typical)
+            )
         result = Result.from_dict(found.report)
         return HTMLResponse(report_html.render(result if staff_view else for_students(result)))
 

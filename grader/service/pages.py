@@ -110,11 +110,23 @@ def home_page(
     return page("Your tasks", _nav(person, csrf) + "<h1>Your tasks</h1>" + bad + due + "".join(forms) + table)
 
 
-def waiting_page(person: Person, csrf: str, s: Submission, position: int | None) -> str:
+def waiting_page(
+    person: Person,
+    csrf: str,
+    s: Submission,
+    position: int | None,
+    graded_for: float | None = None,
+    typical: float | None = None,
+) -> str:
+    """How far an upload is: its place in the queue, or how long it has been graded against
+    how long this task's gradings take."""
     if s.status == "queued":
         where = "waiting to be graded" + (f" ({position} ahead)" if position else "")
     else:
         where = "being graded now"
+        if graded_for is not None:
+            where += f" (for {graded_for:.0f} s"
+            where += f"; gradings of this task take about {typical:.0f} s)" if typical is not None else ")"
     return page(
         "Grading",
         _nav(person, csrf) + f"<h1>{text(s.task)}: {text(s.filename)}</h1>"

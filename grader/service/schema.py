@@ -45,6 +45,8 @@ sessions = Table(
     Column("person", String(200), ForeignKey("people.id"), nullable=False),
     Column("csrf", String(64), nullable=False),
     Column("expires", Float, nullable=False),
+    # the digest of the token it was opened with: a token deleted (revoked) ends its sessions
+    Column("token", String(64), nullable=True),
 )
 
 # Every accepted upload, its bytes, and its grading: the queue is this table.

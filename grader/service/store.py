@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import statistics
 import time
 import uuid
 from collections.abc import Collection
@@ -145,8 +146,9 @@ class Store:
         return Person(row.id, row.name, bool(row.staff))
 
     # -- browser sessions
-    def open_session(self, person_id: str) -> tuple[str, str]:
-        """A new session's cookie value and CSRF secret."""
+    def open_session(self, person_id: str, token: str) -> tuple[str, str]:
+        """A new session's cookie value and CSRF secret, for the sign-in ``token`` it was
+        opened with (the session lasts only as long as that token's row)."""
         cookie, csrf = tokens.new_secret(), tokens.new_secret()
         with self._begin() as db:
             db.execute(sessions.delete().where(sessions.c.expires < time.time()))
@@ -156,6 +158,7 @@ class Store:
                     person=person_id,
                     csrf=csrf,
                     expires=time.time() + SESSION_SECONDS,
+                    token=tokens.digest(token),
                 )
             )
         return cookie, csrf
@@ -169,6 +172,11 @@ class Store:
             row = db.execute(
                 select(sessions.c.digest, sessions.c.csrf, sessions.c.expires, people)
                 .join(people, people.c.id == sessions.c.person)
+                # (an inner join: a session whose token was deleted, or that names none, is none)
+                .join(
+                    token_table,
+                    and_(token_table.c.digest == sessions.c.token, token_table.c.person == sessions.c.person),
+                )
                 .where(sessions.c.digest == wanted)
             ).first()
         if row is None or not tokens.same(row.digest, wanted) or row.expires < time.time():
@@ -373,6 +381,23 @@ class Store:
                 )
             ).all()
         return {(r[0], r[1]): int(r[2]) for r in rows}
+
+    def typical_seconds(self, task: str, last: int = 20) -> float | None:
+        """The median time the last gradings of this task took (None: none yet): what a
+        student waiting on a grading is told to expect."""
+        took = submissions.c.finished - submissions.c.started
+        with self._begin() as db:
+            rows = db.execute(
+                select(took)
+                .where(
+                    submissions.c.task == task,
+                    submissions.c.status == DONE,
+                    submissions.c.started.is_not(None),
+                )
+                .order_by(submissions.c.finished.desc())
+                .limit(last)
+            ).all()
+        return statistics.median(float(r[0]) for r in rows) if rows else None
 
     def counts(self) -> dict[str, int]:
         with self._begin() as db:

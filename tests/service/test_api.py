@@ -12,6 +12,7 @@ test_upload_walls.py.)
 import concurrent.futures
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -231,6 +232,29 @@ def test_a_tasks_own_attempts_beat_the_servers(start_server, tmp_path):
         home = http.get("/", headers=browser.headers).text
     assert home.count("(0 attempts left)") == 2, home
     healthy(live)
+
+
+def test_a_grading_upload_shows_how_long_it_has_been_graded(start_server):
+    """Progress while grading: the API and the attempt's page say how long this upload has
+    been graded and how long this task's gradings took before."""
+    live = start_server()
+    slow = sample("correct_vectorized.py").replace(
+        b"import numpy as np", b"import numpy as np\nimport time\ntime.sleep(4)", 1
+    )
+    with client(live, live.tokens["alice"]) as http:
+        graded(http, upload(http, PE, "first.py", sample("correct_vectorized.py")).json()["id"])
+        public_id = upload(http, PE, "slow.py", slow).json()["id"]
+        deadline = time.monotonic() + 60
+        while (status := http.get(f"/api/submissions/{public_id}").json())["status"] != "grading":
+            assert status["status"] == "queued" and time.monotonic() < deadline, status
+            time.sleep(0.1)
+        assert status["grading_seconds"] >= 0 and status["typical_seconds"] > 0, status
+    browser = sign_in(live, "alice")
+    with client(live) as http:
+        page = http.get(f"/attempts/{public_id}", headers=browser.headers).text
+    assert re.search(r"being graded now \(for \d+ s; gradings of this task take about \d+ s\)", page), page
+    with client(live, live.tokens["alice"]) as http:
+        assert graded(http, public_id)["status"] == "done"
 
 
 def test_staff_regrade_queues_the_latest_upload_again(server, uploaded):

@@ -118,6 +118,25 @@ def test_a_cookie_forged_from_a_token_is_no_session(server, attempts):
     healthy(server)
 
 
+def test_deleting_a_token_ends_the_sessions_it_opened(start_server):
+    """A leaked token is revoked by deleting its row (docs/service.md): whoever signed in
+    with it is signed out then, not 12 hours later; a session of another token stays."""
+    import hashlib
+
+    live = start_server()
+    thief, other = sign_in(live, "alice"), sign_in(live, "bob")
+    newer = live.token("bob")
+    with sqlite3.connect(live.db_path) as db:  # alice's token leaked, and bob's newer one
+        db.execute("DELETE FROM tokens WHERE person = 'alice'")
+        db.execute("DELETE FROM tokens WHERE digest = ?", (hashlib.sha256(newer.encode()).hexdigest(),))
+    with client(live) as http:
+        home = http.get("/", headers=thief.headers)
+        assert "<h1>Sign in</h1>" in home.text and "Your tasks" not in home.text
+        assert http.get("/staff", headers=thief.headers).status_code == 401
+        assert form_upload(http, thief, thief.csrf, origin=live.url).status_code == 401
+        assert "<h1>Your tasks</h1>" in http.get("/", headers=other.headers).text  # (his first token's)
+
+
 def test_the_sign_in_link_shows_its_token_escaped(server):
     with client(server) as http:
         page = http.get("/signin", params={"token": '"><script>alert(1)</script>'})
