@@ -37,13 +37,13 @@ tokens = Table(
     Column("created", Float, nullable=False),
 )
 
-# A browser's signed-in session, by the SHA-256 of its cookie; its CSRF secret for forms.
+# A browser's signed-in session, by the SHA-256 of its cookie (its CSRF secret is made from the cookie).
 sessions = Table(
     "sessions",
     metadata,
     Column("digest", String(64), primary_key=True),
     Column("person", String(200), ForeignKey("people.id"), nullable=False),
-    Column("csrf", String(64), nullable=False),
+    Column("csrf", String(64), nullable=False),  # its CSRF secret's SHA-256 (tokens.csrf_of)
     Column("expires", Float, nullable=False),
     # the digest of the token it was opened with: a token deleted (revoked) ends its sessions
     Column("token", String(64), nullable=True),

@@ -149,14 +149,15 @@ class Store:
     def open_session(self, person_id: str, token: str) -> tuple[str, str]:
         """A new session's cookie value and CSRF secret, for the sign-in ``token`` it was
         opened with (the session lasts only as long as that token's row)."""
-        cookie, csrf = tokens.new_secret(), tokens.new_secret()
+        cookie = tokens.new_secret()
+        csrf = tokens.csrf_of(cookie)
         with self._begin() as db:
             db.execute(sessions.delete().where(sessions.c.expires < time.time()))
             db.execute(
                 sessions.insert().values(
                     digest=tokens.digest(cookie),
                     person=person_id,
-                    csrf=csrf,
+                    csrf=tokens.digest(csrf),  # (a record only: the secret is made from the cookie)
                     expires=time.time() + SESSION_SECONDS,
                     token=tokens.digest(token),
                 )
@@ -170,7 +171,7 @@ class Store:
         wanted = tokens.digest(cookie)
         with self._begin() as db:
             row = db.execute(
-                select(sessions.c.digest, sessions.c.csrf, sessions.c.expires, people)
+                select(sessions.c.digest, sessions.c.expires, people)
                 .join(people, people.c.id == sessions.c.person)
                 # (an inner join: a session whose token was deleted, or that names none, is none)
                 .join(
@@ -181,7 +182,7 @@ class Store:
             ).first()
         if row is None or not tokens.same(row.digest, wanted) or row.expires < time.time():
             return None
-        return Session(Person(row.id, row.name, bool(row.staff)), row.csrf)
+        return Session(Person(row.id, row.name, bool(row.staff)), tokens.csrf_of(cookie))
 
     def close_session(self, cookie: str) -> None:
         with self._begin() as db:

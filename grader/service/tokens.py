@@ -20,6 +20,13 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def csrf_of(cookie: str) -> str:
+    """A session's CSRF secret, made from its cookie (HMAC): never stored, so that the
+    database, which holds only the cookie's SHA-256, holds nothing a form could be forged
+    with."""
+    return hmac.new(cookie.encode("utf-8", "surrogatepass"), b"grader-serve csrf", hashlib.sha256).hexdigest()
+
+
 def same(a: str, b: str) -> bool:
     """Whether two secrets (or digests) are equal, in time that does not depend on where
     they differ."""

@@ -137,6 +137,18 @@ def test_deleting_a_token_ends_the_sessions_it_opened(start_server):
         assert "<h1>Your tasks</h1>" in http.get("/", headers=other.headers).text  # (his first token's)
 
 
+def test_the_database_holds_no_session_secret_as_it_is(server):
+    """Cookies and CSRF secrets are stored only as their SHA-256 (docs/service.md): a copy
+    of the database (a backup) holds neither a cookie nor a form's secret."""
+    import hashlib
+
+    browser = sign_in(server, "alice")
+    with sqlite3.connect(server.db_path) as db:
+        stored = " ".join(" ".join(map(str, row)) for row in db.execute("SELECT * FROM sessions"))
+    assert browser.cookie not in stored and browser.csrf not in stored
+    assert hashlib.sha256(browser.cookie.encode()).hexdigest() in stored
+
+
 def test_the_sign_in_link_shows_its_token_escaped(server):
     with client(server) as http:
         page = http.get("/signin", params={"token": '"><script>alert(1)</script>'})
