@@ -36,7 +36,7 @@ def test_the_migration_builds_what_schema_declares_and_runs_twice(store):
     store.upgrade()  # (every start runs it: a second time changes nothing)
     with store.engine.connect() as connection:
         context = MigrationContext.configure(connection)
-        assert context.get_current_revision() == "0001"
+        assert context.get_current_revision() == "0002"
         assert compare_metadata(context, metadata) == []
         indexes = {i["name"] for i in inspect(connection).get_indexes("submissions")}
     assert {"submissions_status", "submissions_person_task"} <= indexes
@@ -54,10 +54,17 @@ def test_people_tokens_and_sessions(store):
     assert store.person_by_token(secret).id == "ben"
     assert store.person_by_token(secret + "x") is None
     assert store.person_by_token("") is None
-    cookie, csrf = store.open_session("ana")
+    cookie, csrf = store.open_session("ana", store.issue_token("ana"))
     session = store.session(cookie)
     assert session is not None and session.person.id == "ana" and session.csrf == csrf
     store.close_session(cookie)
+    assert store.session(cookie) is None
+    cookie, _ = store.open_session("ben", secret)  # (a session lasts as long as its token)
+    assert store.session(cookie).person.id == "ben"
+    from grader.service.schema import tokens as token_table
+
+    with store.engine.begin() as db:
+        db.execute(token_table.delete())
     assert store.session(cookie) is None
 
 
