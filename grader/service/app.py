@@ -10,10 +10,9 @@ tests use, the pages, sign-in, and the walls around them.
   feedback page, the same as `--format html`, replaces it); staff: the class live, a
   student's attempts, regrading, the gradebook's export (the files `grader export` writes).
 - Walls: a session cookie (HttpOnly, SameSite=Strict; Secure behind TLS) stored hashed; a
-  CSRF secret in every form, and a request from another origin refused; a body over the
-  upload cap refused before it is read whole; every response with a strict CSP (no script,
-  no request off this server, no frame), nosniff, no referrer off this site, no caching;
-  staff pages and everyone's attempts refused to students.
+  CSRF secret in every form, and a request from another origin refused; staff pages and
+  everyone's attempts refused to students. The headers and the body cap around every
+  response are walls.py's.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,28 +45,13 @@ from grader.report.json_report import render as render_json
 from grader.service import pages, tokens
 from grader.service.grading import Dispatcher
 from grader.service.store import Person, Session, Store, Submission
-from grader.service.uploads import MAX_BODY_BYTES, UploadRefused, read_upload
+from grader.service.uploads import UploadRefused, read_upload
+from grader.service.walls import BodyTooLarge, Walls, internal_error
 from grader.student_text import line
 from grader.submission.file import MAX_SOURCE_BYTES
 from grader.task.spec import Task
 
 COOKIE = "grader_session"
-CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
-)
-SECURITY_HEADERS = {
-    "content-security-policy": CSP,
-    "x-content-type-options": "nosniff",
-    # Not no-referrer: under it a browser sends "Origin: null" with every form post, even
-    # from this site's own pages, and each one is refused as another site's (sign-in too).
-    # same-origin sends the referrer and the origin to this server only.
-    "referrer-policy": "same-origin",
-    "x-frame-options": "DENY",
-    "cache-control": "no-store",
-    "cross-origin-opener-policy": "same-origin",
-    "cross-origin-resource-policy": "same-origin",
-}
 EXPORT_FORMATS = ("csv", "canvas", "moodle")
 
 
@@ -109,84 +92,10 @@ def create_app(service: Service) -> Starlette:
             Route("/staff/regrade", routes.staff_regrade, methods=["POST"]),
             Route("/staff/export", routes.staff_export),
         ],
-        exception_handlers={Exception: _internal_error},
+        exception_handlers={Exception: internal_error},
     )
-    app.add_middleware(_Walls)
+    app.add_middleware(Walls)
     return app
-
-
-class _Walls:
-    """Every response gets the security headers; a request body over the cap is refused
-    (at once by its length when it says one, else as soon as it has sent that much)."""
-
-    def __init__(self, app: Any):
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                names = {k.lower() for k, _ in message.get("headers", [])}
-                message["headers"] = list(message.get("headers", [])) + [
-                    (k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items() if k.encode() not in names
-                ]
-            await send(message)
-
-        declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-            await _too_large(scope, receive, with_headers)
-            return
-        seen = 0
-
-        async def counted() -> dict:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > MAX_BODY_BYTES:
-                    raise _BodyTooLarge()
-            return message
-
-        try:
-            await self.app(scope, counted, with_headers)
-        except _BodyTooLarge:
-            await _too_large(scope, receive, with_headers)
-
-
-async def _internal_error(request: Request, exc: Exception) -> Response:
-    """The answer to a failure of the service's own (its database gone, say): no detail, and
-    the security headers, which it would lack otherwise (Starlette answers a failure outside
-    every middleware, _Walls included). The failure itself goes on to the server's log."""
-    message = "the service failed on this request; try again, and tell your instructor if it goes on"
-    response: Response = (
-        JSONResponse({"error": message}, status_code=500)
-        if request.url.path.startswith("/api/")
-        else HTMLResponse(pages.message_page("Error", message), status_code=500)
-    )
-    response.headers.update(SECURITY_HEADERS)
-    # uvicorn closes the connection after a failure: said, so that no client reuses it
-    response.headers["connection"] = "close"
-    return response
-
-
-class _BodyTooLarge(Exception):
-    pass
-
-
-async def _too_large(scope: dict, receive: Any, send: Any) -> None:
-    message = f"the upload is larger than {MAX_SOURCE_BYTES >> 10} KiB; a solution is far smaller"
-    # The connection is closed after the answer: else the server goes on reading (and
-    # throwing away) the rest of a body it has refused, as long as the sender keeps sending.
-    close = {"connection": "close"}
-    response = (
-        JSONResponse({"error": message}, status_code=413, headers=close)
-        if scope["path"].startswith("/api/")
-        else HTMLResponse(pages.message_page("Too large", message), status_code=413, headers=close)
-    )
-    await response(scope, receive, send)
 
 
 class _Routes:
@@ -291,7 +200,7 @@ class _Routes:
     async def _accept(self, request: Request, person: Person) -> str:
         try:
             form = await request.form(max_files=1, max_fields=4, max_part_size=4096)
-        except _BodyTooLarge:
+        except BodyTooLarge:
             raise
         except Exception as exc:  # (malformed multipart, too many parts: the sender's error)
             raise UploadRefused(f"not a form this service reads ({type(exc).__name__})") from None
@@ -351,7 +260,7 @@ class _Routes:
             return HTMLResponse(pages.signin_page("sign in first"), status_code=401)
         try:
             form = await request.form(max_files=1, max_fields=4, max_part_size=4096)
-        except _BodyTooLarge:
+        except BodyTooLarge:
             raise
         except Exception:
             return await self.home(request, "that upload could not be read; try again", 400)

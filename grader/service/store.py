@@ -383,9 +383,10 @@ class Store:
             ).all()
         return {(r[0], r[1]): int(r[2]) for r in rows}
 
-    def typical_seconds(self, task: str, last: int = 20) -> float | None:
-        """The median time the last gradings of this task took (None: none yet): what a
-        student waiting on a grading is told to expect."""
+    def typical_seconds(self, task: str, last: int = 20, enough: int = 5) -> float | None:
+        """The median time the last gradings of this task took: what a student waiting on a
+        grading is told to expect. None below ``enough`` gradings, where the median would
+        be one other student's grading time."""
         took = submissions.c.finished - submissions.c.started
         with self._begin() as db:
             rows = db.execute(
@@ -398,7 +399,7 @@ class Store:
                 .order_by(submissions.c.finished.desc())
                 .limit(last)
             ).all()
-        return statistics.median(float(r[0]) for r in rows) if rows else None
+        return statistics.median(float(r[0]) for r in rows) if len(rows) >= enough else None
 
     def counts(self) -> dict[str, int]:
         with self._begin() as db:

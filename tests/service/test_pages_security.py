@@ -15,8 +15,8 @@ import uuid
 import pytest
 from live_server import STAFF, client, graded, healthy, multipart, raw, rows, sample, sign_in, upload
 
-from grader.service.app import SECURITY_HEADERS
 from grader.service.uploads import MAX_BODY_BYTES
+from grader.service.walls import SECURITY_HEADERS
 
 PE = "positional-encoding"
 
