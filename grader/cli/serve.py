@@ -19,6 +19,7 @@ from grader.classroom.roster import Roster, RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, options_from
 from grader.grading.prepared import PreparedTask
 from grader.grading.task_yaml import load_task
+from grader.records.wording import counted
 from grader.sandbox import choose_tier
 from grader.service.app import Service, create_app
 from grader.service.grading import Dispatcher
@@ -67,10 +68,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     service = Service(
         store, tasks, dispatcher, roster, args.attempts, _deadline(args.deadline), args.secure_cookies
     )
+    again = f"; {counted(requeued, 'upload')} a stopped server was grading queued again" if requeued else ""
     print(
-        f"grader serve: listening on http://{host}:{port} ({len(tasks)} task(s), "
-        f"{len(store.everyone())} people, grading {args.jobs} at a time in the {tier} tier"
-        f"{f'; {requeued} upload(s) a stopped server was grading queued again' if requeued else ''})",
+        f"grader serve: listening on http://{host}:{port} ({counted(len(tasks), 'task')}, "
+        f"{counted(len(store.everyone()), 'person', 'people')}, grading {args.jobs} at a time in the {tier} tier"
+        f"{again})",
         flush=True,
     )
     if args.host not in LOOPBACK:

@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from grader.records.wording import counted
 from service.durable_server import (
     PE_SAMPLES,
     PE_TASK,
@@ -148,7 +149,10 @@ def test_kill9_mid_grading_then_restart_grades_every_upload_once(database, serve
     assert interrupted and len(before) == len(files)
 
     server.start()
-    assert f"{len(interrupted)} upload(s) a stopped server was grading queued again" in server.first_line
+    assert (
+        f"{counted(len(interrupted), 'upload')} a stopped server was grading queued again"
+        in server.first_line
+    )
     client = Client(server.url)
     client.wait_done({public_id: tokens[before[public_id].person] for public_id in accepted}, 240)
     client.close()
