@@ -20,8 +20,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from conftest import COURSE, INSTRUCTOR_TASKS, ROOT, WRONG_NORMALIZE, course_with_full_tasks, run_cli, write
 
-from grader.integrations import gradescope_build, gradescope_finish
 from grader.grading.task_yaml import load_task
+from grader.integrations import gradescope_build, gradescope_finish
 
 SHIM = os.path.join(ROOT, "tests", "without_posix")
 ELSEWHERE = {"PYTHONPATH": os.pathsep.join([SHIM, ROOT])}  # a Python as on macOS or Windows
