@@ -10,6 +10,7 @@ import sys
 from grader.classroom.batch import run_batch
 from grader.cli.common import EXIT_FULL, EXIT_GRADER_FAILED, UsageError, options_from
 from grader.grading.task_yaml import load_task
+from grader.records.wording import counted
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -28,7 +29,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     )
     if outcome.grader_failed:
         print(
-            f"grader: the grader failed on {len(outcome.grader_failed)} submission(s): "
+            f"grader: the grader failed on {counted(len(outcome.grader_failed), 'submission')}: "
             f"{', '.join(outcome.grader_failed)}. They are stored as errors (0 points) and "
             "graded again by the next run of the batch.",
             file=sys.stderr,

@@ -10,6 +10,7 @@ from grader.classroom.collection import CollectionError, read
 from grader.classroom.export import ExportError, export
 from grader.classroom.roster import RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, print_problems
+from grader.records.wording import counted
 from grader.student_text import line
 
 
@@ -47,34 +48,34 @@ def cmd_export(args: argparse.Namespace) -> int:
         matched, task = exported.matched, line(exported.task)
         if matched.unknown:
             print(
-                f"{task}: {len(matched.unknown)} submission id(s) not in the roster, so only in "
+                f"{task}: {counted(len(matched.unknown), 'submission id')} not in the roster, so only in "
                 f"the detailed grades file (empty lms_id): {line(', '.join(matched.unknown), 4000)}",
                 file=sys.stderr,
             )
         if matched.missing:
             names = ", ".join(f"{e.submission_id} ({e.name})" for e in matched.missing)
             print(
-                f"{task}: {len(matched.missing)} roster student(s) without a submission, exported "
+                f"{task}: {counted(len(matched.missing), 'roster student')} without a submission, exported "
                 f"with an empty score: {line(names, 4000)}",
                 file=sys.stderr,
             )
         if matched.not_collected:
             print(
-                f"{task}: {len(matched.not_collected)} repositor{'y' if len(matched.not_collected) == 1 else 'ies'} "
+                f"{task}: {counted(len(matched.not_collected), 'repository', 'repositories')} "
                 f"could not be fetched, exported with an empty score (the reason is in the "
                 f"grades file): {line(', '.join(matched.not_collected), 4000)}",
                 file=sys.stderr,
             )
         if matched.ungraded_hand_ins:
             print(
-                f"{task}: {len(matched.ungraded_hand_ins)} collected hand-in(s) without a grade of "
+                f"{task}: {counted(len(matched.ungraded_hand_ins), 'collected hand-in')} without a grade of "
                 f"that very file (run grader batch on the collection), exported with an empty "
                 f"score: {line(', '.join(matched.ungraded_hand_ins), 4000)}",
                 file=sys.stderr,
             )
         if matched.not_graded and args.formats:
             print(
-                f"{task}: the grader failed on {len(matched.not_graded)} submission(s), exported "
+                f"{task}: the grader failed on {counted(len(matched.not_graded), 'submission')}, exported "
                 f"to an LMS with an empty score until a batch grades them: "
                 f"{line(', '.join(matched.not_graded), 4000)}",
                 file=sys.stderr,

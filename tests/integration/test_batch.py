@@ -221,7 +221,7 @@ def test_a_killed_pool_is_rebuilt_and_innocents_are_graded(tmp_path):
     )
     assert grades["mallory"]["status"] == "error"
     assert "not graded, because the grading processes kept dying: mallory" in done.stderr
-    assert "the grader failed on 1 submission(s): mallory" in done.stderr
+    assert "the grader failed on 1 submission: mallory" in done.stderr
 
 
 def test_an_ungradable_hand_in_is_named_from_the_class_folder_and_is_no_check(tmp_path):

@@ -149,8 +149,8 @@ def test_roster_export_for_canvas_and_moodle(tmp_path):
         "Homework 3 (4711)",
     )
     assert done.returncode == 0, done.stderr
-    assert "not in the roster" in done.stderr and "zed" in done.stderr
-    assert "without a submission" in done.stderr and "dan (Dan Fox)" in done.stderr
+    assert "t: 1 submission id not in the roster" in done.stderr and "zed" in done.stderr
+    assert "t: 1 roster student without a submission" in done.stderr and "dan (Dan Fox)" in done.stderr
     canvas = read_csv(out / "canvas-t.csv")
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Homework 3 (4711)"]
     assert canvas[1] == ["    Points Possible", "", "", "", "", "5"]

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from conftest import COURSE, INSTRUCTOR_TASKS, ROOT, WRONG_NORMALIZE, course_with_full_tasks, run_cli, write
 
+from grader.grading.task_yaml import load_task
 from grader.integrations import gradescope_build, gradescope_finish
 
 SHIM = os.path.join(ROOT, "tests", "without_posix")
@@ -81,8 +82,10 @@ def test_every_format_says_first_that_it_was_graded_unsandboxed(tmp_path):
         outputs[fmt] = out.read_text()
     properties = {p.get("name"): p.get("value") for p in ET.fromstring(outputs["junit"]).iter("property")}
     assert properties["isolation"] == "unsandboxed" and properties["isolation_note"].startswith(HOME_NOTE)
-    summary = json.loads(outputs["gradescope"])["output"]
-    assert summary.startswith(f"normalize-rows: 5/5 (passed); graded unsandboxed. ({HOME_NOTE}")
+    gradescope = json.loads(outputs["gradescope"])  # how it was graded: for instructors, never the output
+    assert gradescope["extra_data"]["isolation"] == "unsandboxed"
+    assert gradescope["extra_data"]["isolation_note"].startswith(HOME_NOTE)
+    assert HOME_NOTE not in gradescope["output"]
     assert "isolation: unsandboxed" in outputs["html"] and f"note: {HOME_NOTE}" in outputs["html"]
 
 
@@ -271,10 +274,11 @@ def test_gradescope_s_run_autograder_never_grades_unsandboxed(tmp_path):
     on a machine where nothing else works: no grade, a results.json that says so."""
     root = tmp_path / "autograder"
     source = root / "source"
-    shutil.copytree(KIT, source / "task")
+    kit = load_task(KIT)
+    shutil.copytree(KIT, source / "tasks" / kit.id)
     (source / "finish_results.py").write_text(open(gradescope_finish.__file__).read())
     script = source / "run_autograder"
-    script.write_text(gradescope_build.RUN_AUTOGRADER)
+    script.write_text(gradescope_build.run_autograder([gradescope_build.Part(kit)]))
     shutil.copy(CORRECT, root / "submission")
     for env in ({"GRADER_ISOLATION": "unsandboxed"}, {**ELSEWHERE, "GRADER_ISOLATION": "unsandboxed"}):
         done = subprocess.run(
