@@ -39,6 +39,45 @@ def database_url(given: str | None) -> str:
     return DEFAULT_DB
 
 
+def open_store(given: str | None) -> Store:
+    """The service's database, its tables made or migrated; a URL that names no database
+    this machine can reach is the operator's error, said with --db and how to fix it."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    url = database_url(given)
+    try:
+        store = Store(url)
+        store.upgrade()
+    except (ArgumentError, ModuleNotFoundError, SQLAlchemyError) as exc:
+        why = (
+            f"no driver for it here ({exc.name})"
+            if isinstance(exc, ModuleNotFoundError)
+            else _first_line(exc)
+        )
+        raise UsageError(
+            f"--db {line(_without_password(url))}: {line(why)}. Give sqlite:///PATH or "
+            "postgresql://USER@HOST/DATABASE (pip install 'numgrader[postgresql]'), a database this "
+            "machine can reach"
+        ) from None
+    return store
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _without_password(url: str) -> str:
+    """The URL as said back: its password (if any) never printed."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
@@ -56,8 +95,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # the task or the results, warm workers in each pool process.
     options = dataclasses.replace(options_from(args, warm_workers=True), others_work=True)
     tier = choose_tier(options.isolation, options.others_work, options.shared_state)
-    store = Store(database_url(args.db))
-    store.upgrade()
+    store = open_store(args.db)
     for student in roster.students if roster else ():
         known = store.person(student.submission_id)
         store.enrol(student.submission_id, student.name, staff=bool(known and known.staff))
@@ -110,8 +148,7 @@ class _Server(uvicorn.Server):
 
 
 def cmd_serve_token(args: argparse.Namespace) -> int:
-    store = Store(database_url(args.db))
-    store.upgrade()
+    store = open_store(args.db)
     person = store.person(args.person)
     if person is None and not args.staff:
         raise UsageError(

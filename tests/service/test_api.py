@@ -304,3 +304,23 @@ def test_a_stopped_server_leaves_no_process_behind(start_server):
     assert live.stop() == []
     assert time.monotonic() - stopping < 30
     assert live.process.returncode == 0, live.stderr()[-2000:]
+
+
+@pytest.mark.parametrize(
+    "url, why",
+    [
+        ("nonsense", "Could not parse"),
+        ("mysql://x/y", "no driver for it here (MySQLdb)"),
+        ("postgresql://prof:hunter2@127.0.0.1:1/course", "connection"),
+        ("sqlite:////nonexistent-folder/x.db", "unable to open database file"),
+    ],
+)
+def test_a_database_it_cannot_open_is_the_operators_error_named_with_db(url, why, tmp_path):
+    """A --db that names no database this machine reaches: exit 2, the URL said back (never
+    its password), why, and what to give; no traceback, no 'internal error'."""
+    for command in (["serve", PE_TASK, "--port", "0"], ["serve-token", "alice"]):
+        done = run_cli(*command, "--db", url)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"grader: --db {url.replace('hunter2', '***')}: "), done.stderr
+        assert why in done.stderr and "Give sqlite:///PATH or postgresql://" in done.stderr, done.stderr
+        assert "hunter2" not in done.stderr and "Traceback" not in done.stderr
