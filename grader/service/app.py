@@ -164,6 +164,11 @@ class _Routes:
         found = await self._visible(person, request.path_params["id"])
         if found is None:
             return JSONResponse({"error": "no such submission"}, status_code=404)
+        ahead = None
+        if found.status == "queued":
+            ahead = await run_in_threadpool(self.s.store.position, found.public_id)
+            if ahead is None:  # claimed since it was read: say where it is now
+                found = await run_in_threadpool(self.s.store.submission, found.public_id) or found
         body: dict[str, Any] = {
             "id": found.public_id,
             "task": found.task,
@@ -172,7 +177,7 @@ class _Routes:
             "uploaded": found.uploaded,
         }
         if found.status == "queued":
-            body["ahead"] = await run_in_threadpool(self.s.store.position, found.public_id)
+            body["ahead"] = ahead or 0
         elif found.status == "grading" and found.started is not None:
             body["grading_seconds"] = round(time.time() - found.started, 1)
             typical = await run_in_threadpool(self.s.store.typical_seconds, found.task)

@@ -326,7 +326,8 @@ def test_a_failure_of_the_service_answers_500_with_the_security_headers(start_se
 
 def test_healthz_says_grading_stopped_without_the_databases_words(start_server):
     """/healthz answers anyone: the dispatcher's failure is named there by its kind only;
-    its words (the SQL, its parameters, a PostgreSQL host and user) go to the server's log."""
+    its words (the SQL, its parameters, a PostgreSQL host and user) go to the server's log.
+    Once the database answers again, grading goes on without a restart."""
     live = start_server()
     with sqlite3.connect(live.db_path) as db:
         db.execute("ALTER TABLE submissions RENAME TO broken")
@@ -342,6 +343,17 @@ def test_healthz_says_grading_stopped_without_the_databases_words(start_server):
     while "no such table: submissions" not in live.stderr() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert "no such table: submissions" in live.stderr()  # the operator still reads why
+    # The database back: grading goes on by itself, and /healthz says ok again.
+    with sqlite3.connect(live.db_path) as db:
+        db.execute("ALTER TABLE broken RENAME TO submissions")
+    with client(live) as http:
+        deadline = time.monotonic() + 60
+        while (health := http.get("/healthz")).status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert health.status_code == 200, health.text
+    with client(live, live.tokens["alice"]) as http:
+        answer = upload(http, PE, "after.py", sample("correct_vectorized.py"))
+        assert graded(http, answer.json()["id"])["report"]["score"] > 0
 
 
 # --------------------------------------------------------------------------- where it listens
