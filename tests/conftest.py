@@ -79,7 +79,7 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("warm_tier", warm_tiers())
 
 
-TIER_FOLDERS = ("unit", "integration", "security", "browser")
+TIER_FOLDERS = ("unit", "integration", "security", "service", "browser")
 
 
 def pytest_collection_modifyitems(items):

@@ -89,10 +89,11 @@ def _start_pool_process(prepared: PreparedTask | None) -> None:
 
 
 class LocalExecutor:
-    def __init__(self, jobs: int, prepared: PreparedTask | None = None):
+    def __init__(self, jobs: int, prepared: PreparedTask | None = None, fork: bool = True):
         # Forked, the pool's processes get ``prepared`` as it is in memory; spawned (not
-        # Linux), each prepares the task itself (from the disk cache the batch filled).
-        fork = sys.platform.startswith("linux")
+        # Linux, or ``fork`` False: a process with threads of its own, the service), each
+        # prepares the task itself (from the disk cache the batch filled).
+        fork = fork and sys.platform.startswith("linux")
         context = multiprocessing.get_context("fork" if fork else "spawn")
         self.pool = concurrent.futures.ProcessPoolExecutor(
             jobs,

@@ -30,12 +30,28 @@ FAMILY = {
     "gradescope": "platforms",
     "ci": "platforms",
     "extras": "platforms",
+    "serve": "serve",
+    "serve-token": "serve",
+}
+
+
+# The packages of an extra a command needs (numgrader[serve], ...), by their import names.
+EXTRAS = {
+    "serve": {"starlette", "uvicorn", "sqlalchemy", "alembic", "multipart", "python_multipart"},
 }
 
 
 def command(name: str) -> Callable[..., int]:
-    module = importlib.import_module(f"grader.cli.{FAMILY[name]}")
-    run: Callable[..., int] = getattr(module, f"cmd_{name}")
+    try:
+        module = importlib.import_module(f"grader.cli.{FAMILY[name]}")
+    except ModuleNotFoundError as exc:
+        extra = next((e for e, names in EXTRAS.items() if (exc.name or "").split(".")[0] in names), None)
+        if extra is None:
+            raise
+        raise UsageError(
+            f"grader {name} needs the {extra} extra (it lacks {exc.name}): pip install 'numgrader[{extra}]'"
+        ) from None
+    run: Callable[..., int] = getattr(module, f"cmd_{name.replace('-', '_')}")
     return run
 
 

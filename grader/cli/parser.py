@@ -279,6 +279,49 @@ def build_parser() -> argparse.ArgumentParser:
     )
     extras.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
 
+    serve = commands.add_parser(
+        "serve", help="a submission service: students upload, read their feedback; staff see the class"
+    )
+    serve.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
+    serve.add_argument("--roster", help="the class (the CSV grader export --roster reads): who may sign in")
+    serve.add_argument(
+        "--db",
+        help="the database: sqlite:///PATH or postgresql://USER@HOST/NAME "
+        f"(default: sqlite:///{os.path.join('grader-serve', 'service.sqlite')}, a folder of its own)",
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback)"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free one)")
+    serve.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="uploads graded at once (default: all cores)",
+    )
+    serve.add_argument("--dask", metavar="tcp://HOST:PORT", help="grade on this Dask cluster")
+    serve.add_argument("--attempts", type=int, help="uploads a student may make per task (default: no limit)")
+    serve.add_argument(
+        "--deadline", help="uploads after this time (ISO 8601 with its UTC offset) are marked late"
+    )
+    serve.add_argument(
+        "--secure-cookies",
+        action="store_true",
+        help="send the session cookie over HTTPS only (behind a TLS proxy: docs/operators.md)",
+    )
+    sandbox_options(serve)
+
+    serve_token = commands.add_parser(
+        "serve-token", help="print a sign-in token for a student (or, with --staff, a member of staff)"
+    )
+    serve_token.add_argument(
+        "person", help="the student's submission_id (as the roster has it), or staff's name"
+    )
+    serve_token.add_argument("--db", help="the service's database (default: as grader serve's)")
+    serve_token.add_argument("--staff", action="store_true", help="a member of staff: the class pages")
+    serve_token.add_argument("--url", help="the service's address, to print a personal sign-in link too")
+
     validate = commands.add_parser("validate", help="check tasks: spec, reference, samples")
     validate.add_argument("tasks", nargs="+", metavar="task", help="task folder(s) (hold task.yaml)")
     validate.add_argument(

@@ -328,6 +328,7 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
         mistakes_path=mistakes_path,
         edges=task_edges,
         hidden_visibility=data.get("hidden_visibility", DEFAULT_HIDDEN_VISIBILITY),  # (the schema's enum)
+        attempts=data.get("attempts"),
     )
 
 

@@ -107,6 +107,8 @@ class Task:
     # submission may import one is the import rule's own business (allowed_imports).
     display_imports: tuple[str, ...] = DEFAULT_DISPLAY
     hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY  # one of HIDDEN_VISIBILITIES
+    # Uploads grader serve accepts per student (task.yaml attempts:); None: the server's --attempts.
+    attempts: int | None = None
 
     @property
     def max_score(self) -> float:

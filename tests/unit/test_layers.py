@@ -27,6 +27,7 @@ PARTS = (
     "report",
     "classroom",
     "integrations",
+    "service",
     "cli",
 )
 

@@ -51,6 +51,14 @@ def test_a_bad_hidden_visibility_names_its_line_and_the_allowed_values(tmp_path)
         assert "after_due_date, after_published, hidden" in text, text
 
 
+def test_attempts_is_read_and_a_bad_one_names_its_line(tmp_path):
+    assert load_task(make_task(tmp_path / "none", GOOD_YAML)).attempts is None
+    assert load_task(make_task(tmp_path / "three", GOOD_YAML + "attempts: 3\n")).attempts == 3
+    for wrong in ("0", "-1", "many", "2.5"):
+        text = _problems(tmp_path, GOOD_YAML.replace("version: 1\n", f"version: 1\nattempts: {wrong}\n"))
+        assert "task.yaml:4: attempts:" in text, text
+
+
 def test_the_schema_offers_the_visibilities_the_record_knows():
     import json
 

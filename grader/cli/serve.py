@@ -1,0 +1,200 @@
+"""``grader serve`` (the submission service) and ``grader serve-token`` (a sign-in token)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import datetime
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+
+import uvicorn
+
+from grader.classroom.roster import Roster, RosterError, load_roster
+from grader.cli.common import EXIT_FULL, UsageError, options_from
+from grader.grading.prepared import PreparedTask
+from grader.grading.task_yaml import load_task
+from grader.records.wording import counted
+from grader.sandbox import choose_tier
+from grader.service.app import Service, create_app
+from grader.service.grading import Dispatcher
+from grader.service.store import Store
+from grader.student_text import line
+from grader.task.spec import Task
+
+DEFAULT_FOLDER = "grader-serve"  # (in the current folder: a folder of its own)
+DEFAULT_DB = f"sqlite:///{os.path.join(DEFAULT_FOLDER, 'service.sqlite')}"
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def database_url(given: str | None) -> str:
+    if given:
+        return given
+    os.makedirs(DEFAULT_FOLDER, mode=0o700, exist_ok=True)
+    return DEFAULT_DB
+
+
+def open_store(given: str | None) -> Store:
+    """The service's database, its tables made or migrated; a URL that names no database
+    this machine can reach is the operator's error, said with --db and how to fix it."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    url = database_url(given)
+    try:
+        store = Store(url)
+        store.upgrade()
+    except (ArgumentError, ModuleNotFoundError, SQLAlchemyError) as exc:
+        why = (
+            f"no driver for it here ({exc.name})"
+            if isinstance(exc, ModuleNotFoundError)
+            else _first_line(exc)
+        )
+        raise UsageError(
+            f"--db {line(_without_password(url))}: {line(why)}. Give sqlite:///PATH or "
+            "postgresql://USER@HOST/DATABASE (pip install 'numgrader[postgresql]'), a database this "
+            "machine can reach"
+        ) from None
+    return store
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _without_password(url: str) -> str:
+    """The URL as said back: its password (if any) never printed."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.attempts is not None and args.attempts < 1:
+        raise UsageError("--attempts must be at least 1")
+    tasks: dict[str, Task] = {}
+    for folder in args.tasks:
+        task = load_task(folder)
+        if task.id in tasks:
+            raise UsageError(f"two tasks have the id {task.id!r}: {tasks[task.id].folder} and {task.folder}")
+        PreparedTask.of(task)  # (its reference loads and its freeze is current: said now, not per upload)
+        tasks[task.id] = task
+    roster = _roster(args.roster)
+    # Students' work, graded as `grader batch` grades it: never in a tier that could reach
+    # the task or the results, warm workers in each pool process.
+    options = dataclasses.replace(options_from(args, warm_workers=True), others_work=True)
+    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
+    store = open_store(args.db)
+    for student in roster.students if roster else ():
+        known = store.person(student.submission_id)
+        store.enrol(student.submission_id, student.name, staff=bool(known and known.staff))
+    listener = _listen(args.host, args.port)
+    host, port = listener.getsockname()[:2]
+    dispatcher = Dispatcher(store, tasks, options, args.jobs, args.dask)
+    requeued = dispatcher.start()
+    service = Service(
+        store, tasks, dispatcher, roster, args.attempts, _deadline(args.deadline), args.secure_cookies
+    )
+    again = f"; {counted(requeued, 'upload')} a stopped server was grading queued again" if requeued else ""
+    print(
+        f"grader serve: listening on http://{host}:{port} ({counted(len(tasks), 'task')}, "
+        f"{counted(len(store.everyone()), 'person', 'people')}, grading {args.jobs} at a time in the {tier} tier"
+        f"{again})",
+        flush=True,
+    )
+    if args.host not in LOOPBACK:
+        print(
+            "grader serve: note: listening beyond this machine; put it behind a TLS proxy "
+            "(docs/operators.md: The submission service) and add --secure-cookies",
+            file=sys.stderr,
+            flush=True,
+        )
+    server = _Server(uvicorn.Config(create_app(service), log_level="warning", access_log=False))
+    try:
+        server.run(sockets=[listener])
+    finally:
+        dispatcher.stop()
+        store.close()
+    return EXIT_FULL
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, but SIGTERM or SIGINT ends ``run`` after its graceful shutdown
+    rather than killing the process (uvicorn raises the signal again when it returns):
+    the dispatcher and its pool are stopped after it, and leave no process behind."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def cmd_serve_token(args: argparse.Namespace) -> int:
+    store = open_store(args.db)
+    person = store.person(args.person)
+    if person is None and not args.staff:
+        raise UsageError(
+            f"{line(args.person)!r} is not on the service's roster; start grader serve with "
+            "--roster (or give --staff for a member of staff)"
+        )
+    if args.staff:
+        store.enrol(args.person, person.name if person else args.person, staff=True)
+    token = store.issue_token(args.person)
+    print(token)
+    if args.url:
+        print(f"{args.url.rstrip('/')}/signin?token={token}", file=sys.stderr)
+    return EXIT_FULL
+
+
+def _roster(path: str | None) -> Roster | None:
+    if path is None:
+        return None
+    try:
+        return load_roster(path)
+    except RosterError as exc:
+        raise UsageError("the roster has problems: " + "; ".join(exc.problems)) from None
+
+
+def _deadline(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(
+            f"--deadline {line(text)!r}: not an ISO 8601 time (2026-12-01T23:59:00+01:00)"
+        ) from None
+    if when.tzinfo is None:
+        raise UsageError("--deadline needs its UTC offset (2026-12-01T23:59:00+01:00)")
+    return when.timestamp()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
+    listener.listen(128)
+    return listener

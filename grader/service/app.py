@@ -1,0 +1,420 @@
+"""The service's HTTP side (Starlette, served by uvicorn): the API a course's scripts and the
+tests use, the pages, sign-in, and the walls around them.
+
+- API: ``POST /api/submissions`` (a bearer token; multipart ``task`` and ``file``) answers
+  202 ``{"id": ...}`` once the upload is stored; ``GET /api/submissions/{id}`` answers its
+  status (queued with the number ahead, grading, done) and, when done, the report as
+  `grader check --format json` gives a student; ``GET /healthz``. Another person's id is 404.
+- Pages: sign-in with a token (or a personal link holding one), a student's tasks with an
+  upload form each and their attempts, an attempt's page (it refreshes itself until the
+  feedback page, the same as `--format html`, replaces it); staff: the class live, a
+  student's attempts, regrading, the gradebook's export (the files `grader export` writes).
+- Walls: a session cookie (HttpOnly, SameSite=Strict; Secure behind TLS) stored hashed; a
+  CSRF secret in every form, and a request from another origin refused; staff pages and
+  everyone's attempts refused to students. The headers and the body cap around every
+  response are walls.py's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from grader.classroom.export import ExportError
+from grader.classroom.export import export as export_grades
+from grader.classroom.grade_files import task_file
+from grader.classroom.gradebook import Gradebook
+from grader.classroom.roster import Roster
+from grader.grading.redact import for_students
+from grader.records.result import Result
+from grader.records.wording import counted
+from grader.report import html as report_html
+from grader.report.json_report import render as render_json
+from grader.service import pages, tokens
+from grader.service.grading import Dispatcher
+from grader.service.store import Person, Session, Store, Submission
+from grader.service.uploads import UploadRefused, read_upload
+from grader.service.walls import BodyTooLarge, Walls, internal_error
+from grader.student_text import line
+from grader.submission.file import MAX_SOURCE_BYTES
+from grader.task.spec import Task
+
+COOKIE = "grader_session"
+EXPORT_FORMATS = ("csv", "canvas", "moodle")
+
+
+@dataclass(frozen=True)
+class Service:
+    """What the routes serve: the database, the tasks, the grading, and the course's rules."""
+
+    store: Store
+    tasks: dict[str, Task]
+    dispatcher: Dispatcher
+    roster: Roster | None = None
+    attempts: int | None = None  # per person and task (--attempts); None: no limit
+    deadline: float | None = None  # uploads after it are marked late
+    secure_cookies: bool = False  # behind a TLS proxy: the cookie only over HTTPS
+
+    def attempts_at(self, task_id: str) -> int | None:
+        """Uploads a student may make of this task: its task.yaml attempts:, else --attempts."""
+        own = self.tasks[task_id].attempts
+        return own if own is not None else self.attempts
+
+
+def create_app(service: Service) -> Starlette:
+    routes = _Routes(service)
+    app = Starlette(
+        routes=[
+            Route("/healthz", routes.healthz),
+            Route("/api/submissions", routes.api_upload, methods=["POST"]),
+            Route("/api/submissions/{id}", routes.api_status),
+            Route("/", routes.home),
+            Route("/signin", routes.signin_form),
+            Route("/signin", routes.signin, methods=["POST"]),
+            Route("/signout", routes.signout, methods=["POST"]),
+            Route("/upload", routes.upload, methods=["POST"]),
+            Route("/attempts/{id}", routes.attempt),
+            Route("/staff", routes.staff_class),
+            Route("/staff/people/{id}", routes.staff_person),
+            Route("/staff/attempts/{id}", routes.staff_attempt),
+            Route("/staff/regrade", routes.staff_regrade, methods=["POST"]),
+            Route("/staff/export", routes.staff_export),
+        ],
+        exception_handlers={Exception: internal_error},
+    )
+    app.add_middleware(Walls)
+    return app
+
+
+class _Routes:
+    def __init__(self, service: Service):
+        self.s = service
+        # A person's uploads are counted and stored one at a time: else uploads sent at once
+        # all find an attempt left, and --attempts is no limit. (One server per database.)
+        self.uploading: dict[str, asyncio.Lock] = {}
+
+    # -- who is asking
+    async def _bearer(self, request: Request) -> Person | None:
+        header = request.headers.get("authorization", "")
+        scheme, _, presented = header.partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        return await run_in_threadpool(self.s.store.person_by_token, presented.strip())
+
+    async def _session(self, request: Request) -> Session | None:
+        cookie = request.cookies.get(COOKIE)
+        return await run_in_threadpool(self.s.store.session, cookie) if cookie else None
+
+    @staticmethod
+    def _same_origin(request: Request) -> bool:
+        """A form may be posted only from this server's own pages (browsers send Origin)."""
+        origin = request.headers.get("origin")
+        if origin is None or origin == "null":
+            return origin is None
+        return origin == f"{request.url.scheme}://{request.url.netloc}"
+
+    async def _form_session(self, request: Request, form: Any) -> Session | None:
+        """The session behind a form post, when its CSRF secret matches and it came from here."""
+        session = await self._session(request)
+        presented = form.get("csrf")
+        if session is None or not isinstance(presented, str) or not self._same_origin(request):
+            return None
+        return session if tokens.same(presented, session.csrf) else None
+
+    # -- API
+    async def healthz(self, request: Request) -> Response:
+        if self.s.dispatcher.error:
+            return PlainTextResponse(f"grading stopped: {self.s.dispatcher.error}\n", status_code=503)
+        return PlainTextResponse("ok\n")
+
+    async def api_upload(self, request: Request) -> Response:
+        person = await self._bearer(request)
+        if person is None:
+            return JSONResponse(
+                {"error": "a valid bearer token is needed"},
+                status_code=401,
+                headers={"www-authenticate": "Bearer"},
+            )
+        try:
+            public_id = await self._accept(request, person)
+        except UploadRefused as exc:
+            return JSONResponse({"error": line(str(exc), 1000)}, status_code=exc.status)
+        return JSONResponse({"id": public_id, "status": "queued"}, status_code=202)
+
+    async def api_status(self, request: Request) -> Response:
+        person = await self._bearer(request)
+        if person is None:
+            return JSONResponse(
+                {"error": "a valid bearer token is needed"},
+                status_code=401,
+                headers={"www-authenticate": "Bearer"},
+            )
+        found = await self._visible(person, request.path_params["id"])
+        if found is None:
+            return JSONResponse({"error": "no such submission"}, status_code=404)
+        ahead = None
+        if found.status == "queued":
+            ahead = await run_in_threadpool(self.s.store.position, found.public_id)
+            if ahead is None:  # claimed since it was read: say where it is now
+                found = await run_in_threadpool(self.s.store.submission, found.public_id) or found
+        body: dict[str, Any] = {
+            "id": found.public_id,
+            "task": found.task,
+            "status": found.status,
+            "late": found.late,
+            "uploaded": found.uploaded,
+        }
+        if found.status == "queued":
+            body["ahead"] = ahead or 0
+        elif found.status == "grading" and found.started is not None:
+            body["grading_seconds"] = round(time.time() - found.started, 1)
+            typical = await run_in_threadpool(self.s.store.typical_seconds, found.task)
+            if typical is not None:
+                body["typical_seconds"] = round(typical, 1)
+        elif found.report is not None:
+            body["report"] = json.loads(render_json(self._viewed(person, found)))
+        return JSONResponse(body)
+
+    async def _visible(self, person: Person, public_id: str) -> Submission | None:
+        """The submission, if this person may see it (theirs, or anyone's for staff)."""
+        if not tokens.plausible(public_id):
+            return None
+        found = await run_in_threadpool(self.s.store.submission, public_id)
+        if found is None or (found.person != person.id and not person.staff):
+            return None
+        return found
+
+    @staticmethod
+    def _viewed(person: Person, found: Submission) -> Result:
+        assert found.report is not None
+        result = Result.from_dict(found.report)
+        return result if person.staff else for_students(result)
+
+    async def _accept(self, request: Request, person: Person) -> str:
+        try:
+            form = await request.form(max_files=1, max_fields=4, max_part_size=4096)
+        except BodyTooLarge:
+            raise
+        except Exception as exc:  # (malformed multipart, too many parts: the sender's error)
+            raise UploadRefused(f"not a form this service reads ({type(exc).__name__})") from None
+        return await self._accept_form(person, form)
+
+    # -- pages: students
+    async def home(self, request: Request, problem: str | None = None, status: int = 200) -> Response:
+        session = await self._session(request)
+        if session is None:
+            return HTMLResponse(pages.signin_page())
+        person = session.person
+        history = await run_in_threadpool(self.s.store.submissions_of, person.id)
+        left: dict[str, int | None] = {}
+        for task_id in self.s.tasks:
+            limit = self.s.attempts_at(task_id)
+            if limit is None or person.staff:
+                left[task_id] = None
+            else:
+                left[task_id] = max(0, limit - sum(1 for h in history if h.task == task_id))
+        listed = [(t.id, t.title) for t in self.s.tasks.values()]
+        return HTMLResponse(
+            pages.home_page(person, session.csrf, listed, history, left, problem, self.s.deadline),
+            status_code=status,
+        )
+
+    async def signin_form(self, request: Request) -> Response:
+        token = request.query_params.get("token", "")
+        return HTMLResponse(pages.signin_page(token=token if tokens.plausible(token) else ""))
+
+    async def signin(self, request: Request) -> Response:
+        if not self._same_origin(request):
+            return HTMLResponse(pages.signin_page("sign in from this site's own page"), status_code=403)
+        form = await request.form(max_files=0, max_fields=2, max_part_size=1024)
+        presented = form.get("token")
+        person = await run_in_threadpool(self.s.store.person_by_token, presented)
+        if person is None or not isinstance(presented, str):
+            return HTMLResponse(pages.signin_page("that token is not valid"), status_code=401)
+        cookie, _ = await run_in_threadpool(self.s.store.open_session, person.id, presented)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            COOKIE, cookie, httponly=True, samesite="strict", secure=self.s.secure_cookies, path="/"
+        )
+        return response
+
+    async def signout(self, request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=2, max_part_size=1024)
+        session = await self._form_session(request, form)
+        if session is not None:
+            await run_in_threadpool(self.s.store.close_session, request.cookies.get(COOKIE, ""))
+        response = RedirectResponse("/signin", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    async def upload(self, request: Request) -> Response:
+        session = await self._session(request)
+        if session is None:
+            return HTMLResponse(pages.signin_page("sign in first"), status_code=401)
+        try:
+            form = await request.form(max_files=1, max_fields=4, max_part_size=4096)
+        except BodyTooLarge:
+            raise
+        except Exception:
+            return await self.home(request, "that upload could not be read; try again", 400)
+        if await self._form_session(request, form) is None:
+            return HTMLResponse(
+                pages.message_page("Refused", "the form was not this site's"), status_code=403
+            )
+        try:
+            public_id = await self._accept_form(session.person, form)
+        except UploadRefused as exc:
+            return await self.home(request, line(str(exc), 1000), exc.status)
+        return RedirectResponse(f"/attempts/{public_id}", status_code=303)
+
+    async def _accept_form(self, person: Person, form: Any) -> str:
+        """Store the form's upload for this person (UploadRefused: why not); its public id."""
+        upload = form.get("file")
+        content, filename = None, None
+        if isinstance(upload, UploadFile):
+            content = await upload.read(MAX_SOURCE_BYTES + 1)
+            filename = upload.filename
+        accepted = read_upload(form.get("task"), self.s.tasks, filename, content)
+        async with self.uploading.setdefault(person.id, asyncio.Lock()):
+            limit = self.s.attempts_at(accepted.task)
+            if limit is not None and not person.staff:
+                used = await run_in_threadpool(self.s.store.attempts, person.id, accepted.task)
+                if used >= limit:
+                    raise UploadRefused(
+                        f"you have used your {counted(limit, 'attempt')} at {accepted.task}", 429
+                    )
+            late = self.s.deadline is not None and time.time() > self.s.deadline
+            public_id = await run_in_threadpool(
+                self.s.store.accept, person.id, accepted.task, accepted.filename, accepted.content, late
+            )
+        self.s.dispatcher.wake.set()
+        return public_id
+
+    async def attempt(self, request: Request) -> Response:
+        session = await self._session(request)
+        if session is None:
+            return HTMLResponse(pages.signin_page("sign in first"), status_code=401)
+        found = await self._visible(session.person, request.path_params["id"])
+        if found is None or found.person != session.person.id:
+            return HTMLResponse(pages.message_page("Not found", "no such attempt of yours"), status_code=404)
+        return await self._attempt_page(session, found, staff_view=False)
+
+    async def _attempt_page(self, session: Session, found: Submission, staff_view: bool) -> Response:
+        if found.report is None:
+            ahead = await run_in_threadpool(self.s.store.position, found.public_id)
+            typical = await run_in_threadpool(self.s.store.typical_seconds, found.task)
+            graded_for = None if found.started is None else max(0.0, time.time() - found.started)
+            return HTMLResponse(
+                pages.waiting_page(session.person, session.csrf, found, ahead, graded_for, typical)
+            )
+        result = Result.from_dict(found.report)
+        return HTMLResponse(report_html.render(result if staff_view else for_students(result)))
+
+    # -- pages: staff
+    async def _staff(self, request: Request) -> Session | Response:
+        session = await self._session(request)
+        if session is None:
+            return HTMLResponse(pages.signin_page("sign in first"), status_code=401)
+        if not session.person.staff:
+            return HTMLResponse(pages.message_page("Staff only", "this page is for staff"), status_code=403)
+        return session
+
+    async def staff_class(self, request: Request) -> Response:
+        session = await self._staff(request)
+        if isinstance(session, Response):
+            return session
+        everyone = await run_in_threadpool(self.s.store.everyone)
+        latest = await run_in_threadpool(self.s.store.latest)
+        counts = await run_in_threadpool(self.s.store.counts)
+        listed = [(t.id, t.title) for t in self.s.tasks.values()]
+        return HTMLResponse(pages.class_page(session.person, session.csrf, listed, everyone, latest, counts))
+
+    async def staff_person(self, request: Request) -> Response:
+        session = await self._staff(request)
+        if isinstance(session, Response):
+            return session
+        student = await run_in_threadpool(self.s.store.person, request.path_params["id"])
+        if student is None:
+            return HTMLResponse(pages.message_page("Not found", "no such person"), status_code=404)
+        history = await run_in_threadpool(self.s.store.submissions_of, student.id)
+        return HTMLResponse(pages.person_page(session.person, session.csrf, student, history))
+
+    async def staff_attempt(self, request: Request) -> Response:
+        session = await self._staff(request)
+        if isinstance(session, Response):
+            return session
+        found = await self._visible(session.person, request.path_params["id"])
+        if found is None:
+            return HTMLResponse(pages.message_page("Not found", "no such attempt"), status_code=404)
+        return await self._attempt_page(session, found, staff_view=True)
+
+    async def staff_regrade(self, request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=4, max_part_size=1024)
+        session = await self._form_session(request, form)
+        if session is None or not session.person.staff:
+            return HTMLResponse(pages.message_page("Refused", "staff only, from this site"), status_code=403)
+        person, task = form.get("person") or None, form.get("task") or None
+        if not (person is None or isinstance(person, str)) or not (task is None or isinstance(task, str)):
+            return HTMLResponse(pages.message_page("Refused", "not a form of this site"), status_code=400)
+        if task is not None and task not in self.s.tasks:
+            return HTMLResponse(pages.message_page("Not found", "no such task"), status_code=404)
+        await run_in_threadpool(self.s.store.regrade, person, task)
+        self.s.dispatcher.wake.set()
+        return RedirectResponse("/staff" if person is None else f"/staff/people/{person}", status_code=303)
+
+    async def staff_export(self, request: Request) -> Response:
+        session = await self._staff(request)
+        if isinstance(session, Response):
+            return session
+        kind = request.query_params.get("format", "csv")
+        task = request.query_params.get("task") or (
+            next(iter(self.s.tasks)) if len(self.s.tasks) == 1 else ""
+        )
+        if kind not in EXPORT_FORMATS or task not in self.s.tasks:
+            return PlainTextResponse(
+                f"give format ({', '.join(EXPORT_FORMATS)}) and task ({', '.join(self.s.tasks)})\n",
+                status_code=400,
+            )
+        if kind != "csv" and self.s.roster is None:
+            return PlainTextResponse(
+                f"{kind} needs the roster: start grader serve with --roster\n", status_code=400
+            )
+        try:
+            data = await run_in_threadpool(self._exported, task, kind)
+        except ExportError:
+            return PlainTextResponse(f"nothing of {task} is graded yet\n", status_code=404)
+        return Response(
+            data,
+            media_type="text/csv; charset=utf-8",
+            headers={"content-disposition": f'attachment; filename="{kind}-{task}.csv"'},
+        )
+
+    def _exported(self, task_id: str, kind: str) -> bytes:
+        """The file `grader export` writes, from each person's latest graded upload."""
+        task = self.s.tasks[task_id]
+        latest = self.s.store.latest()
+        with tempfile.TemporaryDirectory(prefix="grader-export-") as out:
+            book = Gradebook(os.path.join(out, "gradebook.sqlite"))
+            try:
+                for (person, t), found in sorted(latest.items()):
+                    if t == task_id and found.report is not None:
+                        report = Result.from_dict(found.report)
+                        book.record(task_id, person, found.sha256, task.version, task.digest, report)
+            finally:
+                book.close()
+            formats = ("detailed",) if kind == "csv" else ("detailed", kind)
+            export_grades(out, formats, self.s.roster, task=task_id)
+            with open(task_file(out, "grades" if kind == "csv" else kind, task_id, "csv"), "rb") as f:
+                return f.read()
