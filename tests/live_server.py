@@ -110,13 +110,19 @@ def square_task(folder: str) -> str:
     return make_task(Path(folder) / "square", SQUARE_YAML)
 
 
-def start(folder: str, tasks: list[str], *options: str, timeout: float = 180.0) -> LiveServer:
+ROSTER_ROWS = {"alice": "alice,1001,Alice Liddell", "bob": "bob,1002,Bob Dylan"}
+
+
+def start(
+    folder: str, tasks: list[str], *options: str, timeout: float = 180.0, students: tuple[str, ...] = STUDENTS
+) -> LiveServer:
     """``grader serve TASKS --roster --port 0 --db sqlite:///FOLDER/service.sqlite OPTIONS``,
-    once it listens, with a token for each student and for staff."""
+    once it listens, with a token for each student (of ``students``, the roster) and for
+    staff. Started again on the same folder, it serves the same database."""
     os.makedirs(folder, exist_ok=True)
     roster = os.path.join(folder, "roster.csv")
     with open(roster, "w", encoding="utf-8") as f:
-        f.write("submission_id,lms_id,name\nalice,1001,Alice Liddell\nbob,1002,Bob Dylan\n")
+        f.write("submission_id,lms_id,name\n" + "".join(ROSTER_ROWS[s] + "\n" for s in students))
     db_path = os.path.join(folder, "service.sqlite")
     db = f"sqlite:///{db_path}"
     staff_token = serve_token(db, STAFF, staff=True)  # (before the server: it makes the tables too)
@@ -169,7 +175,7 @@ def start(folder: str, tasks: list[str], *options: str, timeout: float = 180.0) 
             time.sleep(0.1)
         server.url = found.group(1)
         server.listening = printed.splitlines()[0]
-        for student in STUDENTS:
+        for student in students:
             server.tokens[student] = serve_token(db, student)
     except BaseException:
         server.stop()

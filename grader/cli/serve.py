@@ -34,9 +34,28 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 def database_url(given: str | None) -> str:
     if given:
+        _make_sqlite_folder(given)
         return given
     os.makedirs(DEFAULT_FOLDER, mode=0o700, exist_ok=True)
     return DEFAULT_DB
+
+
+def _make_sqlite_folder(url: str) -> None:
+    """A SQLite file's folder made (0700), as the default's is; other databases are servers."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return  # (said by open_store)
+    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+        folder = os.path.dirname(parsed.database)
+        if folder:
+            try:
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+            except OSError:
+                pass  # (open_store says the database cannot be opened, and why)
 
 
 def open_store(given: str | None) -> Store:
@@ -83,6 +102,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.attempts is not None and args.attempts < 1:
         raise UsageError("--attempts must be at least 1")
+    deadline = _deadline(args.deadline)  # (said before anything starts)
     tasks: dict[str, Task] = {}
     for folder in args.tasks:
         task = load_task(folder)
@@ -99,13 +119,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for student in roster.students if roster else ():
         known = store.person(student.submission_id)
         store.enrol(student.submission_id, student.name, staff=bool(known and known.staff))
+    if roster is not None:
+        # The roster says who may sign in: a student dropped from it keeps their uploads and
+        # grades, but their tokens (and the sessions they opened) end.
+        on_roster = {s.submission_id for s in roster.students}
+        dropped = [p.id for p in store.everyone() if not p.staff and p.id not in on_roster]
+        for person in dropped:
+            store.revoke_tokens(person)
+        if dropped:
+            print(
+                f"grader serve: {counted(len(dropped), 'student')} no longer on the roster can no longer sign "
+                f"in (their uploads and grades are kept): {line(', '.join(dropped), 2000)}",
+                file=sys.stderr,
+            )
+    elif not store.everyone():
+        print(
+            "grader serve: note: no --roster and no one in the database: no student can get a token "
+            "(start it with --roster ROSTER.csv)",
+            file=sys.stderr,
+        )
     listener = _listen(args.host, args.port)
     host, port = listener.getsockname()[:2]
     dispatcher = Dispatcher(store, tasks, options, args.jobs, args.dask)
     requeued = dispatcher.start()
-    service = Service(
-        store, tasks, dispatcher, roster, args.attempts, _deadline(args.deadline), args.secure_cookies
-    )
+    service = Service(store, tasks, dispatcher, roster, args.attempts, deadline, args.secure_cookies)
     again = f"; {counted(requeued, 'upload')} a stopped server was grading queued again" if requeued else ""
     print(
         f"grader serve: listening on http://{host}:{port} ({counted(len(tasks), 'task')}, "
@@ -113,10 +150,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"{again})",
         flush=True,
     )
+    rules = [f"database {_without_password(store.url)}"]
+    if args.attempts is not None:
+        rules.append(f"{counted(args.attempts, 'attempt')} per task (unless its task.yaml says)")
+    if args.deadline is not None:
+        rules.append(f"uploads after {line(args.deadline)} marked late")
+    print(f"grader serve: {'; '.join(rules)}", flush=True)
     if args.host not in LOOPBACK:
         print(
             "grader serve: note: listening beyond this machine; put it behind a TLS proxy "
-            "(docs/operators.md: The submission service) and add --secure-cookies",
+            "(docs/service.md: Behind a TLS proxy) and add --secure-cookies",
             file=sys.stderr,
             flush=True,
         )
@@ -149,18 +192,21 @@ class _Server(uvicorn.Server):
 
 def cmd_serve_token(args: argparse.Namespace) -> int:
     store = open_store(args.db)
+    where = _without_password(store.url)
     person = store.person(args.person)
     if person is None and not args.staff:
         raise UsageError(
-            f"{line(args.person)!r} is not on the service's roster; start grader serve with "
-            "--roster (or give --staff for a member of staff)"
+            f"{line(args.person)!r} is not among the students of {where} (grader serve --roster "
+            "ROSTER.csv --db of that database enrols a roster's students; give --db if the server "
+            "uses another database, or --staff for a member of staff)"
         )
     if args.staff:
         store.enrol(args.person, person.name if person else args.person, staff=True)
     token = store.issue_token(args.person)
     print(token)
     if args.url:
-        print(f"{args.url.rstrip('/')}/signin?token={token}", file=sys.stderr)
+        print(f"{args.url.rstrip('/')}/signin?token={token}")  # (stdout too: > tokens.txt keeps it)
+    print(f"grader serve-token: a sign-in token for {line(args.person)} in {where}", file=sys.stderr)
     return EXIT_FULL
 
 

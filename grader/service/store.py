@@ -130,6 +130,11 @@ class Store:
             )
         return secret
 
+    def revoke_tokens(self, person_id: str) -> None:
+        """Every sign-in token of a person ended, and with them the sessions they opened."""
+        with self._begin() as db:
+            db.execute(token_table.delete().where(token_table.c.person == person_id))
+
     def person_by_token(self, presented: object) -> Person | None:
         if not tokens.plausible(presented):
             return None

@@ -28,8 +28,9 @@ def server(tmp_path_factory):
 def start_server(tmp_path):
     started = []
 
-    def starting(*options: str, tasks=None):
-        live = start(str(tmp_path / f"server-{len(started)}"), tasks or [PE_TASK], *options)
+    def starting(*options: str, tasks=None, folder=None, students=None):
+        where = folder or str(tmp_path / f"server-{len(started)}")
+        live = start(where, tasks or [PE_TASK], *options, **({"students": students} if students else {}))
         started.append(live)
         return live
 
