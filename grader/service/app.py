@@ -53,6 +53,7 @@ from grader.task.spec import Task
 
 COOKIE = "grader_session"
 EXPORT_FORMATS = ("csv", "canvas", "moodle")
+EXPORT_NAMES = {"csv": "grades", "canvas": "canvas", "moodle": "moodle"}  # as grader export names them
 
 
 @dataclass(frozen=True)
@@ -207,8 +208,10 @@ class _Routes:
             form = await request.form(max_files=1, max_fields=4, max_part_size=4096)
         except BodyTooLarge:
             raise
-        except Exception as exc:  # (malformed multipart, too many parts: the sender's error)
-            raise UploadRefused(f"not a form this service reads ({type(exc).__name__})") from None
+        except Exception:  # (malformed multipart, too many parts: the sender's error)
+            raise UploadRefused(
+                "not a form this service reads: multipart/form-data with one field task and one field file"
+            ) from None
         return await self._accept_form(person, form)
 
     # -- pages: students
@@ -236,7 +239,10 @@ class _Routes:
         return HTMLResponse(pages.signin_page(token=token if tokens.plausible(token) else ""))
 
     async def signin(self, request: Request) -> Response:
-        if not self._same_origin(request):
+        # No session yet, so no CSRF secret: the sign-in form must say it comes from this
+        # site (browsers send Origin with every form post), or another site could sign a
+        # visitor in to an account of its choosing and collect what they upload.
+        if request.headers.get("origin") is None or not self._same_origin(request):
             return HTMLResponse(pages.signin_page("sign in from this site's own page"), status_code=403)
         form = await request.form(max_files=0, max_fields=2, max_part_size=1024)
         presented = form.get("token")
@@ -370,6 +376,8 @@ class _Routes:
             return HTMLResponse(pages.message_page("Refused", "not a form of this site"), status_code=400)
         if task is not None and task not in self.s.tasks:
             return HTMLResponse(pages.message_page("Not found", "no such task"), status_code=404)
+        if person is not None and await run_in_threadpool(self.s.store.person, person) is None:
+            return HTMLResponse(pages.message_page("Not found", "no such person"), status_code=404)
         await run_in_threadpool(self.s.store.regrade, person, task)
         self.s.dispatcher.wake.set()
         return RedirectResponse("/staff" if person is None else f"/staff/people/{person}", status_code=303)
@@ -398,18 +406,19 @@ class _Routes:
         return Response(
             data,
             media_type="text/csv; charset=utf-8",
-            headers={"content-disposition": f'attachment; filename="{kind}-{task}.csv"'},
+            headers={"content-disposition": f'attachment; filename="{EXPORT_NAMES[kind]}-{task}.csv"'},
         )
 
     def _exported(self, task_id: str, kind: str) -> bytes:
         """The file `grader export` writes, from each person's latest graded upload."""
         task = self.s.tasks[task_id]
         latest = self.s.store.latest()
+        staff = {p.id for p in self.s.store.everyone() if p.staff}  # (their trial uploads are no grades)
         with tempfile.TemporaryDirectory(prefix="grader-export-") as out:
             book = Gradebook(os.path.join(out, "gradebook.sqlite"))
             try:
                 for (person, t), found in sorted(latest.items()):
-                    if t == task_id and found.report is not None:
+                    if t == task_id and found.report is not None and person not in staff:
                         report = Result.from_dict(found.report)
                         book.record(task_id, person, found.sha256, task.version, task.digest, report)
             finally:

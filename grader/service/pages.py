@@ -90,13 +90,15 @@ def home_page(
     for task_id, title in tasks:
         left = attempts_left.get(task_id)
         limit = "" if left is None else f" ({counted(left, 'attempt')} left)"
-        forms.append(
-            f"<h2>{text(title)} <small>({text(task_id)})</small>{text(limit)}</h2>"
+        form = (
             '<form method="post" action="/upload" enctype="multipart/form-data">'
             f'{_csrf(csrf)}<input type="hidden" name="task" value="{text(task_id)}">'
             f'<input type="file" name="file" accept="{text(",".join(accepted_suffixes()))}" required> '
             "<button>Upload</button></form>"
+            if left != 0
+            else "<p>You have used every attempt at this task: your latest upload is the one graded.</p>"
         )
+        forms.append(f"<h2>{text(title)} <small>({text(task_id)})</small>{text(limit)}</h2>{form}")
     rows = "".join(
         f'<tr><td><a href="/attempts/{text(s.public_id)}">{text(s.task)}</a></td><td>{text(s.filename)}</td>'
         f"<td>{_when(s.uploaded)}{' <span class=late>late</span>' if s.late else ''}</td><td>{_score(s)}</td></tr>"
@@ -191,7 +193,7 @@ def person_page(person: Person, csrf: str, student: Person, history: Sequence[Su
     rows = "".join(
         f'<tr><td><a href="/staff/attempts/{text(s.public_id)}">{text(s.task)}</a></td><td>{text(s.filename)}</td>'
         f"<td>{_when(s.uploaded)}{' <span class=late>late</span>' if s.late else ''}</td><td>{_score(s)}</td>"
-        f"<td>{text(s.sha256[:12])}</td></tr>"
+        f"<td><code>{text(s.sha256)}</code></td></tr>"
         for s in history
     )
     regrade = (

@@ -81,6 +81,8 @@ def test_export_is_what_grader_export_writes_for_the_same_grades(server, uploade
             answer = http.get(f"/staff/export?format={kind}&task={PE}", headers=staff.headers)
             assert answer.status_code == 200, answer.text
             assert answer.headers["content-type"] == "text/csv; charset=utf-8"
+            name = {"csv": "grades", "canvas": "canvas"}[kind]  # as grader export names its files
+            assert answer.headers["content-disposition"] == f'attachment; filename="{name}-{PE}.csv"'
             exported[kind] = answer.content
         refused = http.get("/staff/export?format=csv&task=nonexistent", headers=staff.headers)
         assert refused.status_code == 400
@@ -231,6 +233,7 @@ def test_a_tasks_own_attempts_beat_the_servers(start_server, tmp_path):
     with client(live) as http:
         home = http.get("/", headers=browser.headers).text
     assert home.count("(0 attempts left)") == 2, home
+    assert home.count("You have used every attempt at this task") == 2 and 'action="/upload"' not in home
     healthy(live)
 
 
@@ -275,6 +278,10 @@ def test_staff_regrade_queues_the_latest_upload_again(server, uploaded):
             "/staff/regrade", data={"csrf": staff.csrf, "task": "nonexistent"}, headers=staff.headers
         )
         assert unknown.status_code == 404
+        nobody = http.post(
+            "/staff/regrade", data={"csrf": staff.csrf, "person": "nobody"}, headers=staff.headers
+        )
+        assert nobody.status_code == 404 and "no such person" in nobody.text
     deadline = time.monotonic() + 120
     while True:
         now = {r[0]: (r[4], r[5]) for r in rows(server)}
@@ -312,7 +319,7 @@ def test_a_stopped_server_leaves_no_process_behind(start_server):
         ("nonsense", "Could not parse"),
         ("mysql://x/y", "no driver for it here (MySQLdb)"),
         ("postgresql://prof:hunter2@127.0.0.1:1/course", "connection"),
-        ("sqlite:////nonexistent-folder/x.db", "unable to open database file"),
+        ("sqlite:////proc/no-folder-here/x.db", "unable to open database file"),
     ],
 )
 def test_a_database_it_cannot_open_is_the_operators_error_named_with_db(url, why, tmp_path):
@@ -324,3 +331,39 @@ def test_a_database_it_cannot_open_is_the_operators_error_named_with_db(url, why
         assert done.stderr.startswith(f"grader: --db {url.replace('hunter2', '***')}: "), done.stderr
         assert why in done.stderr and "Give sqlite:///PATH or postgresql://" in done.stderr, done.stderr
         assert "hunter2" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_roster_says_who_may_sign_in_and_staff_trials_are_no_grades(start_server):
+    """Restarted with a roster that drops bob: his token and session end (his grades stay on
+    the class page), and the export holds the roster's students, never a member of staff's
+    trial upload."""
+    live = start_server()
+    bob = sign_in(live, "bob")
+    with client(live, live.tokens["bob"]) as http:
+        graded(http, upload(http, PE, "b.py", sample("correct_vectorized.py")).json()["id"])
+    with client(live, live.tokens[STAFF]) as http:
+        graded(http, upload(http, PE, "trial.py", sample("correct_vectorized.py")).json()["id"])
+    live.stop()
+    again = start_server(folder=live.folder, students=("alice",))
+    assert (
+        "1 student no longer on the roster can no longer sign in" in again.stderr()
+        and "bob" in again.stderr()
+    )
+    with client(again, live.tokens["bob"]) as http:
+        assert upload(http, PE, "b2.py", TINY).status_code == 401
+    with client(again) as http:
+        assert http.get("/", headers=bob.headers).text.count("Sign in") >= 1  # the session ended too
+    staff = sign_in(again, STAFF)
+    with client(again) as http:
+        assert "bob" in http.get("/staff", headers=staff.headers).text  # his grades are kept
+        exported = http.get(f"/staff/export?format=csv&task={PE}", headers=staff.headers).text
+    assert "bob" in exported and STAFF not in exported
+
+
+def test_a_sqlite_databases_folder_is_made_as_the_defaults_is(tmp_path):
+    url = f"sqlite:///{tmp_path}/course/term-1/service.sqlite"
+    done = run_cli("serve-token", "--staff", "prof", "--db", url)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "course" / "term-1" / "service.sqlite").is_file()
+    assert oct((tmp_path / "course" / "term-1").stat().st_mode & 0o777) == "0o700"  # (its own folder)
+    assert f"in {url}" in done.stderr  # which database the token is for

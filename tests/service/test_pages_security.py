@@ -100,9 +100,11 @@ def test_a_bad_token_signs_no_one_in(server, token):
 def test_signing_in_from_another_site_is_refused(server):
     before = sessions(server)
     with client(server) as http:
-        for origin in ("http://evil.example", "null", server.url.replace("127.0.0.1", "localhost")):
-            answer = http.post("/signin", data={"token": server.tokens["alice"]}, headers={"origin": origin})
+        for origin in ("http://evil.example", "null", server.url.replace("127.0.0.1", "localhost"), None):
+            headers = {} if origin is None else {"origin": origin}  # (none: a form that hides its origin)
+            answer = http.post("/signin", data={"token": server.tokens["alice"]}, headers=headers)
             assert answer.status_code == 403, (origin, answer.text)
+            assert "set-cookie" not in answer.headers
             assert "set-cookie" not in answer.headers
     assert sessions(server) == before
 
