@@ -95,12 +95,18 @@ class LocalExecutor:
         # prepares the task itself (from the disk cache the batch filled).
         fork = fork and sys.platform.startswith("linux")
         context = multiprocessing.get_context("fork" if fork else "spawn")
+        self.jobs = jobs
         self.pool = concurrent.futures.ProcessPoolExecutor(
             jobs,
             mp_context=context,
             initializer=_start_pool_process,
             initargs=(prepared if fork else None,),
         )
+
+    def start_processes(self) -> None:
+        """Start every pool process now, from the calling thread (a pool starts them as
+        work comes), and wait until each has started."""
+        concurrent.futures.wait([self.pool.submit(os.getpid) for _ in range(self.jobs)])
 
     def submit(self, *args: Any) -> concurrent.futures.Future[dict[str, Any]]:
         return self.pool.submit(grade_bytes, *args)

@@ -9,6 +9,7 @@ student code: it only stores bytes and reads results."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 import time
@@ -53,6 +54,15 @@ class Dispatcher:
         many were queued again."""
         requeued = self.store.requeue_abandoned()
         self.executor = self._new_executor()
+        if isinstance(self.executor, LocalExecutor):
+            # Ctrl-C in the operator's terminal reaches the whole process group: the pool's
+            # processes, started now with SIGINT ignored (and so for good: Python keeps an
+            # ignored SIGINT), leave stopping to the server, which stops them itself.
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                self.executor.start_processes()
+            finally:
+                signal.signal(signal.SIGINT, previous)
         self.thread.start()
         return requeued
 
@@ -99,7 +109,7 @@ class Dispatcher:
     def _dispatch(self, running: dict[Any, Claimed]) -> None:
         """Claim, submit and record until stopped; a database error is raised to _run."""
         while not self.stopping.is_set():
-            while len(running) < self.slots:
+            while len(running) < self.slots and not self.stopping.is_set():
                 claimed = self.store.claim_next(self.server, self.tasks)
                 self.error = None  # (the database answered)
                 if claimed is None:
@@ -132,7 +142,8 @@ class Dispatcher:
         queue (each future of a broken pool fails: none of them is recorded)."""
         assert self.executor is not None
         self.executor.close()
-        self.executor = self._new_executor()
+        if not self.stopping.is_set():  # (a pool that breaks as the server stops stays closed)
+            self.executor = self._new_executor()
         for again in held:
             self.store.requeue(again.id, self.server)
 
@@ -145,6 +156,11 @@ class Dispatcher:
         task = self.tasks[claimed.task]
         try:
             report = future.result()
+        except KeyboardInterrupt:
+            # Ctrl-C in the server's terminal reaches its pool's processes too: the server
+            # is stopping. The upload goes back to the queue, for the next start to grade.
+            self.store.requeue(claimed.id, self.server)
+            return
         except Exception as exc:
             assert self.executor is not None
             if self.executor.broken(exc):  # the pool's processes were killed: a new pool

@@ -333,6 +333,33 @@ def test_a_flood_does_not_starve_an_honest_student(database, serve, jobs):
     assert sum(r.status == "grading" for r in flooded) <= 1
 
 
+def test_ctrl_c_mid_grading_stops_cleanly_and_the_restart_grades_the_upload(tmp_path, serve):
+    """Ctrl-C in the operator's terminal (SIGINT to the whole foreground group, the pool's
+    processes too) while an upload is graded: exit 0 without a traceback, and the upload
+    graded once by the next start."""
+    db = f"sqlite:///{tmp_path}/service.sqlite"
+    server = serve([PE_TASK], ["ana"], db, 1)
+    secret = token(db, "ana", server.folder)
+    slow = sample("correct_vectorized.py").replace(
+        b"import numpy as np", b"import numpy as np\nimport time\ntime.sleep(3)", 1
+    )
+    client = Client(server.url)
+    public_id = accepted_id(client.upload(secret, PE, "slow.py", slow))
+    deadline = time.monotonic() + 60
+    while client.status(secret, public_id)["status"] != "grading":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    client.close()
+    os.killpg(server.process.pid, signal.SIGINT)
+    assert server.process.wait(timeout=60) == 0
+    assert "Traceback" not in server.stderr() and "KeyboardInterrupt" not in server.stderr(), server.stderr()
+    server.start()
+    client = Client(server.url)
+    client.wait_done({public_id: secret}, 120)
+    client.close()
+    assert_each_graded_once(db, {public_id})
+
+
 # -- (c) a crowd
 
 
