@@ -17,7 +17,7 @@ import traceback
 import uuid
 from typing import Any
 
-from grader.classroom.executors import DaskExecutor, LocalExecutor
+from grader.classroom.executors import DaskExecutor, LocalExecutor, TaskFiles, task_files
 from grader.grading.grade import Options
 from grader.records.result import ungradable
 from grader.service.store import Claimed, Store
@@ -42,6 +42,7 @@ class Dispatcher:
     ):
         self.store, self.tasks, self.options, self.slots = store, tasks, options, slots
         self.dask_address = dask_address
+        self.task_files: dict[str, TaskFiles] = {}  # (for Dask: read once per task)
         self.server = uuid.uuid4().hex  # this server's claims (a restart's are another's)
         self.wake = threading.Event()
         self.stopping = threading.Event()
@@ -150,7 +151,15 @@ class Dispatcher:
     def _submit(self, claimed: Claimed) -> Any:
         task = self.tasks[claimed.task]
         assert self.executor is not None
-        return self.executor.submit(task.folder, claimed.filename, claimed.content, self.options)
+        # A Dask worker may be on another machine: it gets the task's files (sent to each
+        # worker once), as grader batch --dask sends them; a pool process reads the folder.
+        if self.dask_address:
+            if task.id not in self.task_files:
+                self.task_files[task.id] = task_files(task)
+            task_ref: str | TaskFiles = self.task_files[task.id]
+        else:
+            task_ref = task.folder
+        return self.executor.submit(task_ref, claimed.filename, claimed.content, self.options)
 
     def _record(self, claimed: Claimed, future: Any, running: dict[Any, Claimed]) -> None:
         task = self.tasks[claimed.task]

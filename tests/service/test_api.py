@@ -367,3 +367,20 @@ def test_a_sqlite_databases_folder_is_made_as_the_defaults_is(tmp_path):
     assert (tmp_path / "course" / "term-1" / "service.sqlite").is_file()
     assert oct((tmp_path / "course" / "term-1").stat().st_mode & 0o777) == "0o700"  # (its own folder)
     assert f"in {url}" in done.stderr  # which database the token is for
+
+
+def test_grading_on_a_dask_cluster_gives_the_same_reports(start_server):
+    """--dask ADDRESS: the uploads are graded by the cluster's workers (sent the task's
+    files, as grader batch --dask sends them), with the reports grader check gives."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        live = start_server("--dask", cluster.scheduler_address)
+        with client(live, live.tokens["alice"]) as http:
+            for name in ("correct_vectorized.py", "mistake_sin_cos_swapped.py"):
+                report = graded(http, upload(http, PE, name, sample(name)).json()["id"])["report"]
+                done = run_cli("check", PE_TASK, os.path.join(PE_SAMPLES, name), "--format", "json")
+                assert essentials(report) == essentials(json.loads(done.stdout)), name
+        assert "grade_bytes" in cluster.scheduler.task_prefixes  # (the cluster graded them)
+        live.stop()
