@@ -385,3 +385,29 @@ def test_grading_on_a_dask_cluster_gives_the_same_reports(start_server):
                 assert essentials(report) == essentials(json.loads(done.stdout)), name
         assert "grade_bytes" in cluster.scheduler.task_prefixes  # (the cluster graded them)
         live.stop()
+
+
+SIGINT_ITSELF = b"""import numpy as np
+import signal
+
+
+def sinusoidal_pe(max_len, d_model, base=10000.0):
+    signal.raise_signal(signal.SIGINT)
+    return np.zeros((max_len, d_model))
+
+
+def add_positional_encoding(x, base=10000.0):
+    signal.raise_signal(signal.SIGINT)
+    return np.asarray(x, dtype=float)
+"""
+
+
+def test_a_file_that_interrupts_itself_gets_the_score_grader_check_gives(server, tmp_path):
+    """The service's pool ignores SIGINT (Ctrl-C is the server's); a student's code still
+    meets it as Python's default, so its score is the one grader check gives."""
+    path = tmp_path / "interrupts.py"
+    path.write_bytes(SIGINT_ITSELF)
+    done = run_cli("check", PE_TASK, str(path), "--format", "json")
+    with client(server, server.tokens["alice"]) as http:
+        report = graded(http, upload(http, PE, "interrupts.py", SIGINT_ITSELF).json()["id"])["report"]
+    assert essentials(report) == essentials(json.loads(done.stdout))

@@ -13,6 +13,7 @@ import inspect
 import json
 import operator
 import os
+import signal
 import socket
 import sys
 import traceback
@@ -379,6 +380,9 @@ def become_worker(sock: socket.socket, confinement: protocol.Confinement) -> Non
     "drop_capabilities" (capabilities.py); "deny_sockets", "deny_keys", "deny_ipc" and
     "deny_processes" (syscalls.py, one filter; with the keys, a new empty session keyring
     first); "landlock" (a policy for landlock.py)."""
+    # The student's code meets SIGINT as Python's default (KeyboardInterrupt), whoever
+    # started the grader: grader serve's pool ignores it, Ctrl-C being the server's to handle.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if confinement.get("private_namespaces") is True:
             import namespaces
