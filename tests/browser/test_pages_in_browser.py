@@ -12,7 +12,7 @@ import re
 import shutil
 
 import pytest
-from chromium import REQUIRE_ENV, Chromium, available, png_colours
+from chromium import NOTHING_RAN, chromium_or_skip, png_colours
 from conftest import PE_SAMPLES, PE_TASK, run_cli
 
 PWNED = "pwned"
@@ -42,23 +42,11 @@ def add_positional_encoding(x, base=10000.0):
     return x + sinusoidal_pe(x.shape[-2], x.shape[-1], base)
 """
 HOSTILE_NAMES = ["<script>document.title='pwned'<!--", "<img src=x onerror=document.title='pwned'>"]
-# What scripts could leave behind, read after the page settled.
-NOTHING_RAN = (
-    "[document.title, document.querySelectorAll('script, img, iframe, object, embed').length,"
-    " [...document.querySelectorAll('*')].some(e => [...e.attributes].some("
-    "a => a.name.startsWith('on')))]"
-)
 
 
 @pytest.fixture(scope="module")
 def browser():
-    why = available()
-    if why:
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(f"{REQUIRE_ENV}=1 but no browser: {why}")
-        pytest.skip(f"no headless browser: {why}")
-    with Chromium() as chromium:
-        yield chromium
+    yield from chromium_or_skip()
 
 
 def opened(browser, path):

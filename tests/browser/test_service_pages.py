@@ -13,27 +13,16 @@ import shutil
 import time
 
 import pytest
-from chromium import REQUIRE_ENV, BrowserError, Chromium, available
+from chromium import NOTHING_RAN, BrowserError, chromium_or_skip
 from conftest import PE_SAMPLES, PE_TASK, score_without
 from live_server import STAFF, start
 
 HOSTILE_NAME = "<img src=x onerror=document.title='pwned'>.py"  # (a browser sends " as %22)
-NOTHING_RAN = (
-    "[document.title, document.querySelectorAll('script, img, iframe, object, embed').length,"
-    " [...document.querySelectorAll('*')].some(e => [...e.attributes].some("
-    "a => a.name.startsWith('on')))]"
-)
 
 
 @pytest.fixture(scope="module")
 def browser():
-    why = available()
-    if why:
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(f"{REQUIRE_ENV}=1 but no browser: {why}")
-        pytest.skip(f"no headless browser: {why}")
-    with Chromium(timeout=60) as chromium:
-        yield chromium
+    yield from chromium_or_skip(timeout=60)
 
 
 @pytest.fixture(scope="module")
