@@ -143,11 +143,7 @@ class _Routes:
     async def api_upload(self, request: Request) -> Response:
         person = await self._bearer(request)
         if person is None:
-            return JSONResponse(
-                {"error": "a valid bearer token is needed"},
-                status_code=401,
-                headers={"www-authenticate": "Bearer"},
-            )
+            return _needs_bearer()
         try:
             public_id = await self._accept(request, person)
         except UploadRefused as exc:
@@ -157,11 +153,7 @@ class _Routes:
     async def api_status(self, request: Request) -> Response:
         person = await self._bearer(request)
         if person is None:
-            return JSONResponse(
-                {"error": "a valid bearer token is needed"},
-                status_code=401,
-                headers={"www-authenticate": "Bearer"},
-            )
+            return _needs_bearer()
         found = await self._visible(person, request.path_params["id"])
         if found is None:
             return JSONResponse({"error": "no such submission"}, status_code=404)
@@ -427,3 +419,9 @@ class _Routes:
             export_grades(out, formats, self.s.roster, task=task_id)
             with open(task_file(out, "grades" if kind == "csv" else kind, task_id, "csv"), "rb") as f:
                 return f.read()
+
+
+def _needs_bearer() -> Response:
+    return JSONResponse(
+        {"error": "a valid bearer token is needed"}, status_code=401, headers={"www-authenticate": "Bearer"}
+    )
