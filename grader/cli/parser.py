@@ -11,6 +11,7 @@ from grader import __version__
 from grader.cli.common import EXIT_CANNOT_RUN
 from grader.report import RENDERERS
 from grader.sandbox import NAMES
+from grader.service.limits import Limits
 from grader.submission.formats import accepted_text, written_suffixes
 
 
@@ -309,6 +310,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--secure-cookies",
         action="store_true",
         help="send the session cookie over HTTPS only (behind a TLS proxy: docs/operators.md)",
+    )
+    serve.add_argument(
+        "--limit",
+        action="append",
+        metavar="NAME=VALUE",
+        help="change one bound on what a client may hold (repeatable; docs/service.md: Limits): "
+        + "; ".join(
+            f"{name} ({what}, default {getattr(Limits(), name.replace('-', '_'))})"
+            for name, what in Limits.names().items()
+        ),
+    )
+    serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="ADDRESS",
+        help="the address of a reverse proxy in front (repeatable): its connections are not "
+        "counted per address (a proxy carries many students')",
     )
     sandbox_options(serve)
 

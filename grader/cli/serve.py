@@ -22,7 +22,9 @@ from grader.grading.task_yaml import load_task
 from grader.records.wording import counted
 from grader.sandbox import choose_tier
 from grader.service.app import Service, create_app
+from grader.service.connections import guarded_protocol
 from grader.service.grading import Dispatcher
+from grader.service.limits import Limits
 from grader.service.store import Store
 from grader.student_text import line
 from grader.task.spec import Task
@@ -30,6 +32,7 @@ from grader.task.spec import Task
 DEFAULT_FOLDER = "grader-serve"  # (in the current folder: a folder of its own)
 DEFAULT_DB = f"sqlite:///{os.path.join(DEFAULT_FOLDER, 'service.sqlite')}"
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+SPARE_FILES = 256  # open files beyond the connections: the database, the pool, its pipes
 
 
 def database_url(given: str | None) -> str:
@@ -103,6 +106,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.attempts is not None and args.attempts < 1:
         raise UsageError("--attempts must be at least 1")
     deadline = _deadline(args.deadline)  # (said before anything starts)
+    limits = _limits(args.limit or [])
     tasks: dict[str, Task] = {}
     for folder in args.tasks:
         task = load_task(folder)
@@ -142,7 +146,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host, port = listener.getsockname()[:2]
     dispatcher = Dispatcher(store, tasks, options, args.jobs, args.dask)
     requeued = dispatcher.start()
-    service = Service(store, tasks, dispatcher, roster, args.attempts, deadline, args.secure_cookies)
+    service = Service(store, tasks, dispatcher, roster, args.attempts, deadline, args.secure_cookies, limits)
     again = f"; {counted(requeued, 'upload')} a stopped server was grading queued again" if requeued else ""
     print(
         f"grader serve: listening on http://{host}:{port} ({counted(len(tasks), 'task')}, "
@@ -151,6 +155,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     rules = [f"database {_without_password(store.url)}"]
+    rules.append(f"limits {limits.described()} (--limit NAME=VALUE changes one)")
     if args.attempts is not None:
         rules.append(f"{counted(args.attempts, 'attempt')} per task (unless its task.yaml says)")
     if args.deadline is not None:
@@ -163,7 +168,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    server = _Server(uvicorn.Config(create_app(service), log_level="warning", access_log=False))
+    server = _Server(
+        uvicorn.Config(
+            create_app(service),
+            log_level="warning",
+            access_log=False,
+            http=guarded_protocol(limits, args.trusted_proxy or ()),
+            limit_concurrency=limits.connections,
+        )
+    )
     try:
         server.run(sockets=[listener])
     finally:
@@ -208,6 +221,41 @@ def cmd_serve_token(args: argparse.Namespace) -> int:
         print(f"{args.url.rstrip('/')}/signin?token={token}")  # (stdout too: > tokens.txt keeps it)
     print(f"grader serve-token: a sign-in token for {line(args.person)} in {where}", file=sys.stderr)
     return EXIT_FULL
+
+
+def _limits(settings: list[str]) -> Limits:
+    """The limits asked for, with room for them in this process's open files: the soft
+    limit is raised to the hard one (it is 1024 on most systems, fewer than the connections
+    a class holds); where even the hard limit is short, the connection limit is lowered and
+    said."""
+    try:
+        limits = Limits().changed(settings)
+    except ValueError as exc:
+        raise UsageError(line(str(exc))) from None
+    if limits.connections_per_peer > limits.connections:
+        raise UsageError("--limit connections-per-peer must not be above --limit connections")
+    try:
+        import resource
+    except ImportError:  # (Windows: no such limit to raise)
+        return limits
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = limits.connections + SPARE_FILES
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        raised = wanted if hard == resource.RLIM_INFINITY else min(max(soft, wanted), hard)
+        if raised > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        fits = max(soft - SPARE_FILES, 1)
+        print(
+            f"grader serve: note: this process may open only {soft} files, so it takes {fits} "
+            f"connections at once, not {limits.connections} (raise the hard limit: ulimit -Hn)",
+            file=sys.stderr,
+        )
+        limits = dataclasses.replace(
+            limits, connections=fits, connections_per_peer=min(limits.connections_per_peer, fits)
+        )
+    return limits
 
 
 def _roster(path: str | None) -> Roster | None:

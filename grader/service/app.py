@@ -44,7 +44,8 @@ from grader.report import html as report_html
 from grader.report.json_report import render as render_json
 from grader.service import pages, tokens
 from grader.service.grading import Dispatcher
-from grader.service.store import Person, Session, Store, Submission
+from grader.service.limits import Limits
+from grader.service.store import OverBudget, Person, Session, Store, Submission
 from grader.service.uploads import UploadRefused, read_upload
 from grader.service.walls import BodyTooLarge, Walls, internal_error
 from grader.student_text import line
@@ -67,6 +68,7 @@ class Service:
     attempts: int | None = None  # per person and task (--attempts); None: no limit
     deadline: float | None = None  # uploads after it are marked late
     secure_cookies: bool = False  # behind a TLS proxy: the cookie only over HTTPS
+    limits: Limits = Limits()  # what one client may hold
 
     def attempts_at(self, task_id: str) -> int | None:
         """Uploads a student may make of this task: its task.yaml attempts:, else --attempts."""
@@ -147,7 +149,9 @@ class _Routes:
         try:
             public_id = await self._accept(request, person)
         except UploadRefused as exc:
-            return JSONResponse({"error": line(str(exc), 1000)}, status_code=exc.status)
+            return JSONResponse(
+                {"error": line(str(exc), 1000)}, status_code=exc.status, headers=exc.headers()
+            )
         return JSONResponse({"id": public_id, "status": "queued"}, status_code=202)
 
     async def api_status(self, request: Request) -> Response:
@@ -227,8 +231,23 @@ class _Routes:
         )
 
     async def signin_form(self, request: Request) -> Response:
-        token = request.query_params.get("token", "")
-        return HTMLResponse(pages.signin_page(token=token if tokens.plausible(token) else ""))
+        # A personal link (?token=) is whoever sent it's choice: it never signs anyone in by
+        # itself, nor fills in a form the visitor cannot read. It names the account it opens
+        # and asks to confirm (warning a browser signed in as someone else).
+        token = request.query_params.get("token")
+        if token is None:
+            return HTMLResponse(pages.signin_page())
+        account = await run_in_threadpool(self.s.store.person_by_token, token)
+        if account is None:
+            return HTMLResponse(
+                pages.signin_page(
+                    "this link's token is not valid (it may have been replaced): paste your token"
+                ),
+                status_code=401,
+            )
+        session = await self._session(request)
+        assert isinstance(token, str)
+        return HTMLResponse(pages.link_signin_page(account, token, session.person if session else None))
 
     async def signin(self, request: Request) -> Response:
         # No session yet, so no CSRF secret: the sign-in form must say it comes from this
@@ -236,12 +255,18 @@ class _Routes:
         # visitor in to an account of its choosing and collect what they upload.
         if request.headers.get("origin") is None or not self._same_origin(request):
             return HTMLResponse(pages.signin_page("sign in from this site's own page"), status_code=403)
-        form = await request.form(max_files=0, max_fields=2, max_part_size=1024)
-        presented = form.get("token")
+        form = await request.form(max_files=0, max_fields=3, max_part_size=1024)
+        presented, account = form.get("token"), form.get("account")
         person = await run_in_threadpool(self.s.store.person_by_token, presented)
-        if person is None or not isinstance(presented, str):
+        # (a link's confirmation names the account the visitor agreed to: no other one)
+        if person is None or not isinstance(presented, str) or (account is not None and account != person.id):
             return HTMLResponse(pages.signin_page("that token is not valid"), status_code=401)
-        cookie, _ = await run_in_threadpool(self.s.store.open_session, person.id, presented)
+        previous = request.cookies.get(COOKIE)
+        if previous:  # (the browser's other account is signed out here, as the link page warned)
+            await run_in_threadpool(self.s.store.close_session, previous)
+        cookie, _ = await run_in_threadpool(
+            self.s.store.open_session, person.id, presented, self.s.limits.sessions_per_person
+        )
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
             COOKIE, cookie, httponly=True, samesite="strict", secure=self.s.secure_cookies, path="/"
@@ -274,7 +299,9 @@ class _Routes:
         try:
             public_id = await self._accept_form(session.person, form)
         except UploadRefused as exc:
-            return await self.home(request, line(str(exc), 1000), exc.status)
+            answer = await self.home(request, line(str(exc), 1000), exc.status)
+            answer.headers.update(exc.headers())
+            return answer
         return RedirectResponse(f"/attempts/{public_id}", status_code=303)
 
     async def _accept_form(self, person: Person, form: Any) -> str:
@@ -293,10 +320,25 @@ class _Routes:
                     raise UploadRefused(
                         f"you have used your {counted(limit, 'attempt')} at {accepted.task}", 429
                     )
+            free = await run_in_threadpool(self.s.store.free_bytes)
+            if free is not None and free - len(accepted.content) < self.s.limits.free_disk_mib << 20:
+                # (refused before the disk fills: the uploads already taken are kept and graded)
+                raise UploadRefused(
+                    "the service's disk is nearly full, so it takes no upload now; tell your instructor", 507
+                )
             late = self.s.deadline is not None and time.time() > self.s.deadline
-            public_id = await run_in_threadpool(
-                self.s.store.accept, person.id, accepted.task, accepted.filename, accepted.content, late
-            )
+            try:
+                public_id = await run_in_threadpool(
+                    self.s.store.accept,
+                    person.id,
+                    accepted.task,
+                    accepted.filename,
+                    accepted.content,
+                    late,
+                    self.s.limits,
+                )
+            except OverBudget as exc:
+                raise UploadRefused(str(exc), 429, exc.retry_after) from None
         self.s.dispatcher.wake.set()
         return public_id
 

@@ -55,21 +55,58 @@ def _csrf(csrf: str) -> str:
 def _nav(person: Person, csrf: str) -> str:
     staff = ' · <a href="/staff">class</a>' if person.staff else ""
     return (
-        f'<nav><a href="/">my tasks</a>{staff} · signed in as {text(person.name or person.id)} '
+        f'<nav><a href="/">my tasks</a>{staff} · signed in as {text(_who(person))} '
         f'<form class="inline" method="post" action="/signout">{_csrf(csrf)}'
         "<button>sign out</button></form></nav>"
     )
 
 
-def signin_page(problem: str | None = None, token: str = "") -> str:
+def signin_page(problem: str | None = None) -> str:
     bad = f'<p class="bad">{text(problem)}</p>' if problem else ""
     return page(
         "Sign in",
         "<h1>Sign in</h1>"
         f"{bad}<p>Paste the token your instructor gave you (or open your personal link).</p>"
         '<form method="post" action="/signin">'
-        f'<input type="password" name="token" value="{text(token)}" size="50" autocomplete="off" required> '
+        '<input type="password" name="token" size="50" autocomplete="off" required> '
         "<button>Sign in</button></form>",
+    )
+
+
+def _who(person: Person) -> str:
+    """A person as every page that acts for them names them: their name and their id."""
+    return f"{person.name} ({person.id})" if person.name and person.name != person.id else person.id
+
+
+def link_signin_page(account: Person, token: str, current: Person | None) -> str:
+    """What a personal link opens: whose account it is, and a button to confirm. A link is
+    whoever sent it's choice (a classmate's link signs you in as them), so it never signs
+    anyone in by itself; a browser already signed in as someone else is warned."""
+    warning = ""
+    if current is not None and current.id != account.id:
+        warning = (
+            f'<p class="bad">This browser is signed in as <strong>{text(_who(current))}</strong>. '
+            f"Continuing signs {text(current.id)} out here, and what you upload afterwards is "
+            f"filed as {text(account.id)}'s attempts.</p>"
+        )
+    same = current is not None and current.id == account.id
+    return page(
+        "Sign in",
+        f"<h1>Sign in as {text(_who(account))}?</h1>{warning}"
+        + (
+            f'<p class="note">You are already signed in as {text(_who(account))}: '
+            '<a href="/">your tasks</a>.</p>'
+            if same
+            else ""
+        )
+        + f"<p>This link opens the account of <strong>{text(_who(account))}</strong>. Everything "
+        "uploaded while signed in is filed as that person's attempt. If that is not you, do not "
+        "continue: the link is someone else's; ask your instructor for your own.</p>"
+        '<form method="post" action="/signin">'
+        f'<input type="hidden" name="token" value="{text(token)}">'
+        f'<input type="hidden" name="account" value="{text(account.id)}">'
+        f"<button>I am {text(_who(account))}: sign in</button></form>"
+        '<p><a href="/signin">Sign in with my own token instead</a></p>',
     )
 
 
@@ -94,7 +131,8 @@ def home_page(
             '<form method="post" action="/upload" enctype="multipart/form-data">'
             f'{_csrf(csrf)}<input type="hidden" name="task" value="{text(task_id)}">'
             f'<input type="file" name="file" accept="{text(",".join(accepted_suffixes()))}" required> '
-            "<button>Upload</button></form>"
+            f"<button>Upload as {text(person.id)}</button>"
+            f" <small>filed as an attempt of {text(_who(person))}</small></form>"
             if left != 0
             else "<p>You have used every attempt at this task: your latest upload is the one graded.</p>"
         )

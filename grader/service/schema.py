@@ -58,8 +58,7 @@ submissions = Table(
     Column("person", String(200), ForeignKey("people.id"), nullable=False),
     Column("task", String(200), nullable=False),
     Column("filename", String(300), nullable=False),
-    Column("content", LargeBinary, nullable=False),
-    Column("sha256", String(64), nullable=False),
+    Column("sha256", String(64), nullable=False),  # its bytes: contents, by this
     Column("uploaded", Float, nullable=False),
     Column("late", Boolean, nullable=False, default=False),
     Column("status", String(16), nullable=False),  # queued | grading | done
@@ -71,6 +70,16 @@ submissions = Table(
     Column("max_score", Float, nullable=True),
 )
 Index("submissions_status", submissions.c.status, submissions.c.uploaded)
+Index("submissions_person_uploaded", submissions.c.person, submissions.c.uploaded)  # (the upload rate)
+
+# An upload's bytes, once per SHA-256 however often they are uploaded.
+contents = Table(
+    "contents",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("content", LargeBinary, nullable=False),
+    Column("size", Integer, nullable=False),
+)
 Index("submissions_person_task", submissions.c.person, submissions.c.task)
 
 QUEUED, GRADING, DONE = "queued", "grading", "done"

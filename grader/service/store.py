@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import statistics
 import time
 import uuid
@@ -19,8 +20,10 @@ from typing import Any
 from sqlalchemy import Engine, and_, create_engine, event, func, select, update
 from sqlalchemy.engine import Connection
 
+from grader.records.wording import counted
 from grader.service import tokens
-from grader.service.schema import DONE, GRADING, QUEUED, people, sessions, submissions
+from grader.service.limits import Limits
+from grader.service.schema import DONE, GRADING, QUEUED, contents, people, sessions, submissions
 from grader.service.schema import tokens as token_table
 
 SESSION_SECONDS = 12 * 3600  # a browser signs in again after this
@@ -56,6 +59,15 @@ class Submission:
     score: float | None
     max_score: float | None
     report: dict | None  # the staff report (result.py's dict), once done
+
+
+class OverBudget(Exception):
+    """An upload refused by one of the Limits: the words for its sender, and how many
+    seconds until it would be taken (None: not by waiting)."""
+
+    def __init__(self, message: str, retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -151,13 +163,28 @@ class Store:
         return Person(row.id, row.name, bool(row.staff))
 
     # -- browser sessions
-    def open_session(self, person_id: str, token: str) -> tuple[str, str]:
+    def open_session(
+        self, person_id: str, token: str, keep: int = Limits.sessions_per_person
+    ) -> tuple[str, str]:
         """A new session's cookie value and CSRF secret, for the sign-in ``token`` it was
-        opened with (the session lasts only as long as that token's row)."""
+        opened with (the session lasts only as long as that token's row). A person has at
+        most ``keep`` sessions: signing in again and again makes no more rows, it signs the
+        oldest browser out."""
         cookie = tokens.new_secret()
         csrf = tokens.csrf_of(cookie)
         with self._begin() as db:
             db.execute(sessions.delete().where(sessions.c.expires < time.time()))
+            kept = (
+                select(sessions.c.digest)
+                .where(sessions.c.person == person_id)
+                .order_by(sessions.c.expires.desc())
+                .limit(max(keep - 1, 0))
+            )
+            db.execute(
+                sessions.delete().where(
+                    and_(sessions.c.person == person_id, sessions.c.digest.not_in(kept.scalar_subquery()))
+                )
+            )
             db.execute(
                 sessions.insert().values(
                     digest=tokens.digest(cookie),
@@ -194,25 +221,54 @@ class Store:
             db.execute(sessions.delete().where(sessions.c.digest == tokens.digest(cookie)))
 
     # -- uploads
-    def accept(self, person_id: str, task: str, filename: str, content: bytes, late: bool) -> str:
+    def accept(
+        self,
+        person_id: str,
+        task: str,
+        filename: str,
+        content: bytes,
+        late: bool,
+        limits: Limits | None = None,
+    ) -> str:
         """Store an upload, queued; its public id. Committed before this returns: an upload
-        the caller then acknowledges is never lost."""
+        the caller then acknowledges is never lost. Its bytes are stored once however often
+        they are uploaded. With ``limits``, an upload past a person's budget (their rate,
+        their uploads or distinct bytes of this task) is OverBudget, counted in the same
+        transaction as the insert."""
         public_id = uuid.uuid4().hex
+        sha256 = hashlib.sha256(content).hexdigest()
+        now = time.time()
         with self._begin() as db:
+            if limits is not None:
+                _within_budget(db, limits, person_id, task, sha256, len(content), now)
+            _store_once(db, sha256, content)
             db.execute(
                 submissions.insert().values(
                     public_id=public_id,
                     person=person_id,
                     task=task,
                     filename=filename,
-                    content=content,
-                    sha256=hashlib.sha256(content).hexdigest(),
-                    uploaded=time.time(),
+                    sha256=sha256,
+                    uploaded=now,
                     late=late,
                     status=QUEUED,
                 )
             )
         return public_id
+
+    def free_bytes(self) -> int | None:
+        """Free space on the disk that holds the database (SQLite); None where this machine
+        cannot tell (a database server's disk)."""
+        from sqlalchemy.engine import make_url
+
+        parsed = make_url(self.url)
+        if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+            return None
+        folder = os.path.dirname(os.path.abspath(parsed.database))
+        try:
+            return shutil.disk_usage(folder).free
+        except OSError:
+            return None
 
     def attempts(self, person_id: str, task: str) -> int:
         with self._begin() as db:
@@ -333,8 +389,10 @@ class Store:
                     submissions.c.person,
                     submissions.c.task,
                     submissions.c.filename,
-                    submissions.c.content,
-                ).where(submissions.c.id == chosen)
+                    contents.c.content,
+                )
+                .join(contents, contents.c.sha256 == submissions.c.sha256)
+                .where(submissions.c.id == chosen)
             ).one()
         return Claimed(row.id, row.public_id, row.person, row.task, row.filename, bytes(row.content))
 
@@ -410,6 +468,60 @@ class Store:
         with self._begin() as db:
             rows = db.execute(select(submissions.c.status, func.count()).group_by(submissions.c.status)).all()
         return {status: int(n) for status, n in rows}
+
+
+def _store_once(db: Connection, sha256: str, content: bytes) -> None:
+    """The bytes under their SHA-256, unless they are there already (two servers storing the
+    same new bytes at once: one row)."""
+    if db.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    db.execute(
+        insert(contents)
+        .values(sha256=sha256, content=content, size=len(content))
+        .on_conflict_do_nothing(index_elements=["sha256"])
+    )
+
+
+def _within_budget(
+    db: Connection, limits: Limits, person: str, task: str, sha256: str, size: int, now: float
+) -> None:
+    """OverBudget when this upload would take a person past a limit (the database counts:
+    what every server of it sees)."""
+    mine = submissions.c.person == person
+    recent = db.execute(
+        select(submissions.c.uploaded)
+        .where(and_(mine, submissions.c.uploaded > now - 60))
+        .order_by(submissions.c.uploaded)
+    ).all()
+    if len(recent) >= limits.uploads_per_minute:
+        wait = int(recent[-limits.uploads_per_minute][0] + 60 - now) + 1
+        raise OverBudget(
+            f"you have uploaded {counted(len(recent), 'time')} in the last minute; this service "
+            f"takes at most {limits.uploads_per_minute} a minute: try again in {counted(wait, 'second')}",
+            retry_after=wait,
+        )
+    this_task = and_(mine, submissions.c.task == task)
+    made = int(db.execute(select(func.count()).select_from(submissions).where(this_task)).scalar_one())
+    if made >= limits.uploads_per_task:
+        raise OverBudget(
+            f"you have uploaded {counted(made, 'time')} at {task}, as many as this service takes "
+            "of one task: ask your instructor"
+        )
+    stored = select(submissions.c.sha256).where(this_task)
+    if db.execute(select(submissions.c.id).where(and_(this_task, submissions.c.sha256 == sha256))).first():
+        return  # (the same bytes again: nothing more is stored)
+    held = int(
+        db.execute(
+            select(func.coalesce(func.sum(contents.c.size), 0)).where(contents.c.sha256.in_(stored))
+        ).scalar_one()
+    )
+    if held + size > limits.upload_mib_per_task << 20:
+        raise OverBudget(
+            f"your uploads of {task} already hold {held / (1 << 20):.1f} MiB of distinct files; this "
+            f"service keeps at most {limits.upload_mib_per_task} MiB a person and task: ask your instructor"
+        )
 
 
 def _fair_choice(db: Connection, tasks: list[str] | None) -> int | None:

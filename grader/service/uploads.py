@@ -21,9 +21,13 @@ class UploadRefused(Exception):
     """What was wrong with an upload, in words for the person who sent it; ``status`` is
     the HTTP status it is answered with."""
 
-    def __init__(self, message: str, status: int = 400):
+    def __init__(self, message: str, status: int = 400, retry_after: int | None = None):
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after  # seconds, for a 429 that waiting cures
+
+    def headers(self) -> dict[str, str]:
+        return {} if self.retry_after is None else {"retry-after": str(self.retry_after)}
 
 
 @dataclass(frozen=True)

@@ -151,11 +151,66 @@ def test_the_database_holds_no_session_secret_as_it_is(server):
     assert hashlib.sha256(browser.cookie.encode()).hexdigest() in stored
 
 
-def test_the_sign_in_link_shows_its_token_escaped(server):
+def test_a_sign_in_link_with_a_bad_token_shows_no_token(server):
     with client(server) as http:
-        page = http.get("/signin", params={"token": '"><script>alert(1)</script>'})
-    assert page.status_code == 200
-    assert "<script>" not in page.text and "&lt;script&gt;" in page.text
+        for bad in ('"><script>alert(1)</script>', "x" * 5000, "\u202e", server.tokens["alice"] + "x"):
+            page = http.get("/signin", params={"token": bad})
+            assert page.status_code == 401 and "is not valid" in page.text
+            assert "<script>" not in page.text and bad not in page.text
+            assert 'name="token" value=' not in page.text  # (nothing filled in)
+            assert "set-cookie" not in page.headers
+
+
+def test_a_classmate_s_link_names_the_account_it_opens_and_signs_no_one_in_by_itself(server):
+    """Round four's attack: alice mails bob "your personal link", /signin?token=<alice's>.
+    Opening it signs no one in; the page names alice's account (name and id) and asks to
+    confirm, and warns bob's browser, signed in as bob, that it would file his uploads as
+    alice's. Only the confirmation signs in, as the account it named and no other."""
+    bob = sign_in(server, "bob")
+    before = sessions(server)
+    link = f"/signin?token={server.tokens['alice']}"
+    with client(server) as http:
+        fresh = http.get(link)  # a browser signed in as no one
+        assert fresh.status_code == 200 and "set-cookie" not in fresh.headers
+        assert "Alice Liddell (alice)" in fresh.text and "someone else" in fresh.text
+        assert "This browser is signed in as" not in fresh.text
+        warned = http.get(link, headers=bob.headers)  # bob's own browser
+        assert "set-cookie" not in warned.headers
+        assert "This browser is signed in as <strong>Bob Dylan (bob)</strong>" in warned.text
+        assert "filed as alice&#x27;s attempts" in warned.text
+        assert sessions(server) == before
+        # bob's browser is still bob's: his home page, his upload form
+        home = http.get("/", headers=bob.headers)
+        assert "signed in as Bob Dylan (bob)" in home.text and "Upload as bob" in home.text
+        # the confirmation names its account: a form that names another one signs no one in
+        forged = http.post(
+            "/signin",
+            data={"token": server.tokens["alice"], "account": "bob"},
+            headers={"origin": server.url, **bob.headers},
+        )
+        assert forged.status_code == 401 and "set-cookie" not in forged.headers
+        assert sessions(server) == before
+        confirmed = http.post(
+            "/signin",
+            data={"token": server.tokens["alice"], "account": "alice"},
+            headers={"origin": server.url, **bob.headers},
+        )
+        assert confirmed.status_code == 303
+        cookie = re.match(r"grader_session=([^;]+);", confirmed.headers["set-cookie"]).group(1)
+        alice_home = http.get("/", headers={"cookie": f"grader_session={cookie}"})
+        assert "signed in as Alice Liddell (alice)" in alice_home.text and "Upload as alice" in alice_home.text
+        # the browser's bob session was signed out as the page warned (not left open beside)
+        assert "<h1>Sign in</h1>" in http.get("/", headers=bob.headers).text
+    assert sessions(server) == before
+
+
+def test_every_page_that_takes_an_upload_says_whose_attempt_it_files(server):
+    alice = sign_in(server, "alice")
+    with client(server) as http:
+        home = http.get("/", headers=alice.headers)
+        forms = home.text.split('<form method="post" action="/upload"')[1:]
+        assert forms and all("Upload as alice" in f.split("</form>")[0] for f in forms)
+        assert all("filed as an attempt of Alice Liddell (alice)" in f.split("</form>")[0] for f in forms)
 
 
 def test_signing_out_ends_the_session_only_with_its_csrf_secret(server):

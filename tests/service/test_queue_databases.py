@@ -36,10 +36,10 @@ def test_the_migration_builds_what_schema_declares_and_runs_twice(store):
     store.upgrade()  # (every start runs it: a second time changes nothing)
     with store.engine.connect() as connection:
         context = MigrationContext.configure(connection)
-        assert context.get_current_revision() == "0002"
+        assert context.get_current_revision() == "0003"
         assert compare_metadata(context, metadata) == []
         indexes = {i["name"] for i in inspect(connection).get_indexes("submissions")}
-    assert {"submissions_status", "submissions_person_task"} <= indexes
+    assert {"submissions_status", "submissions_person_task", "submissions_person_uploaded"} <= indexes
 
 
 def test_people_tokens_and_sessions(store):
@@ -166,3 +166,107 @@ def test_the_position_told_follows_the_fair_turns(store):
         store.finish(claimed.id, "s", {"score": 0.0, "max_score": 1.0})
         time.sleep(0.002)  # (each grading begins at its own time)
     assert order[:6] == [honest, a[0], b[0], flood[1], a[1], b[1]]
+
+
+# --------------------------------------------------------------------------- budgets (issue 34)
+
+
+def test_a_person_s_upload_rate_is_bounded_with_when_to_try_again(store):
+    """One token stored 40 uploads in 2.6 s: now the 11th upload within a minute is refused,
+    saying in how many seconds one is taken again; another person is not slowed."""
+    from grader.service.limits import Limits
+    from grader.service.store import OverBudget
+
+    store.enrol("flood")
+    store.enrol("honest")
+    limits = Limits()
+    for k in range(limits.uploads_per_minute):
+        store.accept("flood", "t", f"f{k}.py", b"f%d" % k, False, limits)
+    with pytest.raises(OverBudget) as refused:
+        store.accept("flood", "t2", "more.py", b"more", False, limits)  # (all tasks count)
+    assert 1 <= refused.value.retry_after <= 61
+    assert "try again in" in str(refused.value)
+    assert store.attempts("flood", "t2") == 0
+    store.accept("honest", "t", "h.py", b"h", False, limits)
+
+
+def test_identical_bytes_are_stored_once_and_a_person_s_bytes_per_task_are_bounded(store):
+    from sqlalchemy import func, select
+
+    from grader.service.limits import Limits
+    from grader.service.schema import contents
+    from grader.service.store import OverBudget
+
+    store.enrol("ana")
+    store.enrol("ben")
+    limits = Limits(uploads_per_minute=1000, upload_mib_per_task=2)
+    mib = b"#" * (1 << 20)
+    for k in range(20):  # the same MiB again and again: stored once, never over the budget
+        store.accept("ana", "t", f"same{k}.py", mib, False, limits)
+    store.accept("ben", "t", "same.py", mib, False, limits)  # (and once for everyone)
+    with store.engine.begin() as db:
+        assert db.execute(select(func.count()).select_from(contents)).scalar_one() == 1
+    store.accept("ana", "t", "other.py", b"$" * (1 << 20), False, limits)
+    with pytest.raises(OverBudget) as refused:
+        store.accept("ana", "t", "third.py", b"%" * 100, False, limits)
+    assert "2 MiB" in str(refused.value) and refused.value.retry_after is None
+    store.accept("ana", "t2", "third.py", b"%" * 100, False, limits)  # (another task's budget)
+    claimed = [store.claim_next("s") for _ in range(2)]
+    assert {c.content for c in claimed if c} <= {mib, b"$" * (1 << 20), b"%" * 100}
+
+
+def test_uploads_per_task_and_sessions_per_person_are_bounded(store):
+    from sqlalchemy import func, select
+
+    from grader.service.limits import Limits
+    from grader.service.schema import sessions
+    from grader.service.store import OverBudget
+
+    store.enrol("ana")
+    limits = Limits(uploads_per_minute=1000, uploads_per_task=3)
+    for k in range(3):
+        store.accept("ana", "t", "a.py", b"a", False, limits)
+    with pytest.raises(OverBudget):
+        store.accept("ana", "t", "a.py", b"a", False, limits)
+    token = store.issue_token("ana")
+    opened = [store.open_session("ana", token, keep=5)[0] for _ in range(12)]
+    with store.engine.begin() as db:
+        assert db.execute(select(func.count()).select_from(sessions)).scalar_one() == 5
+    assert all(store.session(c) is not None for c in opened[-5:])  # the newest five
+    assert store.session(opened[0]) is None  # the oldest browser signed out
+
+
+def test_the_migration_moves_stored_bytes_into_contents(tmp_path):
+    """A database of 0002 (bytes in each submission's row) keeps every upload's bytes."""
+    import hashlib
+    import os
+    import sqlite3
+
+    from alembic import command
+    from alembic.config import Config
+
+    import grader.service.store
+
+    url = f"sqlite:///{tmp_path}/old.sqlite"
+    store = Store(url)
+    config = Config()
+    config.set_main_option(
+        "script_location", os.path.join(os.path.dirname(grader.service.store.__file__), "migrations")
+    )
+    with store.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0002")
+    with sqlite3.connect(tmp_path / "old.sqlite") as db:
+        db.execute("INSERT INTO people (id, name, staff) VALUES ('ana', '', 0)")
+        for k, body in enumerate((b"one\x00", b"two", b"one\x00")):
+            db.execute(
+                "INSERT INTO submissions (public_id, person, task, filename, content, sha256, uploaded, late, status)"
+                " VALUES (?, 'ana', 't', 'a.py', ?, ?, ?, 0, 'queued')",
+                (f"p{k}", body, hashlib.sha256(body).hexdigest(), float(k)),
+            )
+    store.upgrade()
+    got = [store.claim_next(f"s{k}") for k in range(3)]
+    store.close()
+    assert [c.content for c in got if c] == [b"one\x00"]  # (one person grades one at a time)
+    with sqlite3.connect(tmp_path / "old.sqlite") as db:
+        assert sorted(r[0] for r in db.execute("SELECT content FROM contents")) == [b"one\x00", b"two"]

@@ -1,0 +1,283 @@
+"""Everything one client can hold of `grader serve` is bounded by default (issue 34, class 2),
+against a real server on loopback, as a hostile student tries it: one token storing upload
+after upload, one address holding a thousand connections that send their heads a byte at a
+time, a body that never ends, a browser signing in again and again. Each is refused in
+words that say what to do (429 with when to try again, 507, 503, 408), and honest students
+and staff are served meanwhile. The attacker's connections come from 127.0.0.2 (loopback, a
+peer of its own), the honest ones from 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import socket
+import sqlite3
+import time
+
+import pytest
+from live_server import client, healthy, rows, sign_in, upload
+
+from grader.service.limits import Limits
+
+PE = "positional-encoding"
+ATTACKER = "127.0.0.2"
+
+
+def address(live) -> tuple[str, int]:
+    host, port = live.url.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
+def connect_from(live, source: str = ATTACKER, timeout: float = 30.0) -> socket.socket:
+    connection = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    connection.settimeout(timeout)
+    connection.bind((source, 0))
+    connection.connect(address(live))
+    return connection
+
+
+def answer_of(connection: socket.socket, timeout: float = 30.0) -> bytes:
+    """What the server sent until it closed the connection (or ``timeout``)."""
+    connection.settimeout(timeout)
+    got = b""
+    try:
+        while chunk := connection.recv(65536):
+            got += chunk
+    except (TimeoutError, ConnectionResetError):
+        pass
+    return got
+
+
+def stored_bytes(live) -> int:
+    with sqlite3.connect(live.db_path) as db:
+        return db.execute("SELECT coalesce(sum(size), 0) FROM contents").fetchone()[0]
+
+
+@contextlib.contextmanager
+def open_files(at_least: int):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < at_least:
+        pytest.skip(f"this machine lets a process open {hard} files, fewer than the attack's {at_least}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, at_least), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+# --------------------------------------------------------------------------- uploads
+
+
+def test_one_token_cannot_store_upload_after_upload(start_server):
+    """Round four stored 40 uploads of 1 MiB from one token in 2.6 s. Now the 11th upload
+    in a minute is 429 with Retry-After, nothing of it stored; another student uploads."""
+    live = start_server()
+    limit = Limits().uploads_per_minute
+    answers = []
+    with client(live, live.tokens["alice"]) as http:
+        for k in range(40):
+            answers.append(upload(http, PE, f"flood_{k}.py", (b"# %d\n" % k).ljust(1 << 20, b"#")))
+    accepted = [a for a in answers if a.status_code == 202]
+    refused = [a for a in answers if a.status_code == 429]
+    assert len(accepted) == limit and len(refused) == 40 - limit, [a.status_code for a in answers]
+    assert all(1 <= int(a.headers["retry-after"]) <= 61 for a in refused)
+    assert "a minute" in refused[0].json()["error"] and "try again in" in refused[0].json()["error"]
+    assert len(rows(live)) == limit and stored_bytes(live) <= limit * ((1 << 20) + 16)
+    with client(live, live.tokens["bob"]) as http:  # (the budget is alice's own)
+        assert upload(http, PE, "mine.py", b"x = 1\n").status_code == 202
+    healthy(live)
+
+
+def test_distinct_bytes_per_person_and_task_are_bounded_and_identical_bytes_cost_nothing(start_server):
+    live = start_server("--limit", "upload-mib-per-task=1", "--limit", "uploads-per-minute=1000")
+    part = 400 << 10
+    with client(live, live.tokens["alice"]) as http:
+        for k in range(2):
+            assert upload(http, PE, f"a{k}.py", bytes([65 + k]) * part).status_code == 202
+        over = upload(http, PE, "a2.py", b"C" * part)
+        assert over.status_code == 429 and "1 MiB" in over.json()["error"]
+        assert "retry-after" not in over.headers  # (waiting does not cure it)
+        for _ in range(5):  # the same file again: stored once, never over the budget
+            assert upload(http, PE, "again.py", b"A" * part).status_code == 202
+    assert stored_bytes(live) == 2 * part
+    alice = sign_in(live, "alice")
+    with client(live) as http:  # the page says it in words, with the form
+        parts = [("csrf", alice.csrf), ("task", PE), ("file", ("a3.py", b"D" * part))]
+        from live_server import multipart
+
+        body, kind = multipart(*parts)
+        page = http.post(
+            "/upload", content=body, headers={"content-type": kind, "origin": live.url, **alice.headers}
+        )
+    assert page.status_code == 429 and "1 MiB" in page.text and "<h1>Your tasks</h1>" in page.text
+
+
+def test_below_the_disk_reserve_uploads_get_507_and_nothing_is_stored(start_server):
+    free_mib = os.statvfs("/").f_bavail  # (any figure above the disk's free space)
+    live = start_server("--limit", f"free-disk-mib={free_mib * 1024 + 1}")
+    with client(live, live.tokens["alice"]) as http:
+        answer = upload(http, PE, "mine.py", b"x = 1\n")
+    assert answer.status_code == 507 and "disk" in answer.json()["error"]
+    assert rows(live) == []
+    healthy(live)
+
+
+def test_signing_in_again_and_again_keeps_a_bounded_number_of_sessions(start_server):
+    live = start_server("--limit", "sessions-per-person=3")
+    browsers = [sign_in(live, "alice") for _ in range(12)]
+    with sqlite3.connect(live.db_path) as db:
+        assert db.execute("SELECT count(*) FROM sessions WHERE person = 'alice'").fetchone()[0] == 3
+    with client(live) as http:
+        assert "<h1>Your tasks</h1>" in http.get("/", headers=browsers[-1].headers).text
+        assert "<h1>Sign in</h1>" in http.get("/", headers=browsers[0].headers).text
+
+
+# --------------------------------------------------------------------------- connections
+
+
+def slow_head(live) -> socket.socket | None:
+    """A connection from the attacker that starts a request's head and never ends it; None
+    when the server answered at the door (503) and closed it."""
+    connection = connect_from(live)
+    try:
+        connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-a")
+    except (BrokenPipeError, ConnectionResetError):
+        connection.close()
+        return None
+    return connection
+
+
+def test_a_thousand_slow_connections_from_one_address_lock_no_one_out(start_server):
+    """Round four: 1,100 connections sending their heads a byte every 5 s locked every
+    student and the staff out. Now one address holds at most connections-per-peer (512)
+    open; the rest are answered 503 at the door, and everyone else is served meanwhile."""
+    live = start_server()
+    per_peer = Limits().connections_per_peer
+    with open_files(1400):
+        held = []
+        try:
+            for _ in range(1100):
+                held.append(connect_from(live))
+            for connection in held:
+                connection.setblocking(False)
+            refused: set[socket.socket] = set()
+            deadline = time.monotonic() + 30
+            while len(refused) < 1100 - per_peer and time.monotonic() < deadline:
+                time.sleep(0.5)  # (the server takes each one, or answers it at the door)
+                refused |= {c for c in held if c not in refused and answered_at_the_door(c)}
+            assert len(refused) == 1100 - per_peer
+            healthy(live)  # the honest address is served while the 512 are held
+            alice = sign_in(live, "alice")
+            with client(live) as http:
+                assert "<h1>Your tasks</h1>" in http.get("/", headers=alice.headers).text
+                assert http.get("/staff", headers=sign_in(live, "prof").headers).status_code == 200
+        finally:
+            for connection in held:
+                connection.close()
+
+
+def answered_at_the_door(connection: socket.socket) -> bool:
+    """Whether the server answered this connection 503 and closed it (without blocking)."""
+    try:
+        got = connection.recv(200)
+    except BlockingIOError:
+        return False  # (held: nothing sent yet)
+    except ConnectionResetError:
+        got = b"HTTP/1.1 503"
+    assert got.startswith(b"HTTP/1.1 503 "), got
+    return True
+
+
+def test_a_head_that_never_completes_is_answered_408_and_closed(start_server):
+    live = start_server("--limit", "head-seconds=2")
+    started = time.monotonic()
+    connection = slow_head(live)
+    assert connection is not None
+    dribbled = 0
+    try:
+        while time.monotonic() - started < 30:  # a byte a second, as round four sent them
+            connection.sendall(b"x")
+            dribbled += 1
+            time.sleep(1)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    got = answer_of(connection)
+    connection.close()
+    assert got.startswith(b"HTTP/1.1 408 ") or got == b"", got[:200]
+    assert dribbled < 30  # (cut off long before the attacker stopped)
+    silent = connect_from(live)  # a connection that never sends a byte is closed too
+    assert answer_of(silent, timeout=60).startswith(b"HTTP/1.1 408 ")
+    silent.close()
+    healthy(live)
+
+
+def test_a_body_that_stops_or_crawls_is_cut_off_and_stores_nothing(start_server):
+    live = start_server("--limit", "body-idle-seconds=2", "--limit", "body-seconds=4")
+    head = (
+        f"POST /api/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {live.tokens['alice']}\r\n"
+        "Content-Type: multipart/form-data; boundary=zz\r\nContent-Length: 5000\r\n\r\n"
+    ).encode()
+    stopped = connect_from(live)
+    stopped.sendall(head + b"--zz\r\n")
+    assert answer_of(stopped, timeout=60).startswith(b"HTTP/1.1 408 ")
+    stopped.close()
+    crawling = connect_from(live)
+    crawling.sendall(head)
+    sent = 0
+    try:
+        for _ in range(60):
+            crawling.sendall(b"-")
+            sent += 1
+            time.sleep(0.5)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    crawling.close()
+    assert sent < 60
+    assert rows(live) == []
+    healthy(live)
+
+
+def test_past_the_concurrency_limit_requests_are_answered_503_and_a_trusted_proxy_is_not_capped(
+    start_server,
+):
+    live = start_server(
+        "--limit",
+        "connections=40",
+        "--limit",
+        "connections-per-peer=10",
+        "--limit",
+        "head-seconds=120",
+        "--trusted-proxy",
+        ATTACKER,
+    )
+    held = [slow_head(live) for _ in range(40)]
+    try:
+        assert all(c is not None for c in held)  # (a trusted proxy's 40: not capped at 10)
+        honest = connect_from(live, "127.0.0.1")
+        honest.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert answer_of(honest).startswith(b"HTTP/1.1 503 ")
+        honest.close()
+    finally:
+        for connection in held:
+            if connection is not None:
+                connection.close()
+    deadline = time.monotonic() + 30
+    while True:  # (the server sees the 40 go)
+        with client(live) as http:
+            if http.get("/healthz").status_code == 200:
+                break
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def test_the_soft_open_file_limit_is_raised_at_start(start_server):
+    live = start_server()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    with open(f"/proc/{live.process.pid}/limits") as f:
+        line = next(x for x in f if x.startswith("Max open files"))
+    served_soft = int(line.split()[3])
+    wanted = Limits().connections + 256
+    assert served_soft >= min(wanted, hard if hard != resource.RLIM_INFINITY else wanted)
+    assert "limits uploads-per-minute=10" in open(os.path.join(live.folder, "stdout.txt")).read()
