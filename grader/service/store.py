@@ -473,15 +473,11 @@ class Store:
 def _store_once(db: Connection, sha256: str, content: bytes) -> None:
     """The bytes under their SHA-256, unless they are there already (two servers storing the
     same new bytes at once: one row)."""
-    if db.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    db.execute(
-        insert(contents)
-        .values(sha256=sha256, content=content, size=len(content))
-        .on_conflict_do_nothing(index_elements=["sha256"])
-    )
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    insert = postgresql.insert if db.dialect.name == "postgresql" else sqlite.insert
+    statement: Any = insert(contents).values(sha256=sha256, content=content, size=len(content))
+    db.execute(statement.on_conflict_do_nothing(index_elements=["sha256"]))
 
 
 def _within_budget(

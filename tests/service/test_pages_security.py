@@ -198,7 +198,9 @@ def test_a_classmate_s_link_names_the_account_it_opens_and_signs_no_one_in_by_it
         assert confirmed.status_code == 303
         cookie = re.match(r"grader_session=([^;]+);", confirmed.headers["set-cookie"]).group(1)
         alice_home = http.get("/", headers={"cookie": f"grader_session={cookie}"})
-        assert "signed in as Alice Liddell (alice)" in alice_home.text and "Upload as alice" in alice_home.text
+        assert (
+            "signed in as Alice Liddell (alice)" in alice_home.text and "Upload as alice" in alice_home.text
+        )
         # the browser's bob session was signed out as the page warned (not left open beside)
         assert "<h1>Sign in</h1>" in http.get("/", headers=bob.headers).text
     assert sessions(server) == before

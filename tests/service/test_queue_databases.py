@@ -224,7 +224,7 @@ def test_uploads_per_task_and_sessions_per_person_are_bounded(store):
 
     store.enrol("ana")
     limits = Limits(uploads_per_minute=1000, uploads_per_task=3)
-    for k in range(3):
+    for _ in range(3):
         store.accept("ana", "t", "a.py", b"a", False, limits)
     with pytest.raises(OverBudget):
         store.accept("ana", "t", "a.py", b"a", False, limits)
