@@ -23,7 +23,8 @@ def upgrade() -> None:
     )
     op.execute(
         "INSERT INTO contents (sha256, content, size) "
-        "SELECT sha256, MIN(content), MIN(LENGTH(content)) FROM submissions GROUP BY sha256"
+        "SELECT sha256, content, LENGTH(content) FROM submissions "
+        "WHERE id IN (SELECT MIN(id) FROM submissions GROUP BY sha256)"
     )
     with op.batch_alter_table("submissions") as batch:  # (SQLite alters a table by copying it)
         batch.drop_column("content")
