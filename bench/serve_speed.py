@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 from classes import ROOT, SAMPLES, TASK, make_class  # (bench/ is on sys.path when run)
 
@@ -106,6 +107,57 @@ def flood(server: Server, db: str, content: bytes) -> dict[str, float]:
     }
 
 
+SLOW = 1100  # round four's attack: connections from one address sending their heads slowly
+
+
+def slow_connections(server: Server, db: str, _unused: object) -> dict[str, float]:
+    """/healthz's answer time from an honest address, idle and while one other address
+    (127.0.0.2) holds SLOW connections that each send a byte of a head and no more; and how
+    many of them the server held (the rest answered 503 at the door)."""
+    import resource
+    import socket
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, SLOW + 300)), hard))
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+
+    def healthz_seconds() -> float:
+        times = []
+        for _ in range(30):
+            start = time.perf_counter()
+            with socket.create_connection((host, int(port)), timeout=60) as c:
+                c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                while c.recv(4096):
+                    pass
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    idle = healthz_seconds()
+    held = []
+    try:
+        for _ in range(SLOW):
+            c = socket.socket()
+            c.bind(("127.0.0.2", 0))
+            c.connect((host, int(port)))
+            c.sendall(b"G")
+            held.append(c)
+        time.sleep(1.0)
+        attacked = healthz_seconds()
+        kept = 0
+        for c in held:
+            c.setblocking(False)
+            try:
+                c.recv(1)  # (an answer, 503, or the close: not held)
+            except BlockingIOError:
+                kept += 1
+            except OSError:
+                pass
+    finally:
+        for c in held:
+            c.close()
+    return {"idle": idle, "attacked": attacked, "held": float(kept)}
+
+
 def command_line(work: str, folder: str, one: str, jobs: int) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=ROOT)
     start = time.perf_counter()
@@ -137,7 +189,10 @@ def one_run(kind: str, work: str, run: int, cluster, files: list[str], jobs: int
     with open(os.path.join(SAMPLES, "correct_vectorized.py"), "rb") as f:
         correct = f.read()
     figures: dict[str, float] = {}
-    for name, measure, argument in (("crowd", crowd, files), ("flood", flood, correct)):
+    measures: list[tuple[str, Any, Any]] = [("crowd", crowd, files), ("flood", flood, correct)]
+    if kind == "sqlite":  # (the connections' walls do not depend on the database)
+        measures.append(("slow", slow_connections, None))
+    for name, measure, argument in measures:
         db = database_url(kind, folder, name, cluster)
         # (the flood's 30 uploads in a second are over the default rate, 10 a minute: allowed
         # here, so that the fair queue's cost to an honest student is what is measured)
@@ -189,6 +244,11 @@ def _median(runs: list[dict[str, float]], key: str) -> str:
     return f"{statistics.median(values):.2f} s ({' '.join(f'{v:.2f}' for v in values)})"
 
 
+def _ms(runs: list[dict[str, float]], key: str) -> str:
+    values = [r[key] * 1000 for r in runs]
+    return f"{statistics.median(values):.1f} ms ({' '.join(f'{v:.1f}' for v in values)})"
+
+
 def report(results: dict[str, list[dict[str, float]]], baseline: list[dict[str, float]], args) -> None:
     print(f"grader serve, --jobs {args.jobs}, {args.runs} runs, medians (each run in brackets)")
     print(f"  command line: grader check of one file {_median(baseline, 'check')}")
@@ -217,6 +277,13 @@ def report(results: dict[str, list[dict[str, float]]], baseline: list[dict[str, 
         print(
             f"    the flood cost the honest student {honest - idle:+.2f} s = {(honest - idle) / slot:.2f} slots"
         )
+        if "slow idle" in runs[0]:
+            held = statistics.median(r["slow held"] for r in runs)
+            ratio = statistics.median(r["slow attacked"] / r["slow idle"] for r in runs)
+            print(
+                f"  {SLOW} slow connections from one address ({held:.0f} held, the rest 503 at the door): "
+                f"/healthz {_ms(runs, 'slow attacked')} against {_ms(runs, 'slow idle')} idle, {ratio:.2f}x"
+            )
 
 
 if __name__ == "__main__":

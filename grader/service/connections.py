@@ -52,7 +52,7 @@ def guarded_protocol(limits: Limits, trusted: Collection[str] = ()) -> type[H11P
         _peer: str | None = None
         _since = 0.0  # when the part now awaited began: the head (opened, last answer) or the body
         _last_byte = 0.0
-        _stalled_since: float | None = None  # (writing paused: the client reads nothing)
+        _stalled_since: float | None = None  # writing paused since: the client reads nothing
         _timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: Any) -> None:
@@ -92,6 +92,15 @@ def guarded_protocol(limits: Limits, trusted: Collection[str] = ()) -> type[H11P
             self._since = time.monotonic()  # (the next request's head is awaited from here)
             super().on_response_complete()
 
+        def pause_writing(self) -> None:
+            # (the answer waits on the client: its clock runs until the client reads some)
+            self._stalled_since = time.monotonic()
+            super().pause_writing()
+
+        def resume_writing(self) -> None:
+            self._stalled_since = None
+            super().resume_writing()
+
         def _reading_body(self) -> bool:
             cycle = self.cycle
             return cycle is not None and not cycle.response_complete and cycle.more_body
@@ -112,11 +121,8 @@ def guarded_protocol(limits: Limits, trusted: Collection[str] = ()) -> type[H11P
                     now - self._last_byte > limits.body_idle_seconds
                     or now - self._since > limits.body_seconds
                 )
-            if self.flow.write_paused:
-                self._stalled_since = self._stalled_since or now
+            if self.flow.write_paused and self._stalled_since is not None:
                 late = late or now - self._stalled_since > limits.body_idle_seconds
-            else:
-                self._stalled_since = None
             if late:
                 self._close_late()
                 return

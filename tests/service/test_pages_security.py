@@ -177,7 +177,7 @@ def test_a_classmate_s_link_names_the_account_it_opens_and_signs_no_one_in_by_it
         warned = http.get(link, headers=bob.headers)  # bob's own browser
         assert "set-cookie" not in warned.headers
         assert "This browser is signed in as <strong>Bob Dylan (bob)</strong>" in warned.text
-        assert "filed as alice&#x27;s attempts" in warned.text
+        assert "filed as alice's attempts" in warned.text
         assert sessions(server) == before
         # bob's browser is still bob's: his home page, his upload form
         home = http.get("/", headers=bob.headers)
