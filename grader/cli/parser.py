@@ -185,6 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: {repo}, a URL or path)",
     )
     collect.add_argument(
+        "--repos-root",
+        metavar="DIR",
+        help="the folder holding the students' repositories, when the roster names them by path: "
+        "a path (or file:// URL) is read only inside it, through no link, and git reads a private "
+        "copy of it (no alternates, no gitdir file, no linked worktree); without it, local paths "
+        "are refused before anything is fetched",
+    )
+    collect.add_argument(
         "--deadline",
         metavar="ISO8601",
         help="grade the last commit before this time, with its UTC offset "
