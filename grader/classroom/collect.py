@@ -2,7 +2,8 @@
 
 For every roster student (roster.py, with a ``repo`` column or a ``--repo-url`` template
 that names each student's repository), the repository's default branch is fetched into a
-private bare repository (git_repo.py), the commit to grade is chosen on its first-parent
+private bare repository (git_repo.py; a local path only inside ``--repos-root``, and from a
+private copy of its git directory: local_repos.py), the commit to grade is chosen on its first-parent
 history (the last before ``--deadline``; without one, the tip), and each task's hand-in is
 read **from git objects**: ``solutions/<task id>`` with a hand-in suffix (submission/formats.py, in any case),
 or ``solutions/<task id>/`` holding one, chosen by the rules ``grader ci`` uses

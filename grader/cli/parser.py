@@ -182,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="each student's repository: {repo} (the roster's repo column), "
         "{submission_id}, {env:NAME} (a secret from the environment, never "
         "printed), e.g. 'https://x-access-token:{env:TOKEN}@github.com/{repo}.git' "
-        "(default: {repo}, a URL or path)",
+        "(default: {repo}, a URL, or a path inside --repos-root)",
     )
     collect.add_argument(
         "--repos-root",
