@@ -184,6 +184,8 @@ def copy_git_dir(path: str, root: str, into: str) -> str:
             shutil.rmtree(copy, ignore_errors=True)
         if isinstance(exc, OSError):
             raise NotThere(f"it cannot be read ({exc.strerror or exc})") from None
+        if isinstance(exc, ValueError):  # (a NUL in the path)
+            raise NotThere(f"it is not a path ({exc})") from None
         raise
     finally:
         for fd in fds:
@@ -243,8 +245,8 @@ def _copy_entry(
     src: int, dst: int, name: str, shown: str, top: os.stat_result, budget: _Budget, depth: int
 ) -> None:
     budget.entry()
-    if shown in REDIRECTIONS:
-        raise Refused(f"it holds {REDIRECTIONS[shown]}: push the work itself")
+    if shown.lower() in REDIRECTIONS:  # (in any case: a disk may not tell them apart)
+        raise Refused(f"it holds {REDIRECTIONS[shown.lower()]}: push the work itself")
     st = os.stat(name, dir_fd=src, follow_symlinks=False)
     if st.st_dev != top.st_dev and not stat.S_ISLNK(st.st_mode):
         raise Refused(f"{shown} is on another file system (a mount inside the repository)")
