@@ -2,7 +2,8 @@
 
 For every roster student (roster.py, with a ``repo`` column or a ``--repo-url`` template
 that names each student's repository), the repository's default branch is fetched into a
-private bare repository (git_repo.py), the commit to grade is chosen on its first-parent
+private bare repository (git_repo.py; a local path only inside ``--repos-root``, and from a
+private copy of its git directory: local_repos.py), the commit to grade is chosen on its first-parent
 history (the last before ``--deadline``; without one, the tip), and each task's hand-in is
 read **from git objects**: ``solutions/<task id>`` with a hand-in suffix (submission/formats.py, in any case),
 or ``solutions/<task id>/`` holding one, chosen by the rules ``grader ci`` uses
@@ -41,9 +42,11 @@ from datetime import datetime, timezone
 from typing import TextIO
 
 from grader.classroom import collection as records
+from grader.classroom import local_repos
 from grader.classroom.collection import Record
 from grader.classroom.git_repo import EmptyRepository, GitError, Repository, Secrets
 from grader.classroom.hand_in import SOLUTIONS, Found, find_hand_in, kind
+from grader.classroom.local_repos import Local, Network, Unusable
 from grader.classroom.roster import Enrolled, Roster
 from grader.records.wording import counted
 from grader.student_text import line, student_id
@@ -267,6 +270,31 @@ class Job:
     student: Enrolled
     url: str  # may hold a secret: given to git only, never shown
     shown_repo: str  # the repository as messages name it (secrets redacted)
+    place: Network | Local | Unusable  # how git would reach url
+
+
+def check_local(jobs: Sequence[Job], roster_path: str, repos_root: str | None) -> str | None:
+    """The real path of --repos-root; CollectError when it is not a folder, or when some
+    repositories are local paths and there is none (the instructor's flag is missing, not the
+    students' work: no one is given a refused row for it)."""
+    if repos_root is not None:
+        if not os.path.isdir(repos_root):
+            raise CollectError([f"--repos-root {line(repos_root)}: is not a folder"])
+        return os.path.realpath(repos_root)
+    local = [job for job in jobs if isinstance(job.place, Local)]
+    if not local:
+        return None
+    lines = ", ".join(str(job.student.line) for job in local[:10])
+    more = f" and {len(local) - 10} more" if len(local) > 10 else ""
+    raise CollectError(
+        [
+            f"{roster_path}: line{'s' if len(local) > 1 else ''} {lines}{more} name a local path "
+            f"({line(local[0].shown_repo)}{', ...' if len(local) > 1 else ''}): grader collect reads a "
+            "local repository only inside --repos-root DIR, the folder that holds the students' "
+            "repositories (a path elsewhere, or a link, may be anyone's: the instructor's own "
+            "course repository included); give it, or give URLs"
+        ]
+    )
 
 
 def _collect_one(
@@ -277,11 +305,12 @@ def _collect_one(
     seconds: float,
     work: str,
     staging: str,
+    root: str | None,
 ) -> list[Record]:
     """One student's records. A failure of the grader itself on this repository is that
     student's row (not collected: no grade, and said), never the end of the collection."""
     try:
-        return _collect_repository(job, tasks, deadline, secrets, seconds, work, staging)
+        return _collect_repository(job, tasks, deadline, secrets, seconds, work, staging, root)
     except Exception as exc:
         for task in tasks:  # (what was written of this student, before the failure, goes)
             for suffix in written_suffixes():
@@ -311,22 +340,42 @@ def _collect_repository(
     seconds: float,
     work: str,
     staging: str,
+    root: str | None,
 ) -> list[Record]:
     sid = job.student.submission_id
 
     def every_task(status: str, reason: str, **more: str) -> list[Record]:
         return [Record(sid, t.id, status, reason, max_score=t.max_score, **more) for t in tasks]
 
+    if isinstance(job.place, Unusable):
+        return every_task(records.UNREACHABLE, f"could not fetch {job.shown_repo}: {job.place.reason}")
+    url, copy = job.url, None
+    if isinstance(job.place, Local):
+        assert root is not None  # (check_local)
+        try:  # git reads the grader's private copy, never the student's path
+            copy = local_repos.copy_git_dir(job.place.path, root, work)
+        except local_repos.Refused as exc:
+            return every_task(records.REFUSED, secrets.redact(f"{job.shown_repo}: {line(exc, 600)}"))
+        except local_repos.NotThere as exc:
+            why = line(exc, 600)
+            return every_task(records.UNREACHABLE, secrets.redact(f"could not fetch {job.shown_repo}: {why}"))
+        url = local_repos.url_of(copy)
     try:
         repo = Repository(work, secrets, seconds)
     except GitError as exc:
+        if copy is not None:
+            local_repos.remove(copy)
         return every_task(
             records.UNREACHABLE,
             f"could not fetch {job.shown_repo}: git cannot make a repository here ({exc})",
         )
     try:
         try:
-            repo.fetch(job.url)
+            try:
+                repo.fetch(url)
+            finally:
+                if copy is not None:
+                    local_repos.remove(copy)
         except EmptyRepository as exc:
             return every_task(records.MISSING, f"{job.shown_repo}: {exc}")
         except GitError as exc:
@@ -427,6 +476,7 @@ def run_collect(
     seconds: float,
     environ: Mapping[str, str] | None = None,
     stream: TextIO = sys.stderr,
+    repos_root: str | None = None,
 ) -> Outcome:
     environ = os.environ if environ is None else environ
     if shutil.which("git") is None:
@@ -437,6 +487,12 @@ def run_collect(
         raise CollectError([f"task {i} is given twice" for i in twice])
     check_roster(roster, roster_path, template)
     secrets = template.secrets(environ)
+    work_list = []
+    for s in roster.students:
+        url = template.url(s, environ)
+        shown = secrets.redact(s.extra.get("repo") or s.submission_id) + f" (roster line {s.line})"
+        work_list.append(Job(s, url, shown, local_repos.where(url)))
+    root = check_local(work_list, roster_path, repos_root)
     prepare_out(out)
     parent = os.path.dirname(os.path.abspath(out))
     os.makedirs(parent, exist_ok=True)
@@ -445,14 +501,6 @@ def run_collect(
     try:
         for task in tasks:
             os.mkdir(os.path.join(staging, task.id), 0o700)
-        work_list = [
-            Job(
-                s,
-                template.url(s, environ),
-                secrets.redact(s.extra.get("repo") or s.submission_id) + f" (roster line {s.line})",
-            )
-            for s in roster.students
-        ]
         print(
             f"collecting {counted(len(tasks), 'task')} from "
             f"{counted(len(work_list), 'repository', 'repositories')}, {jobs} at a time"
@@ -466,7 +514,7 @@ def run_collect(
         )
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             futures = [
-                pool.submit(_collect_one, job, tasks, deadline, secrets, seconds, work, staging)
+                pool.submit(_collect_one, job, tasks, deadline, secrets, seconds, work, staging, root)
                 for job in work_list
             ]
             collected = [r for future in futures for r in future.result()]

@@ -27,7 +27,15 @@ def cmd_collect(args: argparse.Namespace) -> int:
         template = Template.parse(args.repo_url)
         deadline = parse_deadline(args.deadline) if args.deadline else None
         outcome = run_collect(
-            tasks, roster, args.roster, args.out, template, deadline, args.jobs, args.fetch_seconds
+            tasks,
+            roster,
+            args.roster,
+            args.out,
+            template,
+            deadline,
+            args.jobs,
+            args.fetch_seconds,
+            repos_root=args.repos_root,
         )
     except CollectError as exc:
         return print_problems("cannot collect", exc.problems)

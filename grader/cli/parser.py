@@ -183,7 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="each student's repository: {repo} (the roster's repo column), "
         "{submission_id}, {env:NAME} (a secret from the environment, never "
         "printed), e.g. 'https://x-access-token:{env:TOKEN}@github.com/{repo}.git' "
-        "(default: {repo}, a URL or path)",
+        "(default: {repo}, a URL, or a path inside --repos-root)",
+    )
+    collect.add_argument(
+        "--repos-root",
+        metavar="DIR",
+        help="the folder holding the students' repositories, when the roster names them by path: "
+        "a path (or file:// URL) is read only inside it, through no link, and git reads a private "
+        "copy of it (no alternates, no gitdir file, no linked worktree); without it, local paths "
+        "are refused before anything is fetched",
     )
     collect.add_argument(
         "--deadline",

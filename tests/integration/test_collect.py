@@ -36,7 +36,8 @@ def collection(out):
 
 
 def collect(tmp_path, students: dict, *more, out=None, env=None):
-    """`grader collect` of normalize-rows for ``students`` (id -> repo path or URL)."""
+    """`grader collect` of normalize-rows for ``students`` (id -> repo path or URL), the
+    repositories that are paths inside ``tmp_path`` (``--repos-root``)."""
     out = str(out or tmp_path / "collected")
     return run_cli(
         "collect",
@@ -45,6 +46,8 @@ def collect(tmp_path, students: dict, *more, out=None, env=None):
         roster(tmp_path / "roster.csv", students),
         "--out",
         out,
+        "--repos-root",
+        str(tmp_path),
         *more,
         env=env,
         timeout=300,

@@ -248,7 +248,7 @@ def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, mo
 
     task = load_task(os.path.join(INSTRUCTOR_TASKS, "normalize-rows"))
 
-    def fake(job, tasks, deadline, secrets, seconds, work, staging):
+    def fake(job, tasks, deadline, secrets, seconds, work, staging, root):
         sid = job.student.submission_id
         if sid == "bob":
             open(os.path.join(staging, "normalize-rows", "bob.py"), "w").close()
