@@ -96,8 +96,13 @@ class LiveServer:
         return left
 
 
-def serve_token(db: str, person: str, staff: bool = False, umask: int = -1) -> str:
-    command = [sys.executable, "-m", "grader", "serve-token", "--db", db, person]
+GRADER = (sys.executable, "-m", "grader")  # the grader under test (tests/ uses its own)
+
+
+def serve_token(
+    db: str, person: str, staff: bool = False, umask: int = -1, grader: tuple[str, ...] = GRADER
+) -> str:
+    command = [*grader, "serve-token", "--db", db, person]
     done = subprocess.run(
         command + (["--staff"] if staff else []),
         capture_output=True,
@@ -126,12 +131,14 @@ def start(
     students: tuple[str, ...] = STUDENTS,
     umask: int = -1,
     default_db: bool = False,
+    grader: tuple[str, ...] = GRADER,
 ) -> LiveServer:
     """``grader serve TASKS --roster --port 0 --db sqlite:///FOLDER/service.sqlite OPTIONS``,
     once it listens, with a token for each student (of ``students``, the roster) and for
     staff. Started again on the same folder, it serves the same database. ``umask``: the
     server's and grader serve-token's; ``default_db``: no --db (FOLDER/grader-serve/, made
-    by the server, not by grader serve-token beforehand)."""
+    by the server, not by grader serve-token beforehand); ``grader``: the command that runs
+    the grader (another install's, in a simulated container)."""
     os.makedirs(folder, exist_ok=True)
     roster = os.path.join(folder, "roster.csv")
     with open(roster, "w", encoding="utf-8") as f:
@@ -139,13 +146,11 @@ def start(
     db_path = os.path.join(folder, "grader-serve" if default_db else "", "service.sqlite")
     db = f"sqlite:///{db_path}"
     staff_token = (  # (before the server: it makes the tables too)
-        "" if default_db else serve_token(db, STAFF, staff=True, umask=umask)
+        "" if default_db else serve_token(db, STAFF, staff=True, umask=umask, grader=grader)
     )
     mark = uuid.uuid4().hex
     command = [
-        sys.executable,
-        "-m",
-        "grader",
+        *grader,
         "serve",
         *tasks,
         "--roster",
@@ -191,9 +196,9 @@ def start(
         server.url = found.group(1)
         server.listening = printed.splitlines()[0]
         if default_db:
-            server.tokens[STAFF] = serve_token(db, STAFF, staff=True, umask=umask)
+            server.tokens[STAFF] = serve_token(db, STAFF, staff=True, umask=umask, grader=grader)
         for student in students:
-            server.tokens[student] = serve_token(db, student, umask=umask)
+            server.tokens[student] = serve_token(db, student, umask=umask, grader=grader)
     except BaseException:
         server.stop()
         raise
