@@ -169,7 +169,22 @@ def _refuse_open(url: str, folders: list[str], files: list[str]) -> None:
     try:
         refuse_open_paths(files, entered=folders)
     except SandboxUnavailable as exc:
+        shared = [f for f in folders if _others_may_write(f)]
+        if shared:  # (/tmp: a place every user needs, not one to close)
+            raise UsageError(
+                f"the database {where}: in the unprivileged tier a submission runs as a user of its own, "
+                f"and every user may write in {line(', '.join(shared))}: give the database (or the "
+                "server's sockets) a folder of its own that other users may not pass into (without "
+                "--db, grader-serve/ is made 0700)"
+            ) from None
         raise UsageError(f"the database {where}: {exc}") from None
+
+
+def _others_may_write(folder: str) -> bool:
+    try:
+        return bool(os.stat(folder).st_mode & stat.S_IWOTH)
+    except OSError:
+        return False
 
 
 def _socket_folders(store: Store) -> list[str]:

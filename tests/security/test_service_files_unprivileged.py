@@ -122,6 +122,16 @@ def test_an_open_database_folder_is_refused_with_its_chmod_and_a_closed_one_star
     assert not live.stop()
 
 
+def test_a_database_in_a_place_every_user_may_write_is_refused_without_closing_that_place(
+    service_container, tmp_path
+):
+    database = f"/tmp/grader-{tmp_path.name}.sqlite"
+    command = serve_args(service_container, "--isolation", "unprivileged", "--db", f"sqlite:///{database}")
+    started, said = outcome(command, str(tmp_path))
+    assert not started and "every user may write in /tmp: give the database" in said, said
+    assert "chmod" not in said and not os.path.exists(database)
+
+
 def test_an_open_task_folder_is_refused_at_start_not_at_each_upload(service_container, tmp_path):
     folder = course_folder(service_container, tmp_path, 0o700)
     open_task = os.path.join(service_container["open"], f"open-task-{tmp_path.name}")
