@@ -259,6 +259,22 @@ def simulation(request):
 def container(tmp_path_factory):
     """A normal install of the grader in a virtualenv any user may read, and a private
     folder (like /autograder/source) holding the task."""
+    # With the frameworks installed here (CI: numgrader[tensorflow,torch]), the container
+    # gets them too, as grader gradescope's zip installs them for a task that allows them.
+    import importlib.util
+
+    extras = [m for m in ("tensorflow", "torch") if importlib.util.find_spec(m) is not None]
+    yield from _simulated_container(tmp_path_factory, extras)
+
+
+@pytest.fixture(scope="session")
+def service_container(tmp_path_factory):
+    """The same, with the service's extras (serve, postgresql): grader serve as a course
+    would run it on such a machine."""
+    yield from _simulated_container(tmp_path_factory, ["serve", "postgresql"])
+
+
+def _simulated_container(tmp_path_factory, extras):
     if os.geteuid() != 0 or not os.path.exists(SYSTEM_PYTHON):
         pytest.skip("the simulation needs root and the system's Python, as Gradescope has")
     base = tempfile.mkdtemp(prefix="grader-container-")
@@ -270,11 +286,6 @@ def container(tmp_path_factory):
             f"cannot make a virtualenv of {SYSTEM_PYTHON} (Debian: apt-get install "
             f"python3-venv): {made.stderr[-500:]}"
         )
-    # With the frameworks installed here (CI: numgrader[tensorflow,torch]), the container
-    # gets them too, as grader gradescope's zip installs them for a task that allows them.
-    import importlib.util
-
-    extras = [m for m in ("tensorflow", "torch") if importlib.util.find_spec(m) is not None]
     wanted = ROOT + (f"[{','.join(extras)}]" if extras else "")
     installed = subprocess.run(
         [os.path.join(venv, "bin", "pip"), "install", "-q", wanted], capture_output=True, text=True, cwd=base
@@ -287,6 +298,6 @@ def container(tmp_path_factory):
         "task": str(private / "task"),
         "private": private,
         "open": base,
-        "frameworks": extras,
+        "frameworks": [e for e in extras if e in ("tensorflow", "torch")],
     }
     shutil.rmtree(base, ignore_errors=True)

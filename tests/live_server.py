@@ -96,10 +96,20 @@ class LiveServer:
         return left
 
 
-def serve_token(db: str, person: str, staff: bool = False) -> str:
-    command = [sys.executable, "-m", "grader", "serve-token", "--db", db, person]
+GRADER = (sys.executable, "-m", "grader")  # the grader under test (tests/ uses its own)
+
+
+def serve_token(
+    db: str, person: str, staff: bool = False, umask: int = -1, grader: tuple[str, ...] = GRADER
+) -> str:
+    command = [*grader, "serve-token", "--db", db, person]
     done = subprocess.run(
-        command + (["--staff"] if staff else []), capture_output=True, text=True, cwd=ROOT, timeout=60
+        command + (["--staff"] if staff else []),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        umask=umask,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
@@ -114,31 +124,40 @@ ROSTER_ROWS = {"alice": "alice,1001,Alice Liddell", "bob": "bob,1002,Bob Dylan"}
 
 
 def start(
-    folder: str, tasks: list[str], *options: str, timeout: float = 180.0, students: tuple[str, ...] = STUDENTS
+    folder: str,
+    tasks: list[str],
+    *options: str,
+    timeout: float = 180.0,
+    students: tuple[str, ...] = STUDENTS,
+    umask: int = -1,
+    default_db: bool = False,
+    grader: tuple[str, ...] = GRADER,
 ) -> LiveServer:
     """``grader serve TASKS --roster --port 0 --db sqlite:///FOLDER/service.sqlite OPTIONS``,
     once it listens, with a token for each student (of ``students``, the roster) and for
-    staff. Started again on the same folder, it serves the same database."""
+    staff. Started again on the same folder, it serves the same database. ``umask``: the
+    server's and grader serve-token's; ``default_db``: no --db (FOLDER/grader-serve/, made
+    by the server, not by grader serve-token beforehand); ``grader``: the command that runs
+    the grader (another install's, in a simulated container)."""
     os.makedirs(folder, exist_ok=True)
     roster = os.path.join(folder, "roster.csv")
     with open(roster, "w", encoding="utf-8") as f:
         f.write("submission_id,lms_id,name\n" + "".join(ROSTER_ROWS[s] + "\n" for s in students))
-    db_path = os.path.join(folder, "service.sqlite")
+    db_path = os.path.join(folder, "grader-serve" if default_db else "", "service.sqlite")
     db = f"sqlite:///{db_path}"
-    staff_token = serve_token(db, STAFF, staff=True)  # (before the server: it makes the tables too)
+    staff_token = (  # (before the server: it makes the tables too)
+        "" if default_db else serve_token(db, STAFF, staff=True, umask=umask, grader=grader)
+    )
     mark = uuid.uuid4().hex
     command = [
-        sys.executable,
-        "-m",
-        "grader",
+        *grader,
         "serve",
         *tasks,
         "--roster",
         roster,
         "--port",
         "0",
-        "--db",
-        db,
+        *([] if default_db else ["--db", db]),
         "--jobs",
         "1",
         *options,
@@ -153,6 +172,7 @@ def start(
             stderr=stderr,
             cwd=folder,
             env={**os.environ, MARK: mark},
+            umask=umask,
         )
     finally:
         stdout.close()
@@ -175,8 +195,10 @@ def start(
             time.sleep(0.1)
         server.url = found.group(1)
         server.listening = printed.splitlines()[0]
+        if default_db:
+            server.tokens[STAFF] = serve_token(db, STAFF, staff=True, umask=umask, grader=grader)
         for student in students:
-            server.tokens[student] = serve_token(db, student)
+            server.tokens[student] = serve_token(db, student, umask=umask, grader=grader)
     except BaseException:
         server.stop()
         raise

@@ -9,6 +9,7 @@ import datetime
 import os
 import signal
 import socket
+import stat
 import sys
 import threading
 from collections.abc import Iterator
@@ -17,10 +18,12 @@ import uvicorn
 
 from grader.classroom.roster import Roster, RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, options_from
+from grader.grading.cache_folder import cache_root
 from grader.grading.prepared import PreparedTask
 from grader.grading.task_yaml import load_task
 from grader.records.wording import counted
-from grader.sandbox import choose_tier
+from grader.sandbox import SandboxUnavailable, choose_tier, refuse_open_paths
+from grader.sandbox import tier as sandbox_tier
 from grader.service.app import Service, create_app
 from grader.service.connections import guarded_protocol
 from grader.service.grading import Dispatcher
@@ -33,6 +36,7 @@ DEFAULT_FOLDER = "grader-serve"  # (in the current folder: a folder of its own)
 DEFAULT_DB = f"sqlite:///{os.path.join(DEFAULT_FOLDER, 'service.sqlite')}"
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 SPARE_FILES = 256  # open files beyond the connections: the database, the pool, its pipes
+SIDECARS = ("-wal", "-shm", "-journal")  # the files SQLite makes beside a database, in its mode
 
 
 def database_url(given: str | None) -> str:
@@ -45,31 +49,61 @@ def database_url(given: str | None) -> str:
 
 def _make_sqlite_folder(url: str) -> None:
     """A SQLite file's folder made (0700), as the default's is; other databases are servers."""
+    path = sqlite_file(url)
+    folder = os.path.dirname(path) if path else ""
+    if folder:
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        except OSError:
+            pass  # (open_store says the database cannot be opened, and why)
+
+
+def sqlite_file(url: str) -> str | None:
+    """The SQLite database file a URL names (None: another database, or in memory)."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
         parsed = make_url(url)
     except ArgumentError:
-        return  # (said by open_store)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
-        folder = os.path.dirname(parsed.database)
-        if folder:
-            try:
-                os.makedirs(folder, mode=0o700, exist_ok=True)
-            except OSError:
-                pass  # (open_store says the database cannot be opened, and why)
+        return None  # (said by open_store)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    if parsed.query.get("uri"):
+        return None  # (a file: URI, as SQLite reads it: left to SQLite)
+    return parsed.database
 
 
-def open_store(given: str | None) -> Store:
+def _is_postgresql(url: str) -> bool:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).get_backend_name() == "postgresql"
+    except ArgumentError:
+        return False
+
+
+def open_store(given: str | None, walls: bool = False) -> Store:
     """The service's database, its tables made or migrated; a URL that names no database
-    this machine can reach is the operator's error, said with --db and how to fix it."""
+    this machine can reach is the operator's error, said with --db and how to fix it. A
+    SQLite file is private whatever the umask (_make_private). ``walls``: the tier's walls
+    are file permissions, so a database a worker could reach is refused (_refuse_open)."""
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
     url = database_url(given)
+    path = sqlite_file(url)
+    folders: list[str] = []  # (a PostgreSQL server's socket folders, where walls)
+    if path is not None:
+        path = os.path.realpath(path)  # (SQLite's own files go beside the file a link leads to)
+        if walls:  # (before anything is written in an open folder)
+            _refuse_open(url, [os.path.dirname(path)], [path + s for s in ("", *SIDECARS)])
+        _make_private(path)
     try:
         store = Store(url)
         store.upgrade()
+        if walls and _is_postgresql(url):
+            folders = _socket_folders(store)
     except (ArgumentError, ModuleNotFoundError, SQLAlchemyError) as exc:
         why = (
             f"no driver for it here ({exc.name})"
@@ -81,7 +115,102 @@ def open_store(given: str | None) -> Store:
             "postgresql://USER@HOST/DATABASE (pip install 'numgrader[postgresql]'), a database this "
             "machine can reach"
         ) from None
+    if walls and _is_postgresql(url):
+        try:
+            _refuse_open(url, folders, [])
+        except UsageError:
+            store.close()
+            raise
     return store
+
+
+def _make_private(path: str) -> None:
+    """A new SQLite database made 0600 before SQLite opens it (SQLite would make it by the
+    umask, and gives its -wal, -shm and -journal the database's own mode); an existing one,
+    and those files, closed to group and others (said): they hold every upload."""
+    try:
+        made = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        pass  # (there already, or not to be made: then Store says why)
+    else:
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(made, 0o600)  # (what the umask took from 0600 too)
+        finally:
+            os.close(made)
+    if os.name != "posix":
+        return
+    tightened = []
+    for name in (path, *(path + s for s in SIDECARS)):
+        try:
+            mode = os.stat(name).st_mode
+            if stat.S_ISREG(mode) and mode & 0o077:
+                os.chmod(name, stat.S_IMODE(mode) & 0o700)
+                tightened.append(name)
+        except OSError:
+            pass  # (gone, or not ours: in a tier whose walls are permissions, refused before)
+    if tightened:
+        print(
+            f"grader: note: {line(', '.join(tightened), 2000)} could be read by other users; made "
+            "private (chmod go-rwx)",
+            file=sys.stderr,
+        )
+
+
+def _refuse_open(url: str, folders: list[str], files: list[str]) -> None:
+    """In a tier whose walls are file permissions, refused while a worker could pass into
+    the database's folder (or a PostgreSQL server's socket folder) or read a file of it,
+    with the chmod that closes them."""
+    where = line(_without_password(url))
+    for folder in folders:
+        if folder.startswith("@"):
+            raise UsageError(
+                f"the database {where}: the server listens on the abstract socket {line(folder)}, which every "
+                "process of this machine may reach, a submission's too: take it out of the server's "
+                "unix_socket_directories"
+            )
+    try:
+        refuse_open_paths(files, entered=folders)
+    except SandboxUnavailable as exc:
+        shared = [f for f in folders if _others_may_write(f)]
+        if shared:  # (/tmp: a place every user needs, not one to close)
+            raise UsageError(
+                f"the database {where}: in the unprivileged tier a submission runs as a user of its own, "
+                f"and every user may write in {line(', '.join(shared))}: give the database (or the "
+                "server's sockets) a folder of its own that other users may not pass into (without "
+                "--db, grader-serve/ is made 0700)"
+            ) from None
+        raise UsageError(f"the database {where}: {exc}") from None
+
+
+def _others_may_write(folder: str) -> bool:
+    try:
+        return bool(os.stat(folder).st_mode & stat.S_IWOTH)
+    except OSError:
+        return False
+
+
+def _socket_folders(store: Store) -> list[str]:
+    """The folders of the Unix sockets by which a process of this machine could reach the
+    PostgreSQL server: the one libpq connected through (the URL's host, PGHOST or libpq's
+    own default, as libpq resolved them) and, the server being on this machine (reached by
+    a socket or loopback), every one it listens on (where the role may read that setting)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    with store.engine.connect() as connection:
+        info = getattr(connection.connection.dbapi_connection, "info", None)
+        host = str(getattr(info, "host", "") or "")
+        if not host.startswith(("/", "@")) and host not in LOOPBACK:
+            return []  # (a server elsewhere: its sockets are another machine's)
+        folders = [host] if host.startswith(("/", "@")) else []
+        try:
+            listed = str(connection.exec_driver_sql("SHOW unix_socket_directories").scalar() or "")
+        except SQLAlchemyError:
+            listed = ""  # (a role without pg_read_all_settings: the one it connected through)
+    for entry in (e.strip().strip('"') for e in listed.split(",")):
+        if entry.startswith(("/", "@")) and entry not in folders:
+            folders.append(entry)
+    return folders
 
 
 def _first_line(exc: Exception) -> str:
@@ -119,7 +248,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # the task or the results, warm workers in each pool process.
     options = dataclasses.replace(options_from(args, warm_workers=True), others_work=True)
     tier = choose_tier(options.isolation, options.others_work, options.shared_state)
-    store = open_store(args.db)
+    walls = sandbox_tier(tier).file_permissions_are_walls
+    if walls:  # (as grade() refuses each upload: said once, before any)
+        refuse_open_paths([t.folder for t in tasks.values()] + [cache_root()])
+    store = open_store(args.db, walls)
     for student in roster.students if roster else ():
         known = store.person(student.submission_id)
         store.enrol(student.submission_id, student.name, staff=bool(known and known.staff))

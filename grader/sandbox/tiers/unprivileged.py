@@ -275,11 +275,15 @@ def _ancestors(path: str) -> list[str]:
         path = parent
 
 
-def refuse_open_paths(secret: Sequence[str], written: Sequence[str] = ()) -> None:
+def refuse_open_paths(
+    secret: Sequence[str], written: Sequence[str] = (), entered: Sequence[str] = ()
+) -> None:
     """Where file permissions are the walls: refuse to grade when what the worker must not
     read (the task, the cache, classmates) or write (the results) is open to every user,
-    with the command that closes it."""
-    exposed = [p for p in secret if _any_open(p)]
+    with the command that closes it. ``entered``: folders no other user may even pass
+    into (a database's: what is made in them later is closed whatever its mode)."""
+    exposed = [p for p in entered if open_to_other_users(p)]
+    exposed += [p for p in secret if _any_open(p)]
     exposed += [p for p in written if open_to_other_users(p, write=True)]
     if exposed:
         shown = " ".join(shlex.quote(p) for p in exposed)
