@@ -301,12 +301,18 @@ def raw(live: LiveServer, request: bytes, timeout: float = 30.0) -> bytes:
     host, port = live.url.removeprefix("http://").rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=timeout) as connection:
         connection.sendall(request)
-        received = b""
-        try:
-            while chunk := connection.recv(65536):
-                received += chunk
-        except (TimeoutError, ConnectionResetError):
-            pass
+        return until_closed(connection, timeout)
+
+
+def until_closed(connection: socket.socket, timeout: float = 30.0) -> bytes:
+    """What the server sent on ``connection`` until it closed it (or ``timeout``)."""
+    connection.settimeout(timeout)
+    received = b""
+    try:
+        while chunk := connection.recv(65536):
+            received += chunk
+    except (TimeoutError, ConnectionResetError):
+        pass
     return received
 
 

@@ -17,7 +17,7 @@ import sqlite3
 import time
 
 import pytest
-from live_server import client, healthy, rows, sign_in, upload
+from live_server import client, healthy, multipart, rows, sign_in, until_closed, upload
 
 from grader.service.limits import Limits
 
@@ -36,18 +36,6 @@ def connect_from(live, source: str = ATTACKER, timeout: float = 30.0) -> socket.
     connection.bind((source, 0))
     connection.connect(address(live))
     return connection
-
-
-def answer_of(connection: socket.socket, timeout: float = 30.0) -> bytes:
-    """What the server sent until it closed the connection (or ``timeout``)."""
-    connection.settimeout(timeout)
-    got = b""
-    try:
-        while chunk := connection.recv(65536):
-            got += chunk
-    except (TimeoutError, ConnectionResetError):
-        pass
-    return got
 
 
 def stored_bytes(live) -> int:
@@ -105,8 +93,6 @@ def test_distinct_bytes_per_person_and_task_are_bounded_and_identical_bytes_cost
     alice = sign_in(live, "alice")
     with client(live) as http:  # the page says it in words, with the form
         parts = [("csrf", alice.csrf), ("task", PE), ("file", ("a3.py", b"D" * part))]
-        from live_server import multipart
-
         body, kind = multipart(*parts)
         page = http.post(
             "/upload", content=body, headers={"content-type": kind, "origin": live.url, **alice.headers}
@@ -203,12 +189,12 @@ def test_a_head_that_never_completes_is_answered_408_and_closed(start_server):
             time.sleep(1)
     except (BrokenPipeError, ConnectionResetError):
         pass
-    got = answer_of(connection)
+    got = until_closed(connection)
     connection.close()
     assert got.startswith(b"HTTP/1.1 408 ") or got == b"", got[:200]
     assert dribbled < 30  # (cut off long before the attacker stopped)
     silent = connect_from(live)  # a connection that never sends a byte is closed too
-    assert answer_of(silent, timeout=60).startswith(b"HTTP/1.1 408 ")
+    assert until_closed(silent, timeout=60).startswith(b"HTTP/1.1 408 ")
     silent.close()
     healthy(live)
 
@@ -221,7 +207,7 @@ def test_a_body_that_stops_or_crawls_is_cut_off_and_stores_nothing(start_server)
     ).encode()
     stopped = connect_from(live)
     stopped.sendall(head + b"--zz\r\n")
-    assert answer_of(stopped, timeout=60).startswith(b"HTTP/1.1 408 ")
+    assert until_closed(stopped, timeout=60).startswith(b"HTTP/1.1 408 ")
     stopped.close()
     crawling = connect_from(live)
     crawling.sendall(head)
@@ -257,7 +243,7 @@ def test_past_the_concurrency_limit_requests_are_answered_503_and_a_trusted_prox
         assert all(c is not None for c in held)  # (a trusted proxy's 40: not capped at 10)
         honest = connect_from(live, "127.0.0.1")
         honest.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        assert answer_of(honest).startswith(b"HTTP/1.1 503 ")
+        assert until_closed(honest).startswith(b"HTTP/1.1 503 ")
         honest.close()
     finally:
         for connection in held:
