@@ -276,8 +276,13 @@ class Browser:
     set_cookie: str  # the header that set it
 
     @property
+    def name(self) -> str:
+        """The cookie's name (``__Host-grader_session`` with --secure-cookies)."""
+        return self.set_cookie.split("=", 1)[0]
+
+    @property
     def headers(self) -> dict[str, str]:
-        return {"cookie": f"grader_session={self.cookie}"}
+        return {"cookie": f"{self.name}={self.cookie}"}
 
 
 CSRF_FIELD = re.compile(r'name="csrf" value="([^"]+)"')
@@ -289,8 +294,8 @@ def sign_in(live: LiveServer, person: str) -> Browser:
         answer = http.post("/signin", data={"token": live.tokens[person]}, headers={"origin": live.url})
         assert answer.status_code == 303, answer.text
         set_cookie = answer.headers["set-cookie"]
-        cookie = re.match(r"grader_session=([^;]+);", set_cookie).group(1)
-        home = http.get("/", headers={"cookie": f"grader_session={cookie}"})
+        name, cookie = re.match(r"((?:__Host-)?grader_session)=([^;]+);", set_cookie).groups()
+        home = http.get("/", headers={"cookie": f"{name}={cookie}"})
         assert home.status_code == 200, home.text
     return Browser(cookie, CSRF_FIELD.search(home.text).group(1), set_cookie)
 

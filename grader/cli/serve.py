@@ -25,7 +25,7 @@ from grader.records.wording import counted
 from grader.sandbox import SandboxUnavailable, choose_tier, refuse_open_paths
 from grader.sandbox import tier as sandbox_tier
 from grader.service.app import Service, create_app
-from grader.service.connections import guarded_protocol
+from grader.service.connections import guarded_protocol, quiet_client_noise
 from grader.service.grading import Dispatcher
 from grader.service.limits import Limits
 from grader.service.store import Store
@@ -307,8 +307,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             access_log=False,
             http=guarded_protocol(limits, args.trusted_proxy or ()),
             limit_concurrency=limits.connections,
+            # No WebSocket: an upgrade would hand the socket to a protocol without these walls.
+            ws="none",
+            lifespan="off",
+            # X-Forwarded-* only from the proxies named (by default uvicorn's: 127.0.0.1), so
+            # that a proxy elsewhere passes the scheme its students used.
+            forwarded_allow_ips=list(args.trusted_proxy) if args.trusted_proxy else None,
         )
     )
+    quiet_client_noise()
     try:
         server.run(sockets=[listener])
     finally:

@@ -18,10 +18,12 @@ tests use, the pages, sign-in, and the walls around them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +55,9 @@ from grader.submission.file import MAX_SOURCE_BYTES
 from grader.task.spec import Task
 
 COOKIE = "grader_session"
+# Over HTTPS the cookie's name says it was set by this host itself, over a secure connection,
+# for the whole site: a sibling subdomain cannot plant one (a session of its own choosing).
+SECURE_COOKIE = "__Host-grader_session"
 EXPORT_FORMATS = ("csv", "canvas", "moodle")
 EXPORT_NAMES = {"csv": "grades", "canvas": "canvas", "moodle": "moodle"}  # as grader export names them
 
@@ -107,6 +112,8 @@ class _Routes:
         # A person's uploads are counted and stored one at a time: else uploads sent at once
         # all find an attempt left, and --attempts is no limit. (One server per database.)
         self.uploading: dict[str, asyncio.Lock] = {}
+        self.sending: dict[str, int] = {}  # uploads each person is sending now (bodies in memory)
+        self.cookie = SECURE_COOKIE if service.secure_cookies else COOKIE
 
     # -- who is asking
     async def _bearer(self, request: Request) -> Person | None:
@@ -117,7 +124,7 @@ class _Routes:
         return await run_in_threadpool(self.s.store.person_by_token, presented.strip())
 
     async def _session(self, request: Request) -> Session | None:
-        cookie = request.cookies.get(COOKIE)
+        cookie = request.cookies.get(self.cookie)
         return await run_in_threadpool(self.s.store.session, cookie) if cookie else None
 
     @staticmethod
@@ -136,18 +143,51 @@ class _Routes:
             return None
         return session if tokens.same(presented, session.csrf) else None
 
+    @staticmethod
+    async def _small_form(request: Request, fields: int) -> Any:
+        """A form of a few small fields (sign-in, sign-out, regrade), or None when it cannot
+        be read: malformed, or its sender gone mid-body. That is the sender's doing, answered
+        400 in a few words, never a failure logged with its traceback (which anyone could
+        make as often as they like)."""
+        try:
+            return await request.form(max_files=0, max_fields=fields, max_part_size=1024)
+        except BodyTooLarge:
+            raise
+        except Exception:
+            return None
+
     # -- API
     async def healthz(self, request: Request) -> Response:
         if self.s.dispatcher.error:
             return PlainTextResponse(f"grading stopped: {self.s.dispatcher.error}\n", status_code=503)
         return PlainTextResponse("ok\n")
 
+    @contextlib.contextmanager
+    def _sending(self, person: Person) -> Iterator[None]:
+        """While a person's upload is read (before its body is): UploadRefused past their
+        uploads in flight, whose bodies the server would hold in memory at once."""
+        if self.sending.get(person.id, 0) >= self.s.limits.uploads_in_flight:
+            raise UploadRefused(
+                f"you are sending {counted(self.s.limits.uploads_in_flight, 'upload')} already: wait "
+                "for them to arrive",
+                429,
+                retry_after=5,
+            )
+        self.sending[person.id] = self.sending.get(person.id, 0) + 1
+        try:
+            yield
+        finally:
+            self.sending[person.id] -= 1
+            if not self.sending[person.id]:
+                del self.sending[person.id]
+
     async def api_upload(self, request: Request) -> Response:
         person = await self._bearer(request)
         if person is None:
             return _needs_bearer()
         try:
-            public_id = await self._accept(request, person)
+            with self._sending(person):
+                public_id = await self._accept(request, person)
         except UploadRefused as exc:
             return JSONResponse(
                 {"error": line(str(exc), 1000)}, status_code=exc.status, headers=exc.headers()
@@ -255,13 +295,17 @@ class _Routes:
         # visitor in to an account of its choosing and collect what they upload.
         if request.headers.get("origin") is None or not self._same_origin(request):
             return HTMLResponse(pages.signin_page("sign in from this site's own page"), status_code=403)
-        form = await request.form(max_files=0, max_fields=3, max_part_size=1024)
+        form = await self._small_form(request, 3)
+        if form is None:
+            return HTMLResponse(
+                pages.signin_page("that sign-in could not be read; try again"), status_code=400
+            )
         presented, account = form.get("token"), form.get("account")
         person = await run_in_threadpool(self.s.store.person_by_token, presented)
         # (a link's confirmation names the account the visitor agreed to: no other one)
         if person is None or not isinstance(presented, str) or (account is not None and account != person.id):
             return HTMLResponse(pages.signin_page("that token is not valid"), status_code=401)
-        previous = request.cookies.get(COOKIE)
+        previous = request.cookies.get(self.cookie)
         if previous:  # (the browser's other account is signed out here, as the link page warned)
             await run_in_threadpool(self.s.store.close_session, previous)
         cookie, _ = await run_in_threadpool(
@@ -269,17 +313,17 @@ class _Routes:
         )
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
-            COOKIE, cookie, httponly=True, samesite="strict", secure=self.s.secure_cookies, path="/"
+            self.cookie, cookie, httponly=True, samesite="strict", secure=self.s.secure_cookies, path="/"
         )
         return response
 
     async def signout(self, request: Request) -> Response:
-        form = await request.form(max_files=0, max_fields=2, max_part_size=1024)
-        session = await self._form_session(request, form)
+        form = await self._small_form(request, 2)
+        session = None if form is None else await self._form_session(request, form)
         if session is not None:
-            await run_in_threadpool(self.s.store.close_session, request.cookies.get(COOKIE, ""))
+            await run_in_threadpool(self.s.store.close_session, request.cookies.get(self.cookie, ""))
         response = RedirectResponse("/signin", status_code=303)
-        response.delete_cookie(COOKIE, path="/")
+        response.delete_cookie(self.cookie, path="/", secure=self.s.secure_cookies)
         return response
 
     async def upload(self, request: Request) -> Response:
@@ -287,17 +331,18 @@ class _Routes:
         if session is None:
             return HTMLResponse(pages.signin_page("sign in first"), status_code=401)
         try:
-            form = await request.form(max_files=1, max_fields=4, max_part_size=4096)
-        except BodyTooLarge:
-            raise
-        except Exception:
-            return await self.home(request, "that upload could not be read; try again", 400)
-        if await self._form_session(request, form) is None:
-            return HTMLResponse(
-                pages.message_page("Refused", "the form was not this site's"), status_code=403
-            )
-        try:
-            public_id = await self._accept_form(session.person, form)
+            with self._sending(session.person):
+                try:
+                    form = await request.form(max_files=1, max_fields=4, max_part_size=4096)
+                except BodyTooLarge:
+                    raise
+                except Exception:
+                    return await self.home(request, "that upload could not be read; try again", 400)
+                if await self._form_session(request, form) is None:
+                    return HTMLResponse(
+                        pages.message_page("Refused", "the form was not this site's"), status_code=403
+                    )
+                public_id = await self._accept_form(session.person, form)
         except UploadRefused as exc:
             answer = await self.home(request, line(str(exc), 1000), exc.status)
             answer.headers.update(exc.headers())
@@ -401,8 +446,8 @@ class _Routes:
         return await self._attempt_page(session, found, staff_view=True)
 
     async def staff_regrade(self, request: Request) -> Response:
-        form = await request.form(max_files=0, max_fields=4, max_part_size=1024)
-        session = await self._form_session(request, form)
+        form = await self._small_form(request, 4)
+        session = None if form is None else await self._form_session(request, form)
         if session is None or not session.person.staff:
             return HTMLResponse(pages.message_page("Refused", "staff only, from this site"), status_code=403)
         person, task = form.get("person") or None, form.get("task") or None
@@ -446,7 +491,7 @@ class _Routes:
     def _exported(self, task_id: str, kind: str) -> bytes:
         """The file `grader export` writes, from each person's latest graded upload."""
         task = self.s.tasks[task_id]
-        latest = self.s.store.latest()
+        latest = self.s.store.latest(reports=True)
         staff = {p.id for p in self.s.store.everyone() if p.staff}  # (their trial uploads are no grades)
         with tempfile.TemporaryDirectory(prefix="grader-export-") as out:
             book = Gradebook(os.path.join(out, "gradebook.sqlite"))

@@ -12,14 +12,19 @@ with these walls:
 - while a body is read, it must not go ``body_idle_seconds`` without a byte, and must be whole
   within ``body_seconds`` (time the server itself stops reading, while the app is busy, is
   not the client's);
-- an answer the client does not read for ``body_idle_seconds`` ends the connection.
+- an answer the client does not read for ``body_idle_seconds`` ends the connection;
+- past ``connections`` in all, a new connection is answered 503 at the door too (uvicorn's
+  ``limit_concurrency`` answers only once a head has come).
 
-A connection past a wall is answered (503 at the door, 408 for a late request) and closed.
+A connection past a wall is answered (503 at the door, 408 for a late request) and closed; a
+close that does not complete because the client reads nothing for ``body_idle_seconds`` is
+aborted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Collection
 from typing import Any
@@ -54,17 +59,27 @@ def guarded_protocol(limits: Limits, trusted: Collection[str] = ()) -> type[H11P
         _last_byte = 0.0
         _stalled_since: float | None = None  # writing paused since: the client reads nothing
         _timer: asyncio.TimerHandle | None = None
+        _closing_left = -1  # bytes of the answer not yet sent when closing, and when that last moved
+        _closing_moved = 0.0
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             peer = self.client[0] if self.client else None
-            if peer is not None and peer not in trusted_peers:
-                if open_from.get(peer, 0) >= limits.connections_per_peer:
-                    transport.write(_BUSY)
+            # Past either cap the connection is answered and closed at once: its file is
+            # freed before the process could run out of them (at that point asyncio's accept
+            # loop would spin on EMFILE and starve everyone).
+            over_all = len(self.connections) > limits.connections
+            mine = peer if peer is not None and peer not in trusted_peers else None  # (counted)
+            if over_all or (mine is not None and open_from.get(mine, 0) >= limits.connections_per_peer):
+                transport.write(_BUSY)
+                if transport.get_write_buffer_size():
+                    transport.abort()  # (it does not even take 200 bytes)
+                else:
                     transport.close()
-                    return
-                open_from[peer] = open_from.get(peer, 0) + 1
-                self._peer = peer
+                return
+            if mine is not None:
+                open_from[mine] = open_from.get(mine, 0) + 1
+                self._peer = mine
             self._since = self._last_byte = time.monotonic()
             self._timer = self.loop.call_later(CHECK_EVERY, self._look)
 
@@ -107,9 +122,19 @@ def guarded_protocol(limits: Limits, trusted: Collection[str] = ()) -> type[H11P
 
         def _look(self) -> None:
             self._timer = None
-            if self.transport is None or self.transport.is_closing():
-                return
             now = time.monotonic()
+            if self.transport.is_closing():
+                # A close waits for the answer to be sent: a client that never reads would hold
+                # the connection, and its count, for ever. One that reads, however slowly, is
+                # let finish.
+                left = self.transport.get_write_buffer_size()
+                if left != self._closing_left:
+                    self._closing_left, self._closing_moved = left, now
+                if now - self._closing_moved > limits.body_idle_seconds:
+                    self.transport.abort()
+                    return
+                self._timer = self.loop.call_later(CHECK_EVERY, self._look)
+                return
             late = False
             if self.cycle is None or self.cycle.response_complete:
                 late = now - self._since > limits.head_seconds
@@ -122,11 +147,12 @@ def guarded_protocol(limits: Limits, trusted: Collection[str] = ()) -> type[H11P
                     or now - self._since > limits.body_seconds
                 )
             if self.flow.write_paused and self._stalled_since is not None:
-                late = late or now - self._stalled_since > limits.body_idle_seconds
+                if now - self._stalled_since > limits.body_idle_seconds:
+                    self.transport.abort()  # (it reads nothing: an answer would never reach it)
+                    return
             if late:
                 self._close_late()
-                return
-            self._timer = self.loop.call_later(CHECK_EVERY, self._look)
+            self._timer = self.loop.call_later(CHECK_EVERY, self._look)  # (and a close that hangs is aborted)
 
         def _close_late(self) -> None:
             cycle = self.cycle
@@ -138,3 +164,23 @@ def guarded_protocol(limits: Limits, trusted: Collection[str] = ()) -> type[H11P
             self.transport.close()
 
     return Guarded
+
+
+# What uvicorn logs for each malformed or unsupported request: every client can make as many
+# of these as it likes, so they would fill the server's log (its disk: the database's too).
+CLIENT_NOISE = (
+    "Invalid HTTP request received",
+    "Unsupported upgrade request",
+    "No supported WebSocket library",
+)
+
+
+class _ClientNoise(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(CLIENT_NOISE)
+
+
+def quiet_client_noise() -> None:
+    """uvicorn's warnings about what a client sent are not logged (a client's doing, not the
+    server's); failures of the server's own still are."""
+    logging.getLogger("uvicorn.error").addFilter(_ClientNoise())

@@ -19,14 +19,15 @@ class Limits:
     # uploads (answered 429, with when to try again, or 507)
     uploads_per_minute: int = _limit(10, "uploads a person may make in any 60 s, all tasks together")
     uploads_per_task: int = _limit(
-        500, "uploads a person may make of one task, ever (a wall, not --attempts)"
+        300, "uploads a person may make of one task, ever (a wall, not --attempts)"
     )
     upload_mib_per_task: int = _limit(
         64, "MiB of distinct files a person may store for one task (the same bytes again cost nothing)"
     )
-    free_disk_mib: int = _limit(
-        1024, "MiB kept free on the SQLite database's disk: below it, uploads get 507"
+    uploads_in_flight: int = _limit(
+        2, "uploads a person may be sending at once (each is held in memory until it is whole)"
     )
+    free_disk_mib: int = _limit(512, "MiB kept free on the SQLite database's disk: below it, uploads get 507")
     # rows a person creates by signing in
     sessions_per_person: int = _limit(20, "signed-in browsers a person may have; the oldest is signed out")
     # connections (answered 503, or closed)

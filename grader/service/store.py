@@ -17,6 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy
 from sqlalchemy import Engine, and_, create_engine, event, func, select, update
 from sqlalchemy.engine import Connection
 
@@ -288,19 +289,21 @@ class Store:
     def submissions_of(self, person_id: str) -> list[Submission]:
         with self._begin() as db:
             rows = db.execute(
-                _listed().where(submissions.c.person == person_id).order_by(submissions.c.id.desc())
+                _listed(reports=False)
+                .where(submissions.c.person == person_id)
+                .order_by(submissions.c.id.desc())
             ).all()
         return [_submission(r) for r in rows]
 
-    def latest(self) -> dict[tuple[str, str], Submission]:
-        """Each person's latest upload of each task."""
+    def latest(self, reports: bool = False) -> dict[tuple[str, str], Submission]:
+        """Each person's latest upload of each task (with their reports, if asked)."""
         newest = (
             select(func.max(submissions.c.id).label("id"))
             .group_by(submissions.c.person, submissions.c.task)
             .subquery()
         )
         with self._begin() as db:
-            rows = db.execute(_listed().where(submissions.c.id.in_(select(newest.c.id)))).all()
+            rows = db.execute(_listed(reports).where(submissions.c.id.in_(select(newest.c.id)))).all()
         return {(r.person, r.task): _submission(r) for r in rows}
 
     def position(self, public_id: str) -> int | None:
@@ -550,8 +553,11 @@ def _last_served(db: Connection, persons: list[str]) -> dict[str, float | None]:
     )
 
 
-def _listed() -> Any:
+def _listed(reports: bool = True) -> Any:
+    """The columns of a Submission; without ``reports``, its report left out (None): a list
+    of a person's hundreds of uploads need not read each one's report."""
     c = submissions.c
+    report = c.report if reports else sqlalchemy.null().label("report")
     return select(
         c.public_id,
         c.person,
@@ -565,7 +571,7 @@ def _listed() -> Any:
         c.finished,
         c.score,
         c.max_score,
-        c.report,
+        report,
     )
 
 

@@ -16,6 +16,7 @@ import socket
 import sqlite3
 import time
 
+import httpx
 import pytest
 from live_server import client, healthy, multipart, rows, sign_in, until_closed, upload
 
@@ -267,3 +268,138 @@ def test_the_soft_open_file_limit_is_raised_at_start(start_server):
     wanted = Limits().connections + 256
     assert served_soft >= min(wanted, hard if hard != resource.RLIM_INFINITY else wanted)
     assert "limits uploads-per-minute=10" in open(os.path.join(live.folder, "stdout.txt")).read()
+
+
+# --------------------------------------------------------------------------- round four's red team, again
+
+
+def test_a_client_that_never_reads_its_answers_is_cut_off_and_frees_its_place(start_server):
+    """Thousands of pipelined requests whose answers are never read: the connection would
+    wait for ever to send them (and hold its address's count); it ends once it has read
+    nothing for body-idle-seconds, and its address is served again."""
+    live = start_server("--limit", "body-idle-seconds=2", "--limit", "connections-per-peer=1")
+    hog = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # (its window: it takes nothing)
+    hog.bind((ATTACKER, 0))
+    hog.connect(address(live))
+    hog.settimeout(30)
+    request = b"GET /signin HTTP/1.1\r\nHost: x\r\n\r\n"
+    sent, ended = 0, False
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline:
+            hog.sendall(request * 200)
+            sent += 200
+    except (BrokenPipeError, ConnectionResetError, TimeoutError):
+        ended = True
+    hog.close()
+    assert ended, f"still open after {sent} requests"
+    for _ in range(60):  # its place is given back: the same address is served
+        again = connect_from(live)
+        again.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        got = until_closed(again)
+        again.close()
+        if got.startswith(b"HTTP/1.1 200 "):
+            break
+        time.sleep(0.5)
+    assert got.startswith(b"HTTP/1.1 200 "), got[:200]
+
+
+def test_past_the_connections_limit_a_new_connection_is_answered_at_the_door(start_server):
+    """Idle connections from many addresses (each under its own cap) never run the server
+    out of open files: past `connections` in all, a new one is answered 503 at once, before
+    it sends anything, and closed; the server still answers once they go."""
+    live = start_server("--limit", "connections=30", "--limit", "connections-per-peer=10")
+    held = []
+    try:
+        for k in range(30):
+            held.append(connect_from(live, f"127.0.0.{10 + k // 10}"))
+        time.sleep(1.0)
+        late = connect_from(live, "127.0.0.20")
+        assert until_closed(late, timeout=10).startswith(b"HTTP/1.1 503 ")
+        late.close()
+    finally:
+        for connection in held:
+            connection.close()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with client(live) as http:
+                if http.get("/healthz").status_code == 200:
+                    break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def test_upgrade_requests_and_broken_forms_neither_leak_places_nor_fill_the_log(start_server):
+    live = start_server("--limit", "connections-per-peer=3")
+    for _ in range(12):  # WebSocket upgrades: refused as plain requests, each place given back
+        c = connect_from(live)
+        c.sendall(
+            b"GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+            b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        )
+        c.recv(100)
+        c.close()
+    for path in ("/signout", "/signin", "/staff/regrade") * 10:  # a body that never comes
+        c = connect_from(live)
+        c.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nOrigin: {live.url}\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nt".encode()
+        )
+        c.close()
+    time.sleep(1.0)
+    c = connect_from(live)
+    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert until_closed(c).startswith(b"HTTP/1.1 200 ")
+    c.close()
+    logged = live.stderr()
+    assert "Traceback" not in logged and "ClientDisconnect" not in logged, logged[-2000:]
+    assert "Unsupported upgrade" not in logged and "WebSocket" not in logged
+
+
+def test_a_trusted_proxy_elsewhere_passes_the_scheme_its_students_used(start_server):
+    """Behind a proxy that is not on 127.0.0.1 (another container, another host), the
+    proxy's X-Forwarded-Proto is taken from it (and from no one else), so that a form posted
+    through it over HTTPS is this site's own."""
+    live = start_server("--trusted-proxy", "127.0.0.5")
+    host = live.url.removeprefix("http://")
+    headers = {"origin": f"https://{host}", "x-forwarded-proto": "https"}
+    form = {"token": live.tokens["alice"]}
+    proxy = httpx.Client(
+        base_url=live.url, transport=httpx.HTTPTransport(local_address="127.0.0.5"), timeout=60
+    )
+    with proxy:
+        assert proxy.post("/signin", data=form, headers=headers).status_code == 303
+    with client(live) as http:  # the same headers from an address that is no proxy
+        assert http.post("/signin", data=form, headers=headers).status_code == 403
+
+
+def test_one_person_sends_at_most_two_uploads_at_once(start_server):
+    """Each upload's body is held in memory until it is whole: a third one sent at once, its
+    body never finished, is refused before it is read."""
+    live = start_server()
+    token = live.tokens["alice"]
+    head = (
+        f"POST /api/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+        "Content-Type: multipart/form-data; boundary=zz\r\nContent-Length: 900000\r\n\r\n"
+    ).encode()
+    slow = []
+    try:
+        for _ in range(Limits().uploads_in_flight):
+            c = connect_from(live, "127.0.0.1")
+            c.sendall(head + b"--zz\r\n")
+            slow.append(c)
+        time.sleep(1.0)
+        third = connect_from(live, "127.0.0.1")
+        third.sendall(head + b"--zz\r\n")
+        got = until_closed(third, timeout=10)
+        third.close()
+        assert got.startswith(b"HTTP/1.1 429 ") and b"retry-after: 5" in got.lower(), got[:300]
+        with client(live, live.tokens["bob"]) as http:  # (another person is not held back)
+            assert upload(http, PE, "mine.py", b"x = 1\n").status_code == 202
+    finally:
+        for c in slow:
+            c.close()

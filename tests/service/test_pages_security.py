@@ -57,8 +57,14 @@ def test_signing_in_with_a_token_sets_a_strict_session_cookie(server):
 
 def test_secure_cookies_makes_the_cookie_https_only(start_server):
     live = start_server("--secure-cookies")
-    flags = [f.strip().lower() for f in sign_in(live, "bob").set_cookie.split(";")[1:]]
+    browser = sign_in(live, "bob")
+    flags = [f.strip().lower() for f in browser.set_cookie.split(";")[1:]]
     assert "secure" in flags and "httponly" in flags and "samesite=strict" in flags
+    # (a name only this host can set, over HTTPS, for the whole site: no sibling plants one)
+    assert browser.name == "__Host-grader_session" and "domain" not in browser.set_cookie.lower()
+    with client(live) as http:
+        planted = http.get("/", headers={"cookie": f"grader_session={browser.cookie}"})
+        assert "<h1>Sign in</h1>" in planted.text  # (the plain name is no session there)
 
 
 @pytest.mark.parametrize(
