@@ -9,7 +9,9 @@ TASK = os.path.join(ROOT, "tasks", "pe-row-length")
 
 
 def _built(tmp_path, *args):
-    done = run_cli("gradescope", TASK, *args, "-o", str(tmp_path / "autograder.zip"), "--offline", timeout=600)
+    done = run_cli(
+        "gradescope", TASK, *args, "-o", str(tmp_path / "autograder.zip"), "--offline", timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "autograder.zip").is_file()
     return done.stdout
