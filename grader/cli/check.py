@@ -9,11 +9,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from grader.cli.common import options_from
+from grader.cli.common import UsageError, options_from
+from grader.cli.slips import check_slips
 from grader.grading.head_start import head_start
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    slip = check_slips(args.task, args.submission)
+    if slip:
+        raise UsageError(slip)
     # (one file in this process: its shrinks may take the second core, shrink_lanes.py)
     # (a student's own check, unless --others-work: a kit may then be graded unsandboxed)
     options = dataclasses.replace(

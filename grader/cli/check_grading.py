@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from grader.cli import slips
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, refuse_open_output, write
 from grader.grading.grade import grade
 from grader.grading.head_start import HeadStart
@@ -18,10 +19,14 @@ from grader.records.statuses import PASSED
 from grader.report import RENDERERS
 from grader.report.gradescope import cannot_grade
 from grader.submission.file import MAX_SOURCE_BYTES, SubmissionError, SubmissionFile, name_problem, read_named
+from grader.task.spec import SpecError
 
 
 def check(args: argparse.Namespace, options: Options, started: HeadStart | None) -> int:
-    task = load_task(args.task)
+    try:
+        task = load_task(args.task)
+    except SpecError as exc:
+        raise slips.for_students(exc) from None
     if args.output:
         refuse_open_output(options, args.output, kit_at_home(task, options))
     if args.file:

@@ -15,8 +15,8 @@ from grader.integrations.gradescope_build import Part, build
 from grader.integrations.self_package import NotInstalled, distribution
 from grader.integrations.target_pins import DEFAULT_INDEX, DEFAULT_PYTHON, PinsRefused, python_version
 from grader.student_text import visible
-from grader.submission.file import name_problem
-from grader.submission.formats import written_suffixes
+from grader.submission.file import PREFERRED_STEMS, name_problem
+from grader.submission.formats import accepted_text, written_suffixes
 from grader.task.frameworks import allowed
 from grader.task.spec import Task
 
@@ -66,7 +66,22 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
     for part in parts:
         if part.file:
             print(f"  task {part.task.id} ({part.task.max_score:g} points) grades the student's {part.file}")
+    print(f"students upload: {_uploads(parts)}")
     return EXIT_FULL
+
+
+def _uploads(parts: list[Part]) -> str:
+    """What students must upload, in words to pass on to them (run_autograder's rule)."""
+    named = [part.file for part in parts if part.file]
+    if named:
+        return ", ".join(named) + (
+            " (each file exactly so named)" if len(named) > 1 else " (exactly so named)"
+        )
+    stems = ", ".join(PREFERRED_STEMS[:-1]) + f" or {PREFERRED_STEMS[-1]}"
+    return (
+        f"one {accepted_text()} file, under any name when it is the upload's only one; "
+        f"among several, the one named {stems} (name it with --file NAME to require a name)"
+    )
 
 
 def _parts(tasks: list[Task], files: list[str]) -> list[Part]:

@@ -26,8 +26,9 @@ from grader.task.strategies import literal_case
 @dataclass
 class Finding:
     subject: str
-    ok: bool
+    ok: bool  # no problem of the task's (a finding not checked is none)
     text: str
+    checked: bool = True  # False: it could not be checked on this machine (the text says why)
 
 
 @dataclass
@@ -142,7 +143,7 @@ def validate(
         if missing:
             # A sample written with a framework this machine lacks cannot be checked here; that
             # is the machine's gap, not the task's (the report says what to install).
-            add(Finding(subject, True, f"not checked here: {missing}"))
+            add(Finding(subject, True, f"not checked here: {missing}", checked=False))
             continue
         problem = mismatch(expectation, result, names)
         if problem is None and reference is not None:  # (a kit has no mistakes)

@@ -11,7 +11,13 @@ from urllib.parse import quote
 
 from grader.records.wording import counted
 from grader.report import svg
-from grader.report.class_summary import BUCKETS, ClassSummary, CommonFailure, how_many_students
+from grader.report.class_summary import (
+    BUCKETS,
+    ClassSummary,
+    CommonFailure,
+    how_many_students,
+    pass_rate_words,
+)
 from grader.report.html import page
 from grader.report.svg import Bar, text
 
@@ -55,6 +61,7 @@ def render(summary: ClassSummary, students: list[StudentLine]) -> str:
             "students per score band",
         ),
         "<h2>Pass rate per check</h2>",
+        f"<p>{text(pass_rate_words(summary))}</p>",
         svg.bars(
             [
                 Bar(name, rate, f"{rate:.0%}", f"{name}: {rate:.0%} passed")

@@ -94,7 +94,9 @@ class ClassSummary:
     mean_percent: float
     median_percent: float
     distribution: list[int]  # students per 10% band, 0-10% ... 90-100%
-    pass_rates: dict[str, float]  # check -> share of students who passed it
+    # check -> share of all the students who passed it: an errored student (nothing of the
+    # file could be graded) is in every check's denominator, as not passing (PASS_RATE_WORDS)
+    pass_rates: dict[str, float]
     common_failures: list[CommonFailure] = field(default_factory=list)  # most students first
     errored: list[str] = field(default_factory=list)
     timed_out: list[str] = field(default_factory=list)
@@ -160,6 +162,12 @@ def summarize(
                 checks.setdefault(check.name, []).append(check.status == PASSED)
             if check.status in (FAILED, ERROR):
                 failures.setdefault(check.name, Counter())[_why(check, mismatch)] += 1
+    for _student, report in reports:
+        if report.status == ERROR:  # a check it has no line for (a missing file's) did not pass
+            have = {c.name for c in report.checks}
+            for name, passed in checks.items():
+                if name not in have:
+                    passed.append(False)
     return ClassSummary(
         task=task,
         students=len(reports),
@@ -172,6 +180,18 @@ def summarize(
         timed_out=timed_out,
         mistakes=[MistakeCount(name, explanations[name], n) for name, n in diagnosed.most_common()],
     )
+
+
+def pass_rate_words(summary: ClassSummary) -> str:
+    """What a pass rate is a share of, in words (every rendering of the summary says it)."""
+    words = f"The share of all {counted(summary.students, 'submission')} that passed each check"
+    if summary.errored:
+        n = len(summary.errored)
+        words += (
+            f"; the {counted(n, 'errored submission')} (nothing could be graded) "
+            f"count{'s' if n == 1 else ''} as not passing"
+        )
+    return words + "."
 
 
 def _most_common(failures: dict[str, Counter[str]]) -> list[CommonFailure]:
@@ -200,7 +220,15 @@ def render_markdown(summary: ClassSummary) -> str:
     lines += [
         f"| {i * width}-{(i + 1) * width}% | {n} {'#' * n} |" for i, n in enumerate(summary.distribution)
     ]
-    lines += ["", "## Pass rate per check", "", "| check | passed |", "| --- | --- |"]
+    lines += [
+        "",
+        "## Pass rate per check",
+        "",
+        pass_rate_words(summary),
+        "",
+        "| check | passed |",
+        "| --- | --- |",
+    ]
     lines += [f"| {for_markdown(name)} | {rate:.0%} |" for name, rate in summary.pass_rates.items()]
     lines += ["", "## Most common failures", ""]
     lines += [f"- {failure.sentence()}" for failure in summary.common_failures] or ["- none"]
@@ -238,7 +266,7 @@ def render_text(summary: ClassSummary) -> str:
         f"  {f'{i * width}-{(i + 1) * width}%':>8} {n:>4} {'#' * n}".rstrip()
         for i, n in enumerate(summary.distribution)
     ]
-    lines += ["", "Pass rate per check"]
+    lines += ["", "Pass rate per check", f"  ({pass_rate_words(summary)})"]
     lines += [f"  {_plain(name):<{name_width}}  {rate:>4.0%}" for name, rate in summary.pass_rates.items()]
     lines += ["", "Most common failures"]
     lines += [f"- {f.sentence(_plain, '{}')}" for f in summary.common_failures] or ["- none"]

@@ -8,6 +8,7 @@ sequences written are this module's own colours."""
 from __future__ import annotations
 
 import os
+import re
 
 from grader.grading.final_summary import summary
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
@@ -16,6 +17,12 @@ from grader.student_text import visible
 _LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERR ", SKIPPED: "SKIP"}
 _COLOUR = {PASSED: "32", FAILED: "31", ERROR: "35", SKIPPED: "33"}
 OUTPUT_LINES_SHOWN = 12
+# The mark the grader itself puts where it kept only the head and the tail of what a call
+# printed (sandbox/worker_process.py): JSON and HTML show it in place; a report that shows
+# fewer lines says the bytes it stood for in its own mark. (A submission can print such a
+# line too: then it misstates only its own output's length, to its own author, as it does
+# in JSON and HTML; nothing is scored from it.)
+_GRADER_CUT = re.compile(r"\[\.\.\. (\d+) bytes not shown \.\.\.\]")
 
 
 def _paint(text: str, code: str, colour: bool) -> str:
@@ -32,6 +39,23 @@ def _lines(text: object, indent: str) -> list[str]:
     return [indent + _shown(part) for part in str(text).splitlines() or [""]]
 
 
+def printed_lines(output: str) -> list[str]:
+    """The lines of printed output a text report shows: the first OUTPUT_LINES_SHOWN, then,
+    when there were more, one line saying how many lines and bytes it did not show (and the
+    bytes the grader had already left out, when it did)."""
+    lines = output.splitlines()
+    shown, rest = lines[:OUTPUT_LINES_SHOWN], lines[OUTPUT_LINES_SHOWN:]
+    if not rest:
+        return shown
+    marks = [m for line in rest if (m := _GRADER_CUT.fullmatch(line))]
+    kept = [line for line in rest if not _GRADER_CUT.fullmatch(line)]
+    size = sum(len(line.encode("utf-8")) + 1 for line in kept)
+    note = f"[... {len(kept):,} more line{'' if len(kept) == 1 else 's'} ({size:,} bytes) not shown here"
+    if marks:
+        note += f", and {sum(int(m.group(1)) for m in marks):,} bytes the grader did not keep"
+    return [*shown, note + " ...]"]
+
+
 def _points(score: float, max_score: float) -> str:
     return f"{score:g}/{max_score:g}"
 
@@ -46,7 +70,7 @@ def check_details(check: CheckResult) -> list[str]:
             detail.append(check.message)
         if check.output:
             detail.append("your code printed:")
-            detail += [f"  | {line}" for line in check.output.splitlines()[:OUTPUT_LINES_SHOWN]]
+            detail += [f"  | {line}" for line in printed_lines(check.output)]
     elif check.message:
         detail.append(check.message)
     return detail
@@ -101,7 +125,7 @@ def render(result: Result, colour: bool = False, **_options: object) -> str:
     lines += _check_lines([c for c in result.checks if c.mistake not in explained], width, colour)
     if result.output.strip():
         lines += ["", "Your file printed:"]
-        lines += [f"  | {_shown(line)}" for line in result.output.splitlines()[:OUTPUT_LINES_SHOWN]]
+        lines += [f"  | {_shown(line)}" for line in printed_lines(result.output)]
     percent = 100 * result.score / result.max_score if result.max_score else 0
     status = _paint(_shown(result.status), _COLOUR.get(result.status, "0"), colour)
     lines += [

@@ -517,3 +517,16 @@ def test_the_collection_record_is_plain_data_export_refuses_a_damaged_one(tmp_pa
     assert done.returncode == 2 and "damaged.csv:2: status 'stolen'" in done.stderr
     done = run_cli("export", grades, "--collection", str(damaged))
     assert done.returncode == 2 and "--collection needs --roster" in done.stderr
+
+
+def test_the_collection_csv_is_the_instructors_only_under_umask_022(tmp_path):
+    import stat
+
+    ann = repo(tmp_path, "ann", {"solutions/normalize-rows.py": CORRECT})
+    before = os.umask(0o022)  # (inherited by the grader it starts)
+    try:
+        done, out = collect(tmp_path, {"ann": ann.path})
+    finally:
+        os.umask(before)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(os.stat(os.path.join(out, "collection.csv")).st_mode) == 0o600

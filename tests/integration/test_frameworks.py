@@ -314,3 +314,24 @@ def test_a_framework_that_writes_into_its_input_still_fails_the_mutation_check(t
     )
     by_name = {c.name: c for c in grade(load_task(folder), str(path)).checks}
     assert by_name["leaves-input"].status == "failed", by_name["leaves-input"].message
+
+
+def test_grader_validate_marks_a_sample_it_could_not_check_not_checked_and_counts_it_apart(tmp_path):
+    from conftest import run_cli
+
+    folder = _task_allowing_absent(tmp_path)
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    (samples / "with_mxnet.py").write_text("# expect: full marks\nimport mxnet\nprint(4)\n")
+    (samples / "plain.py").write_text("# expect: full marks\nprint(2 + 2)\n")
+    assert run_cli("freeze", folder).returncode == 0
+    done = run_cli("validate", folder, "--samples", str(samples), "--isolation", "rlimits")
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = next(line for line in done.stdout.splitlines() if "with_mxnet.py" in line)
+    assert line.lstrip().startswith("not checked "), line
+    assert "it needs mxnet" in line and "not installed" in line  # and why
+    assert not any(l.lstrip().startswith("ok ") and "with_mxnet" in l for l in done.stdout.splitlines())
+    summary = done.stdout.splitlines()[-1]
+    assert "1 not checked" in summary and summary.endswith("0 problems"), summary
+    ok = int(summary.split(" ok,")[0])
+    assert ok == sum(l.lstrip().startswith("ok ") for l in done.stdout.splitlines())

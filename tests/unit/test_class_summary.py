@@ -113,7 +113,9 @@ def test_the_ungradable_line_is_no_check_in_the_pass_rates():
 
     reports = REPORTS + [("eve", ungradable("t", "1", 4, "eve", "eve: is a folder").to_dict())]
     summary = summarize("t", reports)
-    assert "submission" not in summary.pass_rates and summary.pass_rates == {"a": 0.75, "b": 0.25}
+    assert "submission" not in summary.pass_rates
+    # eve errored (nothing graded) and counts as not passing each check, as dee does (issue 35)
+    assert summary.pass_rates == {"a": 0.6, "b": 0.2}
     assert summary.errored == ["dee", "eve"]
     assert "| submission |" not in render_markdown(summary)
 
@@ -197,7 +199,7 @@ def test_markdown_escapes_what_students_wrote():
     ]
     text = render_markdown(summarize("t", reports))
     assert text.startswith("# t: 5 submissions")
-    assert "| b | 20% |" in text and "| a | 75% |" in text
+    assert "| b | 20% |" in text and "| a | 60% |" in text  # (errored: not passing a, its line lacking)
     assert "<b>" not in text and "\n## x" not in text and "](javascript" not in text
     assert "dee" in text.split("## Errored (nothing could be graded)")[1]
 
@@ -259,3 +261,24 @@ def test_the_terminal_text_shows_student_text_as_written_one_line_each_controls_
     assert "- 1 student: swap_*it* (a: b, [c]\\n# d\\x1b[2J)\n" in text
     assert "bob_[1]\\x1b" in text and "\x1b" not in text
     assert "\\:" not in text and "**" not in text and "##" not in text
+
+
+def test_pass_rates_count_errored_students_as_not_passing_and_say_so():
+    """Every student is in every check's denominator: one whose file could not be graded at
+    all (a missing file: no line for the check) counts as not passing, as one whose file did
+    not load does; the markdown, the text and the class page say so in words."""
+    from grader.records.result import ungradable
+    from grader.report.class_page import render as render_page
+
+    reports = REPORTS + [("eve", ungradable("t", "1", 4, "eve", "eve: missing").to_dict())]
+    summary = summarize("t", reports)
+    assert summary.pass_rates == {"a": 3 / 5, "b": 1 / 5}
+    said = "The share of all 5 submissions that passed each check; the 2 errored submissions "
+    said += "(nothing could be graded) count as not passing."
+    assert said in render_markdown(summary)
+    assert said in render_text(summary)
+    assert said in render_page(summary, [])
+    one = summarize("t", REPORTS)
+    assert "the 1 errored submission (nothing could be graded) counts as not passing." in render_markdown(one)
+    clean = summarize("t", REPORTS[:3])
+    assert "The share of all 3 submissions that passed each check." in render_markdown(clean)

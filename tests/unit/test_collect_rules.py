@@ -2,6 +2,9 @@
 template and its secrets, which roster ids can name a file, the collection record and its
 join with the grade rows."""
 
+import os
+import stat
+
 import pytest
 
 from grader.classroom import collection, grade_files
@@ -276,3 +279,24 @@ def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, mo
     assert by["bob"].status == collection.UNREACHABLE and "the grader failed on it" in by["bob"].reason
     assert "tok-in-url" not in by["bob"].reason and outcome.unreachable == ["bob"]
     assert os.listdir(tmp_path / "out" / "normalize-rows") == []  # (its half-written file: gone)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000, 0o277])
+def test_the_collection_record_is_0600_whatever_the_umask(tmp_path, umask):
+    path = str(tmp_path / "collection.csv")
+    before = os.umask(umask)
+    try:
+        collection.write(path, [_record("ann", collection.MISSING)])
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert collection.read(path).records[0].submission_id == "ann"
+
+
+def test_the_collection_record_is_never_written_through_a_link(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.write_text("theirs")
+    os.symlink(target, tmp_path / "collection.csv")
+    with pytest.raises(OSError):
+        collection.write(str(tmp_path / "collection.csv"), [_record("ann", collection.MISSING)])
+    assert target.read_text() == "theirs"
