@@ -180,7 +180,9 @@ def load_result(
     ``cells``: a notebook's cells that failed (``failed_cells``), each reported, and ``more``
     that failed too; they cost nothing here: a function they left undefined costs its checks."""
     description = f"the file imports and defines {', '.join(task.functions)}"
-    lacking = [e for e in outcome.cell_errors if _environment_problem(task, e)] if outcome.status == OK else []
+    lacking = (
+        [e for e in outcome.cell_errors if _environment_problem(task, e)] if outcome.status == OK else []
+    )
     if lacking:  # a cell that imports an allowed package this machine lacks: its gap, as a file's
         outcome = dataclasses.replace(outcome, status=RAISED, error=lacking[0])
     if outcome.status != OK:

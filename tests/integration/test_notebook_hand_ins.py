@@ -48,7 +48,9 @@ def test_a_notebook_whose_cell_3_raises_points_at_cell_3_line_2(tmp_path):
     )
     done = run_cli("check", PE_TASK, path)
     assert done.returncode == 1, done.stderr
-    assert "cell 3 raised RuntimeError: not finished: raise RuntimeError('not finished') (line 2)" in done.stdout
+    assert (
+        "cell 3 raised RuntimeError: not finished: raise RuntimeError('not finished') (line 2)" in done.stdout
+    )
     loads = graded(PE_TASK, path)["checks"][0]
     assert loads["status"] == "failed"  # it ran on: what it defines (nothing) is graded
 

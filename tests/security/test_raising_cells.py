@@ -232,3 +232,20 @@ def test_a_load_answer_says_how_many_cells_failed_within_caps():
     ):
         with pytest.raises(wire.WireError):
             outcome_from_reply(_load_reply(**bad), [], protocol.LOAD, ["f"])
+
+
+def test_warm_workers_grade_past_a_raising_cell_too(tmp_path, warm_tier):
+    klass = tmp_path / "class"
+    klass.mkdir()
+    write(klass, "alice.ipynb", CORRECT, "print(undefined_value)")
+    write(klass, "bob.ipynb", HEAD, "x = undefined_thing\ndef add_positional_encoding" + TAIL)
+    out = tmp_path / "out"
+    done = run_cli("batch", PE_TASK, str(klass), "--out", str(out), "--isolation", warm_tier, timeout=300)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    reports = {
+        r["submission"]: r
+        for r in map(json.loads, (out / "reports-positional-encoding.jsonl").read_text().splitlines())
+    }
+    assert reports["alice.ipynb"]["score"] == score_without()
+    assert reports["bob.ipynb"]["score"] == score_without(*ADDS)
+    assert "cell 2 raised NameError" in reports["bob.ipynb"]["checks"][0]["message"]
