@@ -106,6 +106,28 @@ def _compiled_cell(lines: list[str], start: int, end: int, path: str) -> CodeTyp
     return code
 
 
+def _compiled_cells(path: str, cells: object) -> list[tuple[int, CodeType | protocol.ErrorRecord]] | None:
+    """A notebook's module compiled cell by cell (None: no cells, run it whole): first the
+    lines before the first cell (the grader's header and display helper), then each cell,
+    each with the line it begins on, and its code or why it did not compile (the grader
+    leaves out what Python refuses: here only a limit hit, a tree too deep)."""
+    with open(path, "rb") as f:
+        lines = importlib.util.decode_source(f.read()).split("\n")
+    starts = _cell_starts(cells, len(lines))
+    if starts is None:
+        return None
+    compiled: list[tuple[int, CodeType | protocol.ErrorRecord]] = []
+    for start, end in zip([1, *starts], [*starts, len(lines) + 1]):
+        try:
+            compiled.append((start, _compiled_cell(lines, start, end, path)))
+        except BaseException as exc:  # (SyntaxError, RecursionError, MemoryError)
+            record = _safe_error_record(exc, path)
+            at = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+            record["line"] = at + start - 1 if type(at) is int and at > 0 else start
+            compiled.append((start, record))
+    return compiled
+
+
 def _shapes(value: object) -> frozenset[tuple[int, ...]]:
     """The shapes the grader's checks want (a list of lists of ints), else none."""
     if not isinstance(value, list) or len(value) > 100:
@@ -289,7 +311,12 @@ class Worker:
     ) -> tuple[protocol.Answer, list[bytes]]:
         """Import the submission; a notebook's (``cells``: where each code cell begins) cell
         by cell, as a kernel runs it: a cell that raises is recorded and the next one runs
-        (``_run_cells``)."""
+        (``_run_cells``). The cells are compiled first, before the audit hook watches: the
+        harness's own compiling is no evidence, and is not weighed as any (once a cell)."""
+        try:
+            compiled = _compiled_cells(path, cells)
+        except Exception:  # (the grader's own module it cannot split: run it whole, as a file)
+            compiled = None
         self._watch(path)
         failed: list[protocol.ErrorRecord] = []
         count = 0
@@ -298,13 +325,10 @@ class Worker:
             assert spec is not None and spec.loader is not None  # (a .py path always has both)
             module = importlib.util.module_from_spec(spec)
             sys.modules["submission"] = module
-            with open(path, "rb") as f:
-                lines = importlib.util.decode_source(f.read()).split("\n")
-            starts = _cell_starts(cells, len(lines))
-            if starts is None:
+            if compiled is None:
                 spec.loader.exec_module(module)
             else:
-                count = self._run_cells(module, lines, starts, path, failed)
+                count = self._run_cells(module, compiled, failed)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt and all: the student's fault
             self._check_numpy()
             error = _error_record(exc, path)
@@ -331,9 +355,7 @@ class Worker:
     def _run_cells(
         self,
         module: ModuleType,
-        lines: list[str],
-        starts: list[int],
-        path: str,
+        compiled: list[tuple[int, CodeType | protocol.ErrorRecord]],
         failed: list[protocol.ErrorRecord],
     ) -> int:
         """Run a notebook's module cell by cell in the module's namespace, as a kernel does
@@ -345,26 +367,24 @@ class Worker:
         left (a rebound function, a patched numpy) is the state the checks meet, as in the
         kernel. (os._exit ends the process: the load crashed, as the kernel died.)"""
         namespace = module.__dict__
-        exec(_compiled_cell(lines, 1, starts[0], path), namespace)  # (the grader's own lines)
         count = 0
-        bounds = list(zip(starts, [*starts[1:], len(lines) + 1]))
-        for start, end in bounds:
-            try:
-                code = _compiled_cell(lines, start, end, path)
-            except BaseException as exc:  # (the grader left out what Python refuses: a limit hit)
+        for number, (start, code) in enumerate(compiled):
+            if not isinstance(code, CodeType):  # (it did not compile)
+                if number == 0:
+                    raise RuntimeError("the grader's own lines of the notebook did not compile")
                 count += 1
                 if len(failed) < protocol.CELL_ERRORS:
-                    record = _safe_error_record(exc, path)
-                    at = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
-                    record["line"] = at + start - 1 if type(at) is int and at > 0 else start
-                    failed.append(record)
+                    failed.append(code)
+                continue
+            if number == 0:  # (the grader's own lines: what fails there is the load's failure)
+                exec(code, namespace)
                 continue
             try:
                 exec(code, namespace)
             except BaseException as exc:
                 count += 1
                 if len(failed) < protocol.CELL_ERRORS:
-                    record = _safe_error_record(exc, path)
+                    record = _safe_error_record(exc, self.submission)
                     record["line"] = start  # the cell's (its frames say where in it)
                     failed.append(record)
         return count
