@@ -20,7 +20,15 @@ from grader.grading.context import Context, ScriptRun
 from grader.grading.diagnosis import diagnose
 from grader.grading.head_start import HeadStart
 from grader.grading.kinds import kind_of
-from grader.grading.loading import RUN_CHECK, load_result, not_drawn, run_result, unreadable
+from grader.grading.loading import (
+    RUN_CHECK,
+    failed_cells,
+    load_result,
+    not_drawn,
+    run_result,
+    undefined_because,
+    unreadable,
+)
 from grader.grading.options import Options  # (also imported from here: batch, ci, validate)
 from grader.grading.own_machine import kit_at_home
 from grader.grading.policy import counted
@@ -39,6 +47,7 @@ from grader.sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_pat
 from grader.sandbox import tier as sandbox_tier
 from grader.student_text import name as visible_name
 from grader.submission.file import SubmissionFile, read_submission
+from grader.submission.notebook import failed_cells_note
 from grader.task import frameworks
 from grader.task.spec import CheckSpec, Task
 
@@ -103,6 +112,7 @@ def grade(
         sandbox.answer_bytes = prepared.answer_bytes()
         sandbox.display = list(task.display_imports)
         sandbox.start_budget()  # the student's time starts now, not while cases were made
+        because: dict[str, str] = {}  # why a function a failed notebook cell left is undefined
         if source.text is None:  # never run what Python (or the import scan) cannot read
             outcome = None
             load, defined = unreadable(task, source.problem), set()
@@ -111,12 +121,17 @@ def grade(
             sandbox.wanted_shapes = wanted_shapes(ctx, graded)
             outcome = sandbox.run_script(prepared.times.script_limit(limits))
             load = run_result(task, outcome)
+            if source.uncompiled:  # (a script notebook runs whole: only these are its cells' own)
+                said = failed_cells_note(tuple(text for _cell, text in source.uncompiled))
+                load = dataclasses.replace(load, message="; ".join(filter(None, [said, load.message])))
             defined = set() if load.status == ERROR else {"script"}
             if isinstance(outcome.value, dict):
                 ctx.script = ScriptRun(outcome.stdout, outcome.value.get("arrays", {}))
         else:
             outcome = sandbox.load()
-            load, defined = load_result(task, outcome)
+            cells, more = failed_cells(outcome, source)
+            load, defined = load_result(task, outcome, cells, more)
+            because = undefined_because(task, defined, cells, source)
         # what was not drawn, and what of a notebook was left out: said on the first line of the report
         notes = [n for n in (not_drawn(task, outcome),) if n] + list(source.notes)
         if notes:
@@ -134,7 +149,7 @@ def grade(
                 if check.name in later and not later[check.name].runs:
                     done.append(final_grading.not_run(check, later[check.name]))
                 else:
-                    done.append(_run_or_skip(ctx, check, load, defined, done))
+                    done.append(_run_or_skip(ctx, check, load, defined, done, because))
             _shrink_now(ctx, done)
 
         # A visible check's failure is shrunk once the other visible checks have run: the
@@ -229,7 +244,12 @@ def _shrink_now(ctx: Context, done: list[CheckResult]) -> None:
 
 
 def _run_or_skip(
-    ctx: Context, check: CheckSpec, load: CheckResult, defined: set[str], done: list[CheckResult]
+    ctx: Context,
+    check: CheckSpec,
+    load: CheckResult,
+    defined: set[str],
+    done: list[CheckResult],
+    because: dict[str, str] | None = None,
 ) -> CheckResult:
 
     skipped = None
@@ -237,6 +257,8 @@ def _run_or_skip(
         skipped = f"your file did not {'run' if load.name == RUN_CHECK else 'load'} (see '{load.name}' above)"
     elif check.call is not None and check.call not in defined:
         skipped = f"{check.call} is not defined in your file"
+        if because and check.call in because:  # a notebook cell failed: it says which
+            skipped += f": {because[check.call]}"
     elif check.call is not None and (limit := ctx.sandbox.stalled(check.call)) is not None:
         # One endless loop costs one timeout, not one per check that calls it.
         return CheckResult(

@@ -5,6 +5,7 @@ student's terms; a missing package the task allows is the machine's gap, said so
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 
 from grader.grading.checks.calls import describe_error, error_cell, error_line
@@ -23,6 +24,9 @@ from grader.records.statuses import (
 from grader.records.worker_error import WorkerError
 from grader.sandbox import CallOutcome
 from grader.student_text import clip
+from grader.submission.notebook import failed_cells_note
+from grader.submission.python_file import PythonSource
+from grader.submission.source_map import location_text
 from grader.task import frameworks
 from grader.task.spec import Task
 
@@ -116,9 +120,71 @@ def unreadable(task: Task, problem: str) -> CheckResult:
     return CheckResult(name, ERROR, 0.0, 0.0, message=f"your file was not run: {problem}.", reason=UNREADABLE)
 
 
-def load_result(task: Task, outcome: CallOutcome) -> tuple[CheckResult, set[str]]:
-    """The 'loads' line of the report, and which required functions the file defines."""
+def _cell_text(error: WorkerError) -> tuple[int | None, str]:
+    """A notebook cell that raised, in the student's words: "cell 4 raised NameError: name
+    'x' is not defined: print(x)" (the line it raised on, as written; where it is in a
+    function, that function's line); and the cell."""
+    cell = error.cell
+    text = f"cell {cell if cell is not None else '?'} raised {error.type or 'an exception'}"
+    if error.message:
+        text += f": {error.message}"
+    if error.frames:
+        last = error.frames[-1]
+        if last.cell == cell and last.function == "<module>":
+            text += f": {last.code}" + (f" (line {last.line})" if last.line != 1 else "")
+        else:
+            text += f" ({location_text(last.cell, last.line)} in {last.function}: {last.code})"
+    elif error.line is not None and error.cell is not None:
+        text += f" (line {error.line})"
+    return cell, text
+
+
+def failed_cells(
+    outcome: CallOutcome | None, source: PythonSource
+) -> tuple[list[tuple[int | None, str]], int]:
+    """A notebook's cells that failed, in its order: those Python could not compile (left
+    out, source.uncompiled) and those that raised when run (the worker's load answer); each
+    (cell, what it says), and how many more failed than are described."""
+    found: list[tuple[int | None, str]] = list(source.uncompiled)
+    errors = outcome.cell_errors if outcome is not None and outcome.status == OK else ()
+    found += [_cell_text(e) for e in errors]
+    found.sort(key=lambda item: item[0] if item[0] is not None else 0)
+    more = max(0, (outcome.cells_failed if outcome is not None and outcome.status == OK else 0) - len(errors))
+    return found, more
+
+
+def undefined_because(
+    task: Task, defined: set[str], cells: list[tuple[int | None, str]], source: PythonSource
+) -> dict[str, str]:
+    """For each required function the notebook left undefined while some cell failed, why:
+    the failed cell that defines it (where the import scan found its ``def``), else the
+    failed cells. A check of that function says so when it is skipped."""
+    if not cells:
+        return {}
+    at = source.scan.defined_at(task.functions)
+    because = {}
+    for name in task.functions:
+        if name in defined:
+            continue
+        cell = source.source_map.locate(at[name])[0] if name in at else None
+        own = [text for number, text in cells if cell is not None and number == cell]
+        shown = own or [text for _number, text in cells[:3]]
+        because[name] = f"{'; '.join(shown)}{'' if own or len(cells) <= 3 else '; ...'} (see 'loads' above)"
+    return because
+
+
+def load_result(
+    task: Task, outcome: CallOutcome, cells: list[tuple[int | None, str]] | None = None, more: int = 0
+) -> tuple[CheckResult, set[str]]:
+    """The 'loads' line of the report, and which required functions the file defines.
+    ``cells``: a notebook's cells that failed (``failed_cells``), each reported, and ``more``
+    that failed too; they cost nothing here: a function they left undefined costs its checks."""
     description = f"the file imports and defines {', '.join(task.functions)}"
+    lacking = (
+        [e for e in outcome.cell_errors if _environment_problem(task, e)] if outcome.status == OK else []
+    )
+    if lacking:  # a cell that imports an allowed package this machine lacks: its gap, as a file's
+        outcome = dataclasses.replace(outcome, status=RAISED, error=lacking[0])
     if outcome.status != OK:
         environment = outcome.status == RAISED and _environment_problem(task, _error(outcome))
         why = environment or _failure_text(outcome, "importing your file")
@@ -158,12 +224,15 @@ def load_result(task: Task, outcome: CallOutcome) -> tuple[CheckResult, set[str]
     message = "; ".join(notes)
     if missing:
         message += ". Define every function the statement asks for, with exactly that name."
+    if cells or more:
+        said = failed_cells_note(tuple(text for _cell, text in cells or ()), more)
+        message = f"{said}; {message}" if message else said
     return CheckResult(
         LOAD_CHECK,
-        FAILED if missing else PASSED,
+        FAILED if missing or cells or more else PASSED,
         0.0,
         0.0,
         message=message,
         description=description,
-        reason=UNDEFINED if missing else None,
+        reason=UNDEFINED if missing else RAISED if cells or more else None,
     ), defined

@@ -65,7 +65,9 @@ def read_in_child(request: dict) -> dict:
         "problem": source.problem,
         "notebook": source.code != data,
         "origins": source.source_map.origins,
+        "written": source.source_map.written,
         "notes": source.notes,
+        "uncompiled": source.uncompiled,
     }
     if source.text is not None:
         try:
@@ -119,8 +121,12 @@ def _from_answer(answer: Any, submission: SubmissionFile) -> PythonSource:
             str(text),
             problem,
             code=str(text).encode("utf-8") if answer["notebook"] else submission.data,
-            source_map=SourceMap(tuple((int(c), int(n)) for c, n in answer["origins"])),
+            source_map=SourceMap(
+                tuple((int(c), int(n)) for c, n in answer["origins"]),
+                tuple(str(w) for w in answer["written"]),
+            ),
             notes=tuple(str(n) for n in answer["notes"]),
+            uncompiled=tuple((int(c), str(t)) for c, t in answer["uncompiled"]),
             scan=SourceScan(
                 tuple((str(m), int(n)) for m, n in scan["imports"]),
                 tuple(str(r) for r in scan["routes"]),

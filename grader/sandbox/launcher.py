@@ -170,7 +170,11 @@ class Sandbox:
         if not process.ready:
             self._await_ready(process)
         header, blobs = self._submission_request(protocol.LOAD, process)
-        outcome = self._request(process, {**header, "functions": self.functions}, blobs, protocol.LOAD)
+        header["functions"] = self.functions
+        cells = self.source_map.cells() if self.source_map is not None else ()
+        if cells:  # a notebook: run cell by cell, a cell that raises reported (worker.py _run_cells)
+            header["cells"] = list(cells)
+        outcome = self._request(process, header, blobs, protocol.LOAD)
         self.loaded = outcome.status == "ok"
         return outcome
 
@@ -390,6 +394,8 @@ class Sandbox:
         outcome = sanitised(outcome)  # student text: valid, visible, bounded from here on
         if self.source_map is not None and outcome.error is not None:
             outcome.error = self.source_map.located(outcome.error)
+        if self.source_map is not None and outcome.cell_errors:
+            outcome.cell_errors = tuple(self.source_map.located(e) for e in outcome.cell_errors)
         if outcome.status in (TIMEOUT, CRASHED, MALFORMED):
             # Whatever state the worker is in now is unknown: replace it for the next call.
             process.kill()

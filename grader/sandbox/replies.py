@@ -37,6 +37,10 @@ class CallOutcome:
     error: WorkerError | None = None
     stdout: str = ""
     stderr: str = ""
+    # A notebook's load: the cells that raised (the first protocol.CELL_ERRORS), and how
+    # many did (the worker's word: it can only hide its own failures, never earn a point).
+    cell_errors: tuple[WorkerError, ...] = ()
+    cells_failed: int = 0
 
 
 def shown_id(value: object) -> str:
@@ -66,7 +70,8 @@ def outcome_from_reply(
     if op == protocol.LOAD:
         value = dict(_load_info(reply, functions, require_functions=ok), stand_ins=_stand_ins(reply))
         if ok:
-            return CallOutcome(OK, value=value)
+            errors, failed = _cell_errors(reply)
+            return CallOutcome(OK, value=value, cell_errors=errors, cells_failed=failed)
         return CallOutcome(RAISED, value=value, error=_clean_error(reply["error"]))
     if op != protocol.CALL:
         raise ValueError(f"no such request: {op}")
@@ -86,6 +91,21 @@ def outcome_from_reply(
         aliases_input=aliases,
         returned=None if returned is None else [wire.decode(r, blobs) for r in returned],
     )
+
+
+def _cell_errors(reply: dict) -> tuple[tuple[WorkerError, ...], int]:
+    """A notebook load's failed cells: at most CELL_ERRORS described, and a count of them
+    that is at least that many and at most the cells there can be."""
+    errors, count = reply.get("cell_errors", []), reply.get("cells_failed", 0)
+    if (
+        not isinstance(errors, list)
+        or len(errors) > protocol.CELL_ERRORS
+        or not all(isinstance(e, dict) for e in errors)
+        or type(count) is not int
+        or not len(errors) <= count <= protocol.CELLS_CAP
+    ):
+        raise wire.WireError("malformed load answer (cell_errors)")
+    return tuple(_clean_error(e) for e in errors), count
 
 
 def _stand_ins(reply: dict) -> list[str]:
@@ -231,20 +251,24 @@ def sanitised(outcome: CallOutcome) -> CallOutcome:
     """A worker's answer (a CallOutcome) with every string it carries made safe: the
     error's fields, the output, and the names and reprs inside the value. Arrays and
     numbers are left as they are: verdicts are computed on them."""
-    error = outcome.error
-    if error is not None:
-        outcome.error = dataclasses.replace(
-            error,
-            type=_line_or_none(error.type, LINE_BYTES),
-            missing_module=_line_or_none(error.missing_module, LINE_BYTES),
-            message=line(error.message, MESSAGE_BYTES),
-            frames=tuple(_frame(f) for f in error.frames),
-        )
+    if outcome.error is not None:
+        outcome.error = _sanitised_error(outcome.error)
+    outcome.cell_errors = tuple(_sanitised_error(e) for e in outcome.cell_errors)
     # (capped where it was captured: WorkerProcess.take_output)
     outcome.stdout = visible(outcome.stdout or "", multiline=True)
     outcome.stderr = visible(outcome.stderr or "", multiline=True)
     outcome.value = _value(outcome.value)
     return outcome
+
+
+def _sanitised_error(error: WorkerError) -> WorkerError:
+    return dataclasses.replace(
+        error,
+        type=_line_or_none(error.type, LINE_BYTES),
+        missing_module=_line_or_none(error.missing_module, LINE_BYTES),
+        message=line(error.message, MESSAGE_BYTES),
+        frames=tuple(_frame(f) for f in error.frames),
+    )
 
 
 def _line_or_none(text: str | None, cap: int) -> str | None:

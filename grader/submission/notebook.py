@@ -75,6 +75,10 @@ class NotebookCode:
     text: str  # the module: the code cells in order, IPython syntax left out
     source_map: SourceMap  # module line -> (cell, line in that cell)
     left_out: tuple[str, ...]  # what was not run, each "cell 2, line 1: %matplotlib inline"
+    # The cells Python cannot compile, each (cell, what it says): left out of the module
+    # (blank lines in their place), so the other cells run and the import scan reads exactly
+    # what runs; reported as failed cells (``failed_cells_note``).
+    uncompiled: tuple[tuple[int, str], ...] = ()
 
 
 # --------------------------------------------------------------------------- reading
@@ -255,7 +259,9 @@ def notebook_source(data: bytes, shown: str, display: tuple[str, ...]) -> Python
         return PythonSource(None, f"{shown} {exc}")
     source = python_source(notebook.text.encode("utf-8"))
     notes = (left_out_note(notebook.left_out),) if notebook.left_out else ()
-    return PythonSource(source.text, source.problem, source.code, notebook.source_map, notes)
+    return PythonSource(
+        source.text, source.problem, source.code, notebook.source_map, notes, uncompiled=notebook.uncompiled
+    )
 
 
 def notebook_head(data: bytes) -> tuple[int | None, str]:
@@ -284,8 +290,9 @@ def notebook_code(data: bytes, display: tuple[str, ...] = ()) -> NotebookCode:
     """The notebook's code cells as one module; NotebookProblem when it cannot be.
     ``display``: the task's display libraries, whose values a cell's last line does not show."""
     notebook = read_notebook(data)
-    lines, origins = [HEADER], [(0, 0)]
+    lines, origins, written = [HEADER], [(0, 0)], [""]
     left_out: list[str] = []
+    uncompiled: list[tuple[int, str]] = []
     displays = False
     for number, cell in enumerate(notebook.cells, start=1):
         if cell.get("cell_type") != "code":
@@ -307,6 +314,11 @@ def notebook_code(data: bytes, display: tuple[str, ...] = ()) -> NotebookCode:
             ) from None
         kept, notes = python_lines(source, number)
         left_out += notes
+        own = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # (as python_lines splits)
+        problem = _compile_problem(kept, own, number)
+        if problem:  # the cell fails, as in Jupyter, and the others run
+            uncompiled.append((number, problem))
+            kept = [""] * len(kept)
         if _opening_magic(source) not in HIDES_VALUE:
             shown = _display_last(kept)
             displays = displays or shown != kept
@@ -314,10 +326,35 @@ def notebook_code(data: bytes, display: tuple[str, ...] = ()) -> NotebookCode:
         for in_cell, text in enumerate(kept, start=1):
             lines.append(text)
             origins.append((number, in_cell))
+            written.append(own[in_cell - 1] if in_cell <= len(own) else text)
     if displays:  # defined before any cell runs, with the builtins it was made with
         lines.insert(1, display_helper(display))
         origins.insert(1, (0, 0))
-    return NotebookCode("\n".join(lines) + "\n", SourceMap(tuple(origins)), tuple(left_out))
+        written.insert(1, "")
+    return NotebookCode(
+        "\n".join(lines) + "\n",
+        SourceMap(tuple(origins), tuple(written)),
+        tuple(left_out),
+        tuple(uncompiled),
+    )
+
+
+def _compile_problem(kept: list[str], own: list[str], number: int) -> str:
+    """Why Python cannot compile a cell on its own ("" when it can), in the student's
+    words: "cell 3 raised SyntaxError: ...: x = (". Each cell is compiled alone, as Jupyter
+    runs it: a cell that opens a string or a bracket the next one closes is refused here,
+    and not read as one statement across cells (which the import scan would see and the
+    cell-by-cell run would not). Compiling runs nothing."""
+    try:
+        compile("\n".join(kept) + "\n", f"<cell {number}>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError) as exc:
+        at = getattr(exc, "lineno", None)
+        at = at if type(at) is int and 1 <= at <= len(own) else None
+        message = getattr(exc, "msg", None) or str(exc)
+        quoted = f": {_shown(own[at - 1].strip(), 300)}" if at is not None and own[at - 1].strip() else ""
+        where = f" (line {at})" if at is not None and at != 1 else ""
+        return f"cell {number} raised {type(exc).__name__}: {_shown(message, 300)}{quoted}{where}"
+    return ""
 
 
 def _opening_magic(source: str) -> str:
@@ -371,6 +408,22 @@ def _ends_with_semicolon(text: str) -> bool:
             continue
         return token.type == tokenize.OP and token.string == ";"
     return False
+
+
+FAILED_CELLS_SHOWN = 10
+
+
+def failed_cells_note(failed: tuple[str, ...], more: int = 0) -> str:
+    """The report's words on the notebook's cells that raised (each "cell 4 raised ..."),
+    at most FAILED_CELLS_SHOWN of them and how many more."""
+    shown = "; ".join(failed[:FAILED_CELLS_SHOWN])
+    more += max(0, len(failed) - FAILED_CELLS_SHOWN)
+    if more > 0:
+        shown += f"; and {more} more {'cell' if more == 1 else 'cells'} raised"
+    return (
+        f"{shown}. The notebook went on with the next cell, as Jupyter does; what the "
+        "other cells defined is graded, and a function a failed cell left undefined costs its checks"
+    )
 
 
 def left_out_note(left_out: tuple[str, ...]) -> str:

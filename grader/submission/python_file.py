@@ -59,6 +59,9 @@ class PythonSource:
     notes: tuple[str, ...] = ()  # what of the submission was not run, and why (for the report)
     scan: SourceScan = SourceScan()
     numbers: SourceNumbers | None = None  # the numbers its text holds, where asked for
+    # A notebook's cells Python cannot compile, (cell, what it says), left out of ``text``
+    # and ``code`` (notebook.py NotebookCode.uncompiled): failed cells in the report.
+    uncompiled: tuple[tuple[int, str], ...] = ()
 
     def where(self, line: int) -> str:
         """A line of ``text``, as its author finds it: "line 7", "cell 4, line 2"."""

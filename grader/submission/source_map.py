@@ -17,6 +17,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from grader.records.worker_error import WorkerError
+from grader.student_text import CODE_BYTES
+from grader.student_text import line as one_line
 
 
 def location_text(cell: int | None, line: int | None) -> str:
@@ -31,6 +33,10 @@ class SourceMap:
     own header, or a number a submission made up with ``compile``) keeps its number."""
 
     origins: tuple[tuple[int, int], ...] = ()
+    # For each line of ``origins``, the line as the student wrote it in that cell (before
+    # IPython syntax was left out or a last value wrapped to be shown): what a traceback
+    # quotes. Empty: the module's own lines are the student's (a .py file).
+    written: tuple[str, ...] = ()
 
     def locate(self, line: int) -> tuple[int | None, int]:
         if 1 <= line <= len(self.origins):
@@ -38,6 +44,22 @@ class SourceMap:
             if cell > 0:
                 return cell, in_cell
         return None, line
+
+    def written_line(self, line: int) -> str | None:
+        """The student's own text of a module line, when it is a notebook cell's."""
+        if 1 <= line <= min(len(self.origins), len(self.written)) and self.origins[line - 1][0] > 0:
+            return one_line(self.written[line - 1].strip(), CODE_BYTES)
+        return None
+
+    def cells(self) -> tuple[int, ...]:
+        """The module line where each code cell's lines begin, in order (the worker runs
+        the notebook cell by cell from these): empty for a file that ran as written."""
+        starts, last = [], 0
+        for number, (cell, _line) in enumerate(self.origins, start=1):
+            if cell > 0 and cell != last:
+                starts.append(number)
+            last = cell
+        return tuple(starts)
 
     def where(self, line: int) -> str:
         return location_text(*self.locate(line))
@@ -54,6 +76,9 @@ class SourceMap:
         for frame in error.frames:
             if type(frame.line) is int:
                 cell, line = self.locate(frame.line)
-                frame = dataclasses.replace(frame, cell=cell, line=line)
+                written = self.written_line(frame.line)
+                frame = dataclasses.replace(
+                    frame, cell=cell, line=line, code=frame.code if written is None else written
+                )
             frames.append(frame)
         return dataclasses.replace(error, frames=tuple(frames))

@@ -271,6 +271,39 @@ def test_errors_from_the_worker_are_located_in_cells():
     assert SourceMap(origins).where(99) == "line 99"
 
 
+def test_a_traceback_quotes_the_students_own_line_not_the_rewritten_one():
+    from grader.submission.notebook import notebook_code
+
+    cells = [
+        new_markdown_cell("m"),
+        new_code_cell("x = 1"),
+        new_code_cell("%time y = 2\nprint('\x1b[2J', v)"),
+    ]
+    code = notebook_code(notebook_bytes(*cells))
+    line = code.text.splitlines().index("__grader_display__((print('\x1b[2J', v)))") + 1
+    located = code.source_map.located(
+        WorkerError(
+            type="NameError",
+            message="m",
+            frames=(ErrorFrame(line=line, function="<module>", code="__grader_display__((print(x)))"),),
+        )
+    )
+    assert (located.frames[0].cell, located.frames[0].line) == (3, 2)
+    assert "__grader_display__" not in located.frames[0].code and "\x1b" not in located.frames[0].code
+    assert code.source_map.cells() == (3, 4)  # after the header and the display helper
+
+
+def test_a_cell_python_cannot_compile_is_left_out_alone_and_said_in_the_students_words():
+    from grader.submission.notebook import notebook_code
+
+    sources = ('s = """', "import os", '"""', "def f(:\n    pass")
+    code = notebook_code(notebook_bytes(*map(new_code_cell, sources)))
+    assert [n for n, _text in code.uncompiled] == [1, 3, 4]
+    assert "import os" in code.text and '"""' not in code.text  # what runs is what is scanned
+    assert code.uncompiled[2][1] == "cell 4 raised SyntaxError: invalid syntax: def f(:"
+    assert python_source(code.text.encode()).text is not None
+
+
 def test_import_scan_findings_say_cell_and_line():
     data = notebook_bytes(
         new_markdown_cell("intro"), new_code_cell("import numpy as np"), new_code_cell("x = 1\n_f = eval")

@@ -48,6 +48,8 @@ OVERFLOW: Final = "evidence-overflow()"  # more entries than the cap: itself evi
 ERROR_FRAMES: Final = 5  # of the submission's own frames in an error
 TYPE_CHARS: Final = 100  # of an exception's type name, a missing module's name
 CODE_CHARS: Final = 200  # of a frame's line of code
+CELL_ERRORS: Final = 20  # a notebook's failed cells described in a load answer (and how many failed)
+CELLS_CAP: Final = 100_000  # code cells a load request may name
 
 
 # -- Requests.
@@ -64,6 +66,7 @@ class SubmissionRequest(_SubmissionRequired, total=False):
     shapes: list[list[int]]  # RUN: the shapes the checks want, sent back first
     display: list[str]  # display libraries the worker stands in for (display.py)
     functions: list[str]  # LOAD: the functions to describe
+    cells: list[int]  # LOAD of a notebook: the line where each code cell begins (run one by one)
     id: int
 
 
@@ -145,6 +148,8 @@ class Answer(TypedDict, total=False):
     aliases_input: bool  # CALLS: the result shares memory with an input
     inputs_after: list  # CALLS with "send_back": those arguments after the call, wire records
     functions: dict[str, FunctionEntry]  # LOAD
+    cell_errors: list[ErrorRecord]  # LOAD of a notebook: the first CELL_ERRORS cells that raised
+    cells_failed: int  # LOAD of a notebook: how many cells raised
     globals: dict[str, dict]  # RUN: {name: wire record}
     computed: list[dict]  # RUN: ComputedEntry with a "$nd"
 

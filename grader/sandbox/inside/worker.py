@@ -73,6 +73,61 @@ def _error_record(exc: BaseException, submission: str | None) -> protocol.ErrorR
     return record
 
 
+def _safe_error_record(exc: BaseException, submission: str | None) -> protocol.ErrorRecord:
+    """``_error_record``, whatever the exception does while it is described (a ``__str__``
+    or a ``__name__`` that raises, SystemExit included): the failure is still recorded."""
+    try:
+        return _error_record(exc, submission)
+    except BaseException:
+        return {"type": "an exception", "message": "<the exception could not be described>", "frames": []}
+
+
+def _cell_starts(value: object, lines: int) -> list[int] | None:
+    """The cells of a notebook's module, as the grader sent them: increasing line numbers
+    of the module; None when there are none (or they make no sense: run it whole)."""
+    if not isinstance(value, list) or not value or len(value) > protocol.CELLS_CAP:
+        return None
+    if not all(type(n) is int for n in value) or value[0] < 1:
+        return None
+    if any(b <= a for a, b in zip(value, value[1:])) or value[-1] > lines:
+        return None
+    return value
+
+
+def _compiled_cell(lines: list[str], start: int, end: int, path: str) -> CodeType:
+    """Lines ``start`` to ``end - 1`` (1-based) of the module, compiled as one cell whose
+    line numbers are the module's (so tracebacks name the module's lines, which the grader
+    maps to the cell and the student's own line)."""
+    import ast
+
+    tree = ast.parse("\n".join(lines[start - 1 : end - 1]) + "\n", path, "exec")
+    ast.increment_lineno(tree, start - 1)
+    code: CodeType = compile(tree, path, "exec", dont_inherit=True)
+    return code
+
+
+def _compiled_cells(path: str, cells: object) -> list[tuple[int, CodeType | protocol.ErrorRecord]] | None:
+    """A notebook's module compiled cell by cell (None: no cells, run it whole): first the
+    lines before the first cell (the grader's header and display helper), then each cell,
+    each with the line it begins on, and its code or why it did not compile (the grader
+    leaves out what Python refuses: here only a limit hit, a tree too deep)."""
+    with open(path, "rb") as f:
+        lines = importlib.util.decode_source(f.read()).split("\n")
+    starts = _cell_starts(cells, len(lines))
+    if starts is None:
+        return None
+    compiled: list[tuple[int, CodeType | protocol.ErrorRecord]] = []
+    for start, end in zip([1, *starts], [*starts, len(lines) + 1]):
+        try:
+            compiled.append((start, _compiled_cell(lines, start, end, path)))
+        except BaseException as exc:  # (SyntaxError, RecursionError, MemoryError)
+            record = _safe_error_record(exc, path)
+            at = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+            record["line"] = at + start - 1 if type(at) is int and at > 0 else start
+            compiled.append((start, record))
+    return compiled
+
+
 def _shapes(value: object) -> frozenset[tuple[int, ...]]:
     """The shapes the grader's checks want (a list of lists of ints), else none."""
     if not isinstance(value, list) or len(value) > 100:
@@ -180,7 +235,17 @@ class Worker:
         self.module: ModuleType | None = None
         self.submission: str | None = None
         self.evidence: evidence.RuntimeEvidence | None = None
-        for name in ("serve", "_serve_one", "_answer", "_watch", "load", "run", "call", "_check_numpy"):
+        for name in (
+            "serve",
+            "_serve_one",
+            "_answer",
+            "_watch",
+            "load",
+            "_run_cells",
+            "run",
+            "call",
+            "_check_numpy",
+        ):
             setattr(self, name, getattr(self, name))
 
     def serve(self) -> None:
@@ -206,7 +271,7 @@ class Worker:
         if op in (protocol.LOAD, protocol.RUN) and type(header.get("answer_bytes")) is int:
             answers.limit_outputs(header["answer_bytes"])
         if op == protocol.LOAD:
-            reply, out = self.load(header["path"], header.get("functions", []))
+            reply, out = self.load(header["path"], header.get("functions", []), header.get("cells"))
             self._answer(reply, out, header.get("id"))
         elif op == protocol.CALLS:  # one answer per call, each sent as soon as it is ready
             for item in header.get("items", []):
@@ -241,14 +306,29 @@ class Worker:
         self.evidence = evidence.RuntimeEvidence(path, self.sock)
         sys.addaudithook(self.evidence)
 
-    def load(self, path: str, functions: list[str]) -> tuple[protocol.Answer, list[bytes]]:
+    def load(
+        self, path: str, functions: list[str], cells: object = None
+    ) -> tuple[protocol.Answer, list[bytes]]:
+        """Import the submission; a notebook's (``cells``: where each code cell begins) cell
+        by cell, as a kernel runs it: a cell that raises is recorded and the next one runs
+        (``_run_cells``). The cells are compiled first, before the audit hook watches: the
+        harness's own compiling is no evidence, and is not weighed as any (once a cell)."""
+        try:
+            compiled = _compiled_cells(path, cells)
+        except Exception:  # (the grader's own module it cannot split: run it whole, as a file)
+            compiled = None
         self._watch(path)
+        failed: list[protocol.ErrorRecord] = []
+        count = 0
         try:
             spec = importlib.util.spec_from_file_location("submission", path)
             assert spec is not None and spec.loader is not None  # (a .py path always has both)
             module = importlib.util.module_from_spec(spec)
             sys.modules["submission"] = module
-            spec.loader.exec_module(module)
+            if compiled is None:
+                spec.loader.exec_module(module)
+            else:
+                count = self._run_cells(module, compiled, failed)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt and all: the student's fault
             self._check_numpy()
             error = _error_record(exc, path)
@@ -267,7 +347,47 @@ class Worker:
                 except (TypeError, ValueError):
                     entry["params"] = None
             found[name] = entry
-        return answers.with_stand_ins({"ok": True, "functions": found}), []
+        reply: protocol.Answer = {"ok": True, "functions": found}
+        if count:
+            reply.update(cell_errors=failed, cells_failed=count)
+        return answers.with_stand_ins(reply), []
+
+    def _run_cells(
+        self,
+        module: ModuleType,
+        compiled: list[tuple[int, CodeType | protocol.ErrorRecord]],
+        failed: list[protocol.ErrorRecord],
+    ) -> int:
+        """Run a notebook's module cell by cell in the module's namespace, as a kernel does
+        with ``allow_errors``: what came before the first cell (the grader's own header and
+        display helper) first, then each cell; a cell that raises anything (SystemExit and
+        KeyboardInterrupt too, as IPython's run_cell catches every exception a cell raises
+        and the kernel goes on) is recorded, the first CELL_ERRORS of them in ``failed``,
+        and the next cell runs. Returns how many cells failed. Whatever state a failed cell
+        left (a rebound function, a patched numpy) is the state the checks meet, as in the
+        kernel. (os._exit ends the process: the load crashed, as the kernel died.)"""
+        namespace = module.__dict__
+        count = 0
+        for number, (start, code) in enumerate(compiled):
+            if not isinstance(code, CodeType):  # (it did not compile)
+                if number == 0:
+                    raise RuntimeError("the grader's own lines of the notebook did not compile")
+                count += 1
+                if len(failed) < protocol.CELL_ERRORS:
+                    failed.append(code)
+                continue
+            if number == 0:  # (the grader's own lines: what fails there is the load's failure)
+                exec(code, namespace)
+                continue
+            try:
+                exec(code, namespace)
+            except BaseException as exc:
+                count += 1
+                if len(failed) < protocol.CELL_ERRORS:
+                    record = _safe_error_record(exc, self.submission)
+                    record["line"] = start  # the cell's (its frames say where in it)
+                    failed.append(record)
+        return count
 
     def run(self, path: str, wanted: frozenset = frozenset()) -> tuple[protocol.Answer, list[bytes]]:
         """Run a script as __main__ in a namespace kept afterwards, compiled so that what it
