@@ -180,7 +180,17 @@ class Worker:
         self.module: ModuleType | None = None
         self.submission: str | None = None
         self.evidence: evidence.RuntimeEvidence | None = None
-        for name in ("serve", "_serve_one", "_answer", "_watch", "load", "run", "call", "_check_numpy"):
+        for name in (
+            "serve",
+            "_serve_one",
+            "_answer",
+            "_watch",
+            "load",
+            "run",
+            "call",
+            "_inputs_sent_back",
+            "_check_numpy",
+        ):
             setattr(self, name, getattr(self, name))
 
     def serve(self) -> None:
@@ -309,10 +319,11 @@ class Worker:
         _copy_back: Callable[[SharedBack], None] = _copy_back,
     ) -> tuple[protocol.Answer, list[bytes]]:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
-        check's) are mapped from its memory, so what the call does to them is seen there;
-        nothing about the arguments after the call is sent back, but where the grader asks
-        for them (``send_back``: the unsandboxed tier, a student's own machine, where no
-        memory is shared and this worker's word is taken)."""
+        check's) are mapped from its memory, so what the call does to them is seen there,
+        whether it returned or raised; nothing about the arguments after the call is sent
+        back, but where the grader asks for them (``send_back``: the unsandboxed tier, a
+        student's own machine, where no memory is shared and this worker's word is taken),
+        after a return or a raise alike."""
         shared_back: SharedBack = []
         try:
             args = [_argument(v, blobs, fds, shared_back) for v in item.get("args", [])]
@@ -332,7 +343,8 @@ class Worker:
             result = function(*args, **kwargs)
         except BaseException as exc:
             _copy_back(shared_back)
-            return {"ok": False, "error": _error_record(exc, self.submission)}, []
+            raised: protocol.Answer = {"ok": False, "error": _error_record(exc, self.submission)}
+            return self._inputs_sent_back(raised, item, args, kwargs)
         finally:
             self._check_numpy()
         _copy_back(shared_back)
@@ -342,12 +354,27 @@ class Worker:
             arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _ndarray)]
             if isinstance(result, _ndarray):  # seen only in here: the grader lets it cost, never earn
                 reply["aliases_input"] = any(_may_share_memory(result, a) for a in arrays)
-            back = item.get("send_back")
-            if isinstance(back, list):
-                values = list(args) + list(kwargs.values())
-                reply["inputs_after"] = [_sent_back(values, p, out) for p in back]
         except BaseException as exc:
-            return {"ok": False, "error": _error_record(exc, self.submission)}, []
+            failed: protocol.Answer = {"ok": False, "error": _error_record(exc, self.submission)}
+            return self._inputs_sent_back(failed, item, args, kwargs)
+        return self._inputs_sent_back(reply, item, args, kwargs, out)
+
+    def _inputs_sent_back(
+        self, reply: protocol.Answer, item: dict, args: list, kwargs: dict, out: list[bytes] | None = None
+    ) -> tuple[protocol.Answer, list[bytes]]:
+        """``reply`` with the arguments named in ``send_back`` as they are after the call
+        (the unsandboxed tier only), whether the call returned or raised."""
+        out = [] if out is None else out
+        back = item.get("send_back")
+        if not isinstance(back, list):
+            return reply, out
+        size = len(out)
+        try:
+            values = list(args) + list(kwargs.values())
+            reply["inputs_after"] = [_sent_back(values, p, out) for p in back]
+        except BaseException:  # (none sent: the grader then sees them changed)
+            del out[size:]
+            reply.pop("inputs_after", None)
         return reply, out
 
     def _check_numpy(
