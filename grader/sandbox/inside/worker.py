@@ -168,6 +168,24 @@ def _sent_back(values: list, position: object, out: list[bytes]) -> Any:
         return None
 
 
+def _modules_held(
+    namespace: dict, _module: type = ModuleType, _get: Callable = object.__getattribute__
+) -> list[str]:
+    """The names of the modules ``namespace`` (the submission's globals) holds, by the names
+    they call themselves (dunder names aside: the runtime's own)."""
+    found: list[str] = []
+    for key, value in list(namespace.items())[:10_000]:
+        if type(key) is not str or key.startswith("__") or not issubclass(type(value), _module):
+            continue
+        try:
+            name = _get(value, "__dict__").get("__name__")
+        except Exception:
+            continue
+        if type(name) is str and name not in found:
+            found.append(name[:200])
+    return found
+
+
 class Worker:
     """The harness around a submission, in the submission's own process. What it does for
     a call is bound before any student code runs: its methods into the instance (a class
@@ -189,6 +207,7 @@ class Worker:
             "run",
             "call",
             "_inputs_sent_back",
+            "_note_modules_held",
             "_check_numpy",
         ):
             setattr(self, name, getattr(self, name))
@@ -266,6 +285,7 @@ class Worker:
                 error.update(line=exc.lineno, message=exc.msg)
             return answers.with_stand_ins({"ok": False, "error": error}), []
         self._check_numpy()
+        self._note_modules_held(vars(module))
         self.module = module
         found: dict[str, protocol.FunctionEntry] = {}
         for name in functions:
@@ -298,6 +318,7 @@ class Worker:
             error = _error_record(exc, path)
             if isinstance(exc, SyntaxError):
                 error.update(line=exc.lineno, message=exc.msg)
+        self._note_modules_held(namespace)
         out: list[bytes] = []
         try:
             left, made = answers.numbers_sent(namespace, recorder, wanted, out)
@@ -376,6 +397,17 @@ class Worker:
             del out[size:]
             reply.pop("inputs_after", None)
         return reply, out
+
+    def _note_modules_held(self, namespace: dict) -> None:
+        """Record the modules the submission's globals hold once its code ran: a library
+        reached through another's names (a display library's) is one it uses."""
+        if self.evidence is None:
+            return
+        try:
+            for name in _modules_held(namespace):
+                self.evidence._add(protocol.HELD + name)
+        except Exception:
+            pass
 
     def _check_numpy(
         self,
