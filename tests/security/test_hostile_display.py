@@ -273,7 +273,8 @@ def test_an_import_of_the_stand_in_costs_what_the_library_would(tmp_path, plain_
     )
     checks = by_name(report)
     line = drawing[: drawing.index("plt.imshow")].count("\n") + 2
-    assert f"plt (line {line}: sinusoidal_pe uses the display library matplotlib" in (
-        checks[IMPORTS_CHECK]["message"]
+    assert (
+        f"plt (line {line}: sinusoidal_pe uses the display library matplotlib"
+        in (checks[IMPORTS_CHECK]["message"])
     )
     assert report["score"] == score_without(IMPORTS_CHECK)
