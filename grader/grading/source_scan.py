@@ -136,7 +136,7 @@ def _from_answer(answer: Any, submission: SubmissionFile) -> PythonSource:
                 tuple(str(r) for r in scan["routes"]),
                 tuple((str(f), int(n)) for f, n in scan["definitions"]),
                 str(scan["problem"]),
-                tuple(str(u) for u in scan["display_uses"]),
+                None if "display_uses" not in scan else tuple(str(u) for u in scan["display_uses"]),
             ),
             numbers=numbers,
         )

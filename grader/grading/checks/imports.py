@@ -622,14 +622,15 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
             description=check.description,
         )
     found = ctx.source.scan.imports
-    display = task.display_imports
+    uses = ctx.source.scan.display_uses
+    display = task.display_imports if uses is not None else ()  # (unknown: none let through)
     problems = [
         f"{module} ({ctx.source.where(line)})"
         for module, line in found
         if not allowed(task, module) and not is_display(module, display)
     ]
     problems += ctx.source.scan.routes
-    problems += ctx.source.scan.display_uses  # what the functions under test reach of one
+    problems += uses or ()  # what the functions under test reach of one
     static_names = {module for module, _ in found}
     static_tops = {module.split(".")[0] for module in static_names}
     for entry in ctx.runtime_imports:
