@@ -72,6 +72,7 @@ def grade(
         task.allowed_imports + task.stdlib_imports,
         numbers=any(kind_of(c).expected_private for c in task.checks),
         display=task.display_imports,
+        tested=tuple(task.functions) if task.kind == "functions" else (),
     )
     tier = choose_tier(
         options.isolation, options.others_work, options.shared_state, kit_at_home(task, options)

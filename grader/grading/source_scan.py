@@ -32,11 +32,13 @@ def read_source(
     allowed_names: Sequence[str],
     numbers: bool = False,
     display: Sequence[str] = (),
+    tested: Sequence[str] = (),
 ) -> PythonSource:
     """The submission's code and its scan (``allowed_names``: the task's allowed imports,
     which decide whether a module reached as an attribute is a route); with ``numbers``, the
     numbers its text holds too (source_numbers.py: for the typed-in rule). ``display``: the
-    task's display libraries, whose values a notebook cell's last line does not show."""
+    task's display libraries, whose values a notebook cell's last line does not show, and
+    which the functions under test (``tested``) may not use (checks/imports.py)."""
     warm_readers(submission.name, submission.data)
     request = {
         "name": submission.name,
@@ -44,6 +46,7 @@ def read_source(
         "allowed": list(allowed_names),
         "numbers": numbers,
         "display": list(display),
+        "tested": list(tested),
     }
     try:
         answer = bounded.call("grader.grading.source_scan:read_in_child", request, BOUND)
@@ -71,7 +74,13 @@ def read_in_child(request: dict) -> dict:
     }
     if source.text is not None:
         try:
-            found = scan(source.text, request["allowed"], source.where)
+            found = scan(
+                source.text,
+                request["allowed"],
+                source.where,
+                tuple(request.get("display", ())),
+                tuple(request.get("tested", ())),
+            )
         except RecursionError:
             return {
                 "text": None,
@@ -85,6 +94,7 @@ def read_in_child(request: dict) -> dict:
             "routes": found.routes,
             "definitions": found.definitions,
             "problem": found.problem,
+            "display_uses": found.display_uses,
         }
         if request.get("numbers"):
             held = source_numbers.scan(source.text)
@@ -132,6 +142,7 @@ def _from_answer(answer: Any, submission: SubmissionFile) -> PythonSource:
                 tuple(str(r) for r in scan["routes"]),
                 tuple((str(f), int(n)) for f, n in scan["definitions"]),
                 str(scan["problem"]),
+                None if "display_uses" not in scan else tuple(str(u) for u in scan["display_uses"]),
             ),
             numbers=numbers,
         )

@@ -19,7 +19,7 @@ from grader.records.statuses import ENVIRONMENT
 from grader.records.wording import counted
 from grader.task.frameworks import BY_MODULE
 from grader.task.samples import diagnosis_mismatch, mismatch, read_diagnosis, read_expectation, sample_files
-from grader.task.spec import SpecError, Task
+from grader.task.spec import DEFAULT_DISPLAY, SpecError, Task
 from grader.task.strategies import literal_case
 
 
@@ -57,6 +57,7 @@ def validate(
         if progress:
             progress(finding)
 
+    add(Finding("display libraries", True, display_note(task)))
     try:
         freeze = frozen.load(task)
     except SpecError as exc:
@@ -158,6 +159,18 @@ def validate(
         for finding in _mistake_findings(prepared, diagnosed):
             add(finding)
     return report
+
+
+def display_note(task: Task) -> str:
+    """Which libraries the task treats as display-only (imports: display), and what that means."""
+    if not task.display_imports:
+        return "none (imports: display: []): every library is judged by allowed: alone"
+    default = " (the default)" if tuple(task.display_imports) == DEFAULT_DISPLAY else ""
+    tested = "; the functions under test may not use one" if task.kind == "functions" else ""
+    return (
+        f"{', '.join(task.display_imports)}{default}: importing one and drawing with it costs "
+        f"no imports check{tested}"
+    )
 
 
 def _missing_environment(result: Result) -> str | None:

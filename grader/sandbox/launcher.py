@@ -295,11 +295,13 @@ class Sandbox:
                             process, since, protocol.CALL, ids[-pending], limit, cpu_since, extra
                         )
                         self._note_timing(function, outcome, limit)
+                        # (after a return or a raise: the worker copies them back either
+                        # way; after a timeout or a crash their state is unknown: none)
                         if arrays is not None:
-                            if outcome.status == OK:
+                            if outcome.status in (OK, RAISED):
                                 outcome.inputs_after = read_back(window_items[k], arrays[k])
                             close(arrays[k])
-                        elif back is not None and outcome.status == OK:
+                        elif back is not None and outcome.status in (OK, RAISED):
                             outcome.inputs_after = sent_back(window_items[k], back[k], outcome.returned)
                         pending -= 1
                         i += 1

@@ -21,8 +21,9 @@ class CallOutcome:
     """What one call in the worker came to (``status``: records/statuses.py; ``error``
     whenever it is not OK).
 
-    ``inputs_after`` (calls made with ``return_inputs``) are the arguments as the grader
-    read them back from the memory it shared with the worker, after the answer came: the
+    ``inputs_after`` (calls made with ``return_inputs``, that returned or raised) are the
+    arguments as the grader read them back from the memory it shared with the worker,
+    after the answer came: the
     worker's word plays no part in them; except in the unsandboxed tier (a student's own
     machine), whose worker shares no memory: there they are what it sent back
     (``returned``, call_request.sent_back). ``aliases_input`` is what the worker says it saw
@@ -75,21 +76,22 @@ def outcome_from_reply(
         return CallOutcome(RAISED, value=value, error=_clean_error(reply["error"]))
     if op != protocol.CALL:
         raise ValueError(f"no such request: {op}")
+    returned = reply.get("inputs_after")  # (after a return or a raise alike)
+    if returned is not None and not isinstance(returned, list):
+        raise wire.WireError("malformed call answer (inputs_after)")
+    sent_back = None if returned is None else [wire.decode(r, blobs) for r in returned]
     if not ok:
-        return CallOutcome(RAISED, error=_clean_error(reply["error"]))
+        return CallOutcome(RAISED, error=_clean_error(reply["error"]), returned=sent_back)
     if "result" not in reply:
         raise wire.WireError("answer has neither a result nor an error")
     aliases = reply.get("aliases_input", False)
     if type(aliases) is not bool:
         raise wire.WireError("malformed call answer (aliases_input)")
-    returned = reply.get("inputs_after")
-    if returned is not None and not isinstance(returned, list):
-        raise wire.WireError("malformed call answer (inputs_after)")
     return CallOutcome(
         OK,
         value=wire.decode(reply["result"], blobs),
         aliases_input=aliases,
-        returned=None if returned is None else [wire.decode(r, blobs) for r in returned],
+        returned=sent_back,
     )
 
 

@@ -35,6 +35,10 @@ class SourceScan:
     routes: tuple[str, ...] = ()  # each route with where it is
     definitions: tuple[tuple[str, int], ...] = ()  # (function name, line) of every def
     problem: str = ""
+    # what the functions under test reach of a display library, each with where (imports.py);
+    # None: not known (a reader that does not look, as an older install's): no display
+    # library is then let through the imports check
+    display_uses: tuple[str, ...] | None = ()
 
     def defined_at(self, names: Collection[str]) -> dict[str, int]:
         """The line of the first definition of each of ``names`` that the file defines."""

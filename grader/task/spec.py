@@ -103,8 +103,9 @@ class Task:
     mistakes_path: str = ""  # mistakes.py beside task.yaml (read only when mistakes are declared)
     edges: tuple[Edge, ...] = ()  # inputs only the checks about them judge (edges.py)
     # Display-only libraries (imports: display): headless in the worker, a stand-in that
-    # draws nothing where they are not installed (sandbox/inside/display.py). Whether a
-    # submission may import one is the import rule's own business (allowed_imports).
+    # draws nothing where they are not installed (sandbox/inside/display.py). Importing
+    # one costs no imports check; what the functions under test reach of one does
+    # (checks/imports.py).
     display_imports: tuple[str, ...] = DEFAULT_DISPLAY
     hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY  # one of HIDDEN_VISIBILITIES
     # Uploads grader serve accepts per student (task.yaml attempts:); None: the server's --attempts.

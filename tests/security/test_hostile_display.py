@@ -247,9 +247,10 @@ def test_only_the_tasks_display_libraries_are_stood_in_for(
 
 
 @pytest.mark.slow
-def test_an_import_of_the_stand_in_costs_what_the_import_rule_says(tmp_path, plain_tier, container):
-    """positional-encoding allows numpy only: the stand-in's import fails that check as the
-    library's would, with its name and line, and costs nothing else."""
+def test_an_import_of_the_stand_in_costs_what_the_library_would(tmp_path, plain_tier, container):
+    """positional-encoding allows numpy only, but matplotlib is a display library: the
+    stand-in's import and its drawing cost nothing, as the library's would (issue 35);
+    the function under test drawing with it costs numpy-only, with its name and line."""
     from conftest import PE_TASK
 
     report = graded(
@@ -260,7 +261,20 @@ def test_an_import_of_the_stand_in_costs_what_the_import_rule_says(tmp_path, pla
         "from matplotlib import cm\nplt.imshow(cm.viridis(sinusoidal_pe(4, 4)))\n",
         program=grader_without_matplotlib(container),
     )
+    assert report["score"] == score_without(), by_name(report)[IMPORTS_CHECK]
+    drawing = CORRECT.replace("    return pe\n", "    plt.imshow(pe)\n    return pe\n", 1)
+    assert drawing != CORRECT
+    report = graded(
+        tmp_path,
+        plain_tier,
+        PE_TASK,
+        "import matplotlib.pyplot as plt\n" + drawing,
+        program=grader_without_matplotlib(container),
+    )
     checks = by_name(report)
-    line = CORRECT.count("\n") + 1
-    assert f"matplotlib.pyplot (line {line})" in checks[IMPORTS_CHECK]["message"]
+    line = drawing[: drawing.index("plt.imshow")].count("\n") + 2
+    assert (
+        f"plt (line {line}: sinusoidal_pe uses the display library matplotlib"
+        in (checks[IMPORTS_CHECK]["message"])
+    )
     assert report["score"] == score_without(IMPORTS_CHECK)

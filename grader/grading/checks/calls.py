@@ -138,6 +138,10 @@ class Judge(Protocol):
     needs_expected: bool
     needs_inputs_back: bool
     draws: bool  # a failure of its compares outputs: the page may picture both (pictures.py)
+    # It judges what a call left behind, not what it returned (mutation): a call that raised
+    # is judged as one that returned, and one of which nothing can be told (timed out,
+    # crashed, never made for want of time) is left out of its cases (Failure.left_out).
+    judges_what_is_left: bool
 
     def __call__(
         self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: dict[str, Any]
@@ -154,10 +158,17 @@ class Failure:
     # what a values mismatch's picture is drawn from (expected, actual, select): drawn only
     # for the failure shown (failed()), not for each one met while shrinking
     outputs: tuple[Any, Any, str | None] | None = None
+    # nothing can be told from this call (a judge that judges_what_is_left: it timed out,
+    # crashed, or was never made): the case is left out of the check's cases, not failed
+    left_out: bool = False
 
 
 # A call that could not be judged at all (not the code's answer, wrong or right): the check's error.
 UNJUDGED: tuple[Reason, ...] = (MALFORMED, BUDGET)
+# Calls after which the state of their arguments is unknown (killed mid-call, or never
+# made): a judge that judges_what_is_left leaves their cases out. A malformed answer is not
+# among them: the worker's own answer, it stays the check's error.
+LEFT_OUT: tuple[str, ...] = (TIMEOUT, CRASHED, BUDGET)
 
 
 def evaluate(
@@ -186,7 +197,8 @@ def judged(
 ) -> Failure | None:
     """The failure one call's outcome shows, judged here; None when it passed."""
     output = _output(outcome.stdout, outcome.stderr)
-    if outcome.status == RAISED:
+    after_raise = outcome.status == RAISED and judge.judges_what_is_left
+    if outcome.status == RAISED and not after_raise:
         return Failure(
             RAISED,
             describe_error(outcome.error),
@@ -194,11 +206,16 @@ def judged(
             error_line(outcome.error),
             error_cell(outcome.error),
         )
+    left_out = judge.judges_what_is_left and outcome.status in LEFT_OUT
     if outcome.status in (TIMEOUT, CRASHED):
-        return Failure(call_reason(outcome.status), f"the call {outcome.error.message}", output)
-    if outcome.status != OK:
-        return Failure(call_reason(outcome.status), outcome.error.message, output)
+        return Failure(
+            call_reason(outcome.status), f"the call {outcome.error.message}", output, left_out=left_out
+        )
+    if outcome.status != OK and not after_raise:
+        return Failure(call_reason(outcome.status), outcome.error.message, output, left_out=left_out)
     verdict = judge(check, expected, outcome, sent)
+    if not verdict.ok and after_raise:  # (what it left behind, and how it ended)
+        verdict = Verdict(False, f"{verdict.message} (The call then {describe_error(outcome.error)}.)")
     if verdict.ok:
         return None
     outputs = (
@@ -215,6 +232,7 @@ class _CompareOutput:
     needs_expected = True
     needs_inputs_back = False
     draws = True
+    judges_what_is_left = False
 
     def __call__(
         self, check: CheckSpec[CallOptions], expected: Any, outcome: Any, sent: dict[str, Any]

@@ -33,8 +33,8 @@ from grader.grading.checks.calls import (
 )
 from grader.grading.policy import near_miss
 from grader.grading.shrink_traces import Node, Step, same_args
-from grader.records.result import CheckResult
-from grader.records.statuses import MISMATCH, OK, RAISED, Reason
+from grader.records.result import SKIPPED, CheckResult
+from grader.records.statuses import CRASHED, MISMATCH, OK, RAISED, TIMEOUT, Reason
 from grader.task.case_size import case_size, smallest_first
 from grader.task.spec import CheckSpec
 from grader.task.strategies import Drawn
@@ -63,6 +63,7 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
         ),
     )
     observed = not check.hidden and judge.draws  # (a diagnosis may look at its answers)
+    left_out: list[Failure] = []  # cases nothing could be told of (judges_what_is_left)
     try:
         # (``tried``: how many calls it took, read after the loop)
         for tried, (index, (positional, keywords), outcome) in enumerate(  # noqa: B007
@@ -73,12 +74,19 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
             )
             if observed and tried <= OBSERVED_FIRST and outcome.status in (OK, RAISED):
                 ctx.remember_answer(check, cases.cases[index], outcome.value, outcome.status == RAISED)
+            if failure is not None and failure.left_out:
+                left_out.append(failure)
+                if _stop_leaving_out(ctx, check, left_out):
+                    break
+                continue
             if failure is not None:
                 break
         else:
-            return passed(check, len(cases.cases), time.monotonic() - start)
+            return _passed_on_what_was_told(check, len(cases.cases), left_out, start)
     finally:
         outcomes.close()  # calls sent ahead of a failure are not waited for
+    if failure is None or failure.left_out:  # stopped leaving cases out: not all were judged
+        return _untold(check, len(cases.cases), tried - len(left_out), left_out, start)
     first = Found(check, judge, Drawn(cases.cases[index], cases.recipes_of(index)), failure, tried, start)
     if failure.reason in SHRINKABLE and isinstance(check.options, DrawnOptions) and ctx.reference is not None:
         if ctx.shrinks_later is not None:  # (grade.py: shrunk once the other checks have run)
@@ -89,6 +97,73 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
             return failed(check, params, failure, first.shown, tried, time.monotonic() - start)
         return shrunk(ctx, first)
     return shown_as_found(ctx, first)
+
+
+MAX_LEFT_OUT = 3  # calls a check leaves out that cost a limit each (timed out, crashed)
+
+
+def _stop_leaving_out(ctx: Context, check: CheckSpec[CallOptions], left_out: list[Failure]) -> bool:
+    """Whether a check that leaves cases out (checks/mutation.py) stops sending its cases:
+    its function timed out and never finished a call (another would only cost another
+    timeout: Sandbox.stalled), or more than MAX_LEFT_OUT of its calls timed out or crashed
+    (each costs a limit of the submission's time budget). A call never made for want of
+    time costs nothing: the rest are left out in turn."""
+    costly = [f for f in left_out if f.reason in (TIMEOUT, CRASHED)]
+    return len(costly) > MAX_LEFT_OUT or (bool(costly) and ctx.sandbox.stalled(check.function()) is not None)
+
+
+def _left_out_note(left_out: list[Failure]) -> str:
+    first = left_out[0]
+    what = {TIMEOUT: "timed out", CRASHED: "crashed"}.get(first.reason, "was not made")
+    calls = "the first of them" if len(left_out) > 1 else "it"
+    return (
+        f"nothing can be told of the arguments after a call that {what}, and "
+        f"{len(left_out)} did ({calls}: {first.message})"
+    )
+
+
+def _passed_on_what_was_told(
+    check: CheckSpec[CallOptions], total: int, left_out: list[Failure], start: float
+) -> CheckResult:
+    """Every case sent was judged or left out: passed on those judged, if any; skipped
+    (with why) if none was."""
+    if len(left_out) >= total:
+        return _untold(check, total, 0, left_out, start)
+    judged_cases = total - len(left_out)
+    result = passed(check, judged_cases, time.monotonic() - start)
+    if not left_out:
+        return result
+    return dataclasses.replace(
+        result,
+        message=f"passed on the {judged_cases} of its {total} cases that could be judged; "
+        f"{len(left_out)} left out: {_left_out_note(left_out)}.",
+    )
+
+
+def _untold(
+    check: CheckSpec[CallOptions], total: int, told: int, left_out: list[Failure], start: float
+) -> CheckResult:
+    """A check that leaves cases out, when too few could be judged: skipped, with why (the
+    calls' failures cost the checks that needed their results, not this one)."""
+    why = (
+        f"none of its {total} cases could be judged"
+        if told == 0
+        else f"it stopped with {told} of its {total} cases judged"
+    )
+    return CheckResult(
+        check.name,
+        SKIPPED,
+        0.0,
+        check.points,
+        message=f"skipped: {why}: {_left_out_note(left_out)}.",
+        description=check.description,
+        function=check.call,
+        cases=told,
+        hidden=check.hidden,
+        seconds=time.monotonic() - start,
+        output=left_out[0].output,
+        reason=left_out[0].reason,
+    )
 
 
 @dataclass(frozen=True)

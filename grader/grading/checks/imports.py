@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from grader.grading.checks.kind import ANY_TASK, Kind
 from grader.records.result import SKIPPED, CheckResult, judged
 from grader.records.statuses import IMPORTS
+from grader.sandbox.inside.protocol import HELD
 from grader.submission.python_file import SourceScan
 from grader.submission.source_map import location_text
 from grader.task.spec import CheckSpec, Task
@@ -364,6 +365,164 @@ def _routes(tree: ast.AST, allowed_names: Sequence[str], where: Callable[[int], 
     return list(dict.fromkeys(found))  # (in order, each once: linear in what was found)
 
 
+# --------------------------------------------------------------------------- display libraries
+# A library the task names as display-only (task.yaml ``imports: display``) draws pictures
+# nobody grades: importing it and drawing with it costs nothing. What the functions under
+# test reach of it still costs: those are graded, and a display library is no tool to
+# compute their answers with. "Reach" is read from the source, name by name, scopes
+# respected (a function's own locals are its own): a name a function under test uses that
+# is not its own leads to the module's bindings of that name (a def, a class, an
+# assignment's value, a loop's iterable, a with's context, an import), and from each to the
+# names it uses in turn; a display import met on the way (or inside one of those functions)
+# is the function's use of it. A name bound by a display import is bound to the library,
+# whatever it is called and whatever it holds (``from seaborn.utils import pd``).
+
+
+# The backend a display library loads in the worker (sandbox/inside/display.py BACKEND): a
+# module it hands out, as much the display library's as its own.
+DISPLAY_BACKEND = "_grader_headless"
+
+
+def is_display(module: str, display: Sequence[str]) -> bool:
+    """Whether ``module`` (an absolute import's name) belongs to one of ``display``."""
+    return not module.startswith(".") and module.split(".")[0] in display
+
+
+def _bound_by_import(alias: ast.alias, node: ast.Import | ast.ImportFrom) -> str:
+    if isinstance(node, ast.Import):
+        return alias.asname or alias.name.split(".")[0]
+    return alias.asname or alias.name
+
+
+def _imported_module(alias: ast.alias, node: ast.Import | ast.ImportFrom) -> str:
+    if isinstance(node, ast.Import):
+        return alias.name
+    return "." * node.level + (node.module or "")
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _stored(node: ast.AST | None) -> list[str]:
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)] if node is not None else []
+
+
+def _module_bindings(
+    tree: ast.AST, display: Sequence[str]
+) -> tuple[dict[str, list[ast.AST]], dict[str, tuple[str, int]]]:
+    """The module scope's bindings: name -> the nodes that give it its value (a def or class
+    itself, an assignment's value, a loop's iterable, a with's context, an except's type),
+    and name -> (display module, line) for names a display import binds there."""
+    bindings: dict[str, list[ast.AST]] = {}
+    to_display: dict[str, tuple[str, int]] = {}
+
+    def bind(name: str, node: ast.AST | None) -> None:
+        if node is not None:
+            bindings.setdefault(name, []).append(node)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(node.name, node)
+            return
+        if isinstance(node, ast.Lambda):
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                module = _imported_module(alias, node)
+                if alias.name != "*" and is_display(module, display):
+                    to_display.setdefault(_bound_by_import(alias, node), (module, node.lineno))
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in _stored(target):
+                    bind(name, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            for name in _stored(node.target):
+                bind(name, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            for name in _stored(node.target):
+                bind(name, node.iter)
+        elif isinstance(node, ast.withitem):
+            for name in _stored(node.optional_vars):
+                bind(name, node.context_expr)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bind(node.name, node.type)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return bindings, to_display
+
+
+def _used_from_outside(scope: ast.AST) -> list[tuple[str, int]]:
+    """The names a def, class or lambda uses that are not its own (nor a nested scope's):
+    those it looks up in the module (``global`` ones included), with their lines."""
+    own: set[str] = set()
+    declared_global: set[str] = set()
+    for n in ast.walk(scope):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = n.args
+            own |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x}
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not scope:
+            own.add(n.name)
+        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            own.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            own |= {_bound_by_import(alias, n) for alias in n.names}
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            own.add(n.name)
+        elif isinstance(n, ast.Global):
+            declared_global |= set(n.names)
+    own -= declared_global
+    return [
+        (n.id, n.lineno)
+        for n in ast.walk(scope)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in own
+    ]
+
+
+def _display_uses(
+    tree: ast.AST, display: Sequence[str], tested: Sequence[str], where: Callable[[int], str]
+) -> list[str]:
+    """Each use of a display library the functions under test (``tested``) make, reached as
+    the section above says: ``name (where: why)``, where is the line that reaches it."""
+    if not display or not tested:
+        return []
+    bindings, to_display = _module_bindings(tree, display)
+    work: list[tuple[ast.AST, str]] = [
+        (node, name) for name in tested for node in bindings.get(name, ()) if isinstance(node, _SCOPES)
+    ]
+    seen: set[int] = set()
+    found = []
+    while work:
+        node, function = work.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, _SCOPES):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    for alias in inner.names:
+                        module = _imported_module(alias, inner)
+                        if is_display(module, display):
+                            found.append(
+                                f"{module} ({where(inner.lineno)}: imported where {function} "
+                                "runs it, and the checks call that function)"
+                            )
+            names = _used_from_outside(node)
+        else:
+            names = [(n.id, getattr(n, "lineno", 0)) for n in ast.walk(node) if isinstance(n, ast.Name)]
+        for name, line in names:
+            if name in to_display:
+                module = to_display[name][0]
+                found.append(
+                    f"{name} ({where(line)}: {function} uses the display library "
+                    f"{module.split('.')[0]}, and the checks call that function: a display "
+                    "library only draws)"
+                )
+            work.extend((b, function) for b in bindings.get(name, ()))
+    return list(dict.fromkeys(found))
+
+
 def _is_call(entry: str) -> bool:
     """A runtime entry that records a call (``exec()``, ``open() of /proc/.../mem``), not a
     module imported or an attribute read (sandbox/inside/evidence.py: RuntimeEvidence)."""
@@ -380,13 +539,21 @@ def _runtime_problem(entry: str) -> str:
     return f"{entry} (imported while running)"
 
 
-def scan(source: str, allowed_names: Sequence[str], where: Callable[[int], str]) -> SourceScan:
-    """What the static checks read of the code: its imports and its hidden routes, from one
-    parse (run in a bounded child, source_scan.py: the text is the student's)."""
+def scan(
+    source: str,
+    allowed_names: Sequence[str],
+    where: Callable[[int], str],
+    display: Sequence[str] = (),
+    tested: Sequence[str] = (),
+) -> SourceScan:
+    """What the static checks read of the code: its imports, its hidden routes, and the
+    uses the functions under test (``tested``) make of the display libraries (``display``),
+    from one parse (run in a bounded child, source_scan.py: the text is the student's)."""
     try:
         tree = ast.parse(source)
         imports = _imports(tree)
         routes = _routes(tree, allowed_names, where)
+        display_uses = _display_uses(tree, display, tested, where)
     except (SyntaxError, ValueError) as exc:  # (the worker says where, when it runs it)
         return SourceScan(problem=f"the file does not parse ({type(exc).__name__})")
     definitions = tuple(
@@ -394,7 +561,7 @@ def scan(source: str, allowed_names: Sequence[str], where: Callable[[int], str])
         for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
-    return SourceScan(tuple(imports), tuple(routes), definitions)
+    return SourceScan(tuple(imports), tuple(routes), definitions, display_uses=tuple(display_uses))
 
 
 def harness_reach(ctx: Context) -> list[str]:
@@ -414,9 +581,15 @@ def harness_reach(ctx: Context) -> list[str]:
         if _is_harness_route(module)
     ]
     found += [
-        _runtime_problem(entry)
+        f"{entry[len(HELD) :]} (held by the file once it ran)"
+        if entry.startswith(HELD)
+        else _runtime_problem(entry)
         for entry in ctx.runtime_imports
-        if _is_call(entry) or entry.startswith(".") or _is_harness_route(entry)
+        if (
+            _is_harness_route(entry[len(HELD) :])
+            if entry.startswith(HELD)
+            else _is_call(entry) or entry.startswith(".") or _is_harness_route(entry)
+        )
     ]
     return found
 
@@ -449,14 +622,32 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
             description=check.description,
         )
     found = ctx.source.scan.imports
-    problems = [f"{module} ({ctx.source.where(line)})" for module, line in found if not allowed(task, module)]
+    uses = ctx.source.scan.display_uses
+    display = task.display_imports if uses is not None else ()  # (unknown: none let through)
+    problems = [
+        f"{module} ({ctx.source.where(line)})"
+        for module, line in found
+        if not allowed(task, module) and not is_display(module, display)
+    ]
     problems += ctx.source.scan.routes
+    problems += uses or ()  # what the functions under test reach of one
     static_names = {module for module, _ in found}
+    static_tops = {module.split(".")[0] for module in static_names}
     for entry in ctx.runtime_imports:
+        if entry.startswith(HELD):  # a module its globals hold: imported, or reached
+            held = entry[len(HELD) :]
+            if not (
+                allowed(task, held)
+                or is_display(held, display)
+                or (display and held == DISPLAY_BACKEND)
+                or held.split(".")[0] in static_tops
+            ):
+                problems.append(f"{held} (held by the file once it ran: reached through another library)")
+            continue
         if (
             _is_call(entry)
             or entry.startswith(".")
-            or (not allowed(task, entry) and entry not in static_names)
+            or (not allowed(task, entry) and entry not in static_names and not is_display(entry, display))
         ):
             problems.append(_runtime_problem(entry))
     allowed_text = ", ".join(task.allowed_imports) or "nothing"

@@ -41,6 +41,7 @@ class _InputsUntouched:
     needs_expected = False
     needs_inputs_back = True
     draws = False
+    judges_what_is_left = True  # (a raise is no mutation; a timeout tells nothing: calls.py)
 
     def __call__(self, check: CheckSpec[Any], expected: Any, outcome: Any, sent: dict[str, Any]) -> Verdict:
         verdict = check_inputs_unchanged(sent, outcome.inputs_after)

@@ -19,8 +19,9 @@ nobody here looks at.
   calls, evaluates, imports or keeps anything it is given. The worker says which stand-ins
   were imported, so that the report can say the plots were not drawn.
 
-Either way, importing one is what the task's import rule says it is: the import statement
-runs as any other, and the evidence of it is the same. Each of these is decided once per
+Either way, the import statement runs as any other, and the evidence of it is the same;
+the imports check lets it pass unless the functions under test reach the library
+(checks/imports.py). Each of these is decided once per
 worker, before any student code runs (``prepare``), from the folders the runtime has: a
 file the submission writes cannot make a library present or absent, and nothing a
 submission names itself makes its frames a library's (``library_frame`` goes by the

@@ -43,6 +43,9 @@ GLOBALS_CAP: Final = 64  # arrays a script left in its globals that are sent bac
 COMPUTED_CAP: Final = 128  # arrays it computed elsewhere (computed.py) that are sent back
 ARRAYS_BYTES_CAP: Final = 128 << 20  # the bytes of all of them together
 EVIDENCE_CAP: Final = 100  # entries of runtime evidence per submission
+# An evidence entry for a module the submission's namespace holds once its code ran (a
+# library reached through another's names, ``from matplotlib.image import PIL``): HELD + name.
+HELD: Final = "held:"
 EVIDENCE_ENTRY_CHARS: Final = 160  # characters of one entry
 OVERFLOW: Final = "evidence-overflow()"  # more entries than the cap: itself evidence
 ERROR_FRAMES: Final = 5  # of the submission's own frames in an error

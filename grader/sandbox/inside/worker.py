@@ -223,6 +223,24 @@ def _sent_back(values: list, position: object, out: list[bytes]) -> Any:
         return None
 
 
+def _modules_held(
+    namespace: dict, _module: type = ModuleType, _get: Callable = object.__getattribute__
+) -> list[str]:
+    """The names of the modules ``namespace`` (the submission's globals) holds, by the names
+    they call themselves (dunder names aside: the runtime's own)."""
+    found: list[str] = []
+    for key, value in list(namespace.items())[:10_000]:
+        if type(key) is not str or key.startswith("__") or not issubclass(type(value), _module):
+            continue
+        try:
+            name = _get(value, "__dict__").get("__name__")
+        except Exception:
+            continue
+        if type(name) is str and name not in found:
+            found.append(name[:200])
+    return found
+
+
 class Worker:
     """The harness around a submission, in the submission's own process. What it does for
     a call is bound before any student code runs: its methods into the instance (a class
@@ -244,6 +262,8 @@ class Worker:
             "_run_cells",
             "run",
             "call",
+            "_inputs_sent_back",
+            "_note_modules_held",
             "_check_numpy",
         ):
             setattr(self, name, getattr(self, name))
@@ -336,6 +356,7 @@ class Worker:
                 error.update(line=exc.lineno, message=exc.msg)
             return answers.with_stand_ins({"ok": False, "error": error}), []
         self._check_numpy()
+        self._note_modules_held(vars(module))
         self.module = module
         found: dict[str, protocol.FunctionEntry] = {}
         for name in functions:
@@ -408,6 +429,7 @@ class Worker:
             error = _error_record(exc, path)
             if isinstance(exc, SyntaxError):
                 error.update(line=exc.lineno, message=exc.msg)
+        self._note_modules_held(namespace)
         out: list[bytes] = []
         try:
             left, made = answers.numbers_sent(namespace, recorder, wanted, out)
@@ -429,10 +451,11 @@ class Worker:
         _copy_back: Callable[[SharedBack], None] = _copy_back,
     ) -> tuple[protocol.Answer, list[bytes]]:
         """Call the function on one item's arguments. Arrays the grader shared (a mutation
-        check's) are mapped from its memory, so what the call does to them is seen there;
-        nothing about the arguments after the call is sent back, but where the grader asks
-        for them (``send_back``: the unsandboxed tier, a student's own machine, where no
-        memory is shared and this worker's word is taken)."""
+        check's) are mapped from its memory, so what the call does to them is seen there,
+        whether it returned or raised; nothing about the arguments after the call is sent
+        back, but where the grader asks for them (``send_back``: the unsandboxed tier, a
+        student's own machine, where no memory is shared and this worker's word is taken),
+        after a return or a raise alike."""
         shared_back: SharedBack = []
         try:
             args = [_argument(v, blobs, fds, shared_back) for v in item.get("args", [])]
@@ -452,7 +475,8 @@ class Worker:
             result = function(*args, **kwargs)
         except BaseException as exc:
             _copy_back(shared_back)
-            return {"ok": False, "error": _error_record(exc, self.submission)}, []
+            raised: protocol.Answer = {"ok": False, "error": _error_record(exc, self.submission)}
+            return self._inputs_sent_back(raised, item, args, kwargs)
         finally:
             self._check_numpy()
         _copy_back(shared_back)
@@ -462,13 +486,39 @@ class Worker:
             arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _ndarray)]
             if isinstance(result, _ndarray):  # seen only in here: the grader lets it cost, never earn
                 reply["aliases_input"] = any(_may_share_memory(result, a) for a in arrays)
-            back = item.get("send_back")
-            if isinstance(back, list):
-                values = list(args) + list(kwargs.values())
-                reply["inputs_after"] = [_sent_back(values, p, out) for p in back]
         except BaseException as exc:
-            return {"ok": False, "error": _error_record(exc, self.submission)}, []
+            failed: protocol.Answer = {"ok": False, "error": _error_record(exc, self.submission)}
+            return self._inputs_sent_back(failed, item, args, kwargs)
+        return self._inputs_sent_back(reply, item, args, kwargs, out)
+
+    def _inputs_sent_back(
+        self, reply: protocol.Answer, item: dict, args: list, kwargs: dict, out: list[bytes] | None = None
+    ) -> tuple[protocol.Answer, list[bytes]]:
+        """``reply`` with the arguments named in ``send_back`` as they are after the call
+        (the unsandboxed tier only), whether the call returned or raised."""
+        out = [] if out is None else out
+        back = item.get("send_back")
+        if not isinstance(back, list):
+            return reply, out
+        size = len(out)
+        try:
+            values = list(args) + list(kwargs.values())
+            reply["inputs_after"] = [_sent_back(values, p, out) for p in back]
+        except BaseException:  # (none sent: the grader then sees them changed)
+            del out[size:]
+            reply.pop("inputs_after", None)
         return reply, out
+
+    def _note_modules_held(self, namespace: dict) -> None:
+        """Record the modules the submission's globals hold once its code ran: a library
+        reached through another's names (a display library's) is one it uses."""
+        if self.evidence is None:
+            return
+        try:
+            for name in _modules_held(namespace):
+                self.evidence._add(protocol.HELD + name)
+        except Exception:
+            pass
 
     def _check_numpy(
         self,
