@@ -10,7 +10,7 @@ from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, options_from
 from grader.grading.freezing import freeze
 from grader.grading.kit import make_kit
 from grader.grading.task_yaml import load_task
-from grader.grading.validate import Finding, validate
+from grader.grading.validate import Finding, display_note, validate
 from grader.integrations.self_package import NotInstalled
 from grader.integrations.student_install import write_installer
 from grader.records.wording import counted
@@ -60,6 +60,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     problems = 0
     for task in tasks:
         print(f"task {task.id} (version {task.version}): spec OK")
+        print(f"  display libraries: {display_note(task)}")  # (what the task treats so: no finding)
         report = validate(task, args.samples, options, progress=show)
         bad = sum(not f.ok for f in report.findings)
         unchecked = sum(f.ok and not f.checked for f in report.findings)

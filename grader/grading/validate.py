@@ -57,7 +57,6 @@ def validate(
         if progress:
             progress(finding)
 
-    add(Finding("display libraries", True, display_note(task)))
     try:
         freeze = frozen.load(task)
     except SpecError as exc:
