@@ -60,6 +60,8 @@ def _environment_problem(task: Task, error: WorkerError) -> str | None:
     allowed = {name.split(".")[0] for name in task.allowed_imports}
     if not missing or missing not in allowed:
         return None
+    if importlib.util.find_spec(missing) is not None:
+        return None  # (it is here: the error's name is the file's claim, raised by its own code)
     # The worker runs on this machine's Python: what is importable here is there too.
     present = sorted(n for n in allowed - {missing} if importlib.util.find_spec(n) is not None)
     instead = f", or solve the task with {' or '.join(present)}" if present else ""

@@ -147,3 +147,34 @@ def test_validate_says_which_libraries_a_task_treats_as_display(tmp_path):
         "display libraries: matplotlib, seaborn (the default): importing one and drawing with it "
         "costs no imports check; the functions under test may not use one" in done.stdout
     ), done.stdout[-2000:]
+
+
+# A hostile review's attacks on the leniency: a star import of a display module hands the
+# file importlib; a forbidden library is then loaded through its loader (no import event)
+# and kept under a dunder name.
+THROUGH_A_STAR_IMPORT = (
+    "import numpy as np\nfrom matplotlib.backends.registry import *\n\n"
+    "__il = importlib\ndel importlib\n"
+    '__mp = __il.util.find_spec("mpmath").loader.load_module("mpmath")\n'
+    + CORRECT.replace("import numpy as np\n", "").replace(
+        "np.sin(angles)", "np.sin(angles + 0 * float(__mp.pi))"
+    )
+)
+
+
+def test_a_forbidden_library_loaded_through_a_display_module_s_star_import_still_costs(tmp_path, plain_tier):
+    assert "np.sin(angles + 0 * float(__mp.pi))" in THROUGH_A_STAR_IMPORT
+    report = grade(tmp_path, plain_tier, PE_TASK, write(tmp_path / "attack.py", THROUGH_A_STAR_IMPORT))
+    checks = by_name(report)
+    message = checks[IMPORTS_CHECK]["message"]
+    assert checks[IMPORTS_CHECK]["status"] == "failed", message
+    assert "star import of a display library" in message and "load_module" in message
+    assert report["score"] < score_without(IMPORTS_CHECK)  # (and the mutation check is not verified)
+
+
+def test_a_module_held_under_a_dunder_name_is_held(tmp_path, plain_tier):
+    source = CORRECT + "\nimport matplotlib.pyplot as plt\nfrom matplotlib.image import PIL as __kept\n"
+    report = grade(tmp_path, plain_tier, PE_TASK, write(tmp_path / "attack.py", source))
+    checks = by_name(report)
+    assert checks[IMPORTS_CHECK]["status"] == "failed"
+    assert "PIL (held by the file once it ran" in checks[IMPORTS_CHECK]["message"]

@@ -249,3 +249,18 @@ def test_warm_workers_grade_past_a_raising_cell_too(tmp_path, warm_tier):
     assert reports["alice.ipynb"]["score"] == score_without()
     assert reports["bob.ipynb"]["score"] == score_without(*ADDS)
     assert "cell 2 raised NameError" in reports["bob.ipynb"]["checks"][0]["message"]
+
+
+def test_a_cell_that_claims_the_machine_lacks_numpy_is_no_environment_problem(tmp_path):
+    """A wrong notebook ending in ``raise ModuleNotFoundError(..., name="numpy")``: numpy is
+    here, so the claim is the file's own, and its wrong answers are graded as wrong (not
+    put down to the grading machine, every check skipped)."""
+    wrong = CORRECT.replace("np.sin(angles)", "np.sin(2 * angles)")
+    assert wrong != CORRECT
+    path = write(
+        tmp_path, "hw.ipynb", wrong, 'raise ModuleNotFoundError("No module named \'numpy\'", name="numpy")'
+    )
+    report, raw = graded(path)
+    assert report["status"] == "failed" and report.get("reason") != "environment", raw[:2000]
+    assert "environment" not in report["checks"][0]["message"]
+    assert checks(report)["sin-even-cos-odd"]["status"] == "failed"

@@ -39,7 +39,18 @@ from grader.task.spec import CheckSpec, Task
 if TYPE_CHECKING:
     from grader.grading.context import Context
 
-DYNAMIC_IMPORTERS = {"__import__", "import_module"}
+# (and importlib's loaders, which load a module without an import for the audit hook to see)
+DYNAMIC_IMPORTERS = {
+    "__import__",
+    "import_module",
+    "load_module",
+    "exec_module",
+    "module_from_spec",
+    "find_spec",
+    "spec_from_file_location",
+    "spec_from_loader",
+    "SourceFileLoader",
+}
 # Names that run code the scan cannot see, or hand out a module's or a frame's namespace.
 DYNAMIC_CODE = {"exec", "eval", "compile", "__builtins__", "breakpoint", "globals", "vars"}
 # Allowed APIs that turn data into running code: they evaluate a string (an annotation, a
@@ -485,8 +496,20 @@ def _display_uses(
 ) -> list[str]:
     """Each use of a display library the functions under test (``tested``) make, reached as
     the section above says: ``name (where: why)``, where is the line that reaches it."""
-    if not display or not tested:
+    if not display:
         return []
+    # A star import binds names no reader can follow (importlib, among a display module's):
+    # it is judged as any import, whatever the functions under test use.
+    stars = [
+        f"{_imported_module(alias, node)} ({where(node.lineno)}: a star import of a display library "
+        "binds names that cannot be followed)"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name == "*" and is_display(_imported_module(alias, node), display)
+    ]
+    if not tested:
+        return stars
     bindings, to_display = _module_bindings(tree, display)
     work: list[tuple[ast.AST, str]] = [
         (node, name) for name in tested for node in bindings.get(name, ()) if isinstance(node, _SCOPES)
@@ -520,7 +543,7 @@ def _display_uses(
                     "library only draws)"
                 )
             work.extend((b, function) for b in bindings.get(name, ()))
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(stars + found))
 
 
 def _is_call(entry: str) -> bool:

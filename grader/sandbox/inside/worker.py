@@ -227,10 +227,11 @@ def _modules_held(
     namespace: dict, _module: type = ModuleType, _get: Callable = object.__getattribute__
 ) -> list[str]:
     """The names of the modules ``namespace`` (the submission's globals) holds, by the names
-    they call themselves (dunder names aside: the runtime's own)."""
+    they call themselves (``__builtins__`` aside: the runtime's own; any other dunder name is
+    the file's, and may hide a module)."""
     found: list[str] = []
     for key, value in list(namespace.items())[:10_000]:
-        if type(key) is not str or key.startswith("__") or not issubclass(type(value), _module):
+        if type(key) is not str or key == "__builtins__" or not issubclass(type(value), _module):
             continue
         try:
             name = _get(value, "__dict__").get("__name__")
