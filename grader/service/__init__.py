@@ -11,5 +11,7 @@ Modules: ``schema`` (the tables), ``migrations/`` (Alembic), ``store`` (the data
 tokens, sessions, submissions and the queue), ``tokens`` (making, hashing, comparing),
 ``uploads`` (reading an upload as `grader check` reads a file), ``grading`` (the dispatcher:
 a fair queue, the pool, recovery after a crash), ``pages`` (HTML, rendered only), ``app``
-(the ASGI routes: the API, the pages, sign-in, CSRF, security headers).
+(the ASGI routes: the API, the pages, sign-in, CSRF, security headers), ``limits`` (what one
+client may hold, by name), ``connections`` (below the app: connections per address and in
+all, deadlines for a request's head and body).
 """

@@ -5,14 +5,17 @@ tests use, the pages, sign-in, and the walls around them.
   202 ``{"id": ...}`` once the upload is stored; ``GET /api/submissions/{id}`` answers its
   status (queued with the number ahead, grading, done) and, when done, the report as
   `grader check --format json` gives a student; ``GET /healthz``. Another person's id is 404.
-- Pages: sign-in with a token (or a personal link holding one), a student's tasks with an
+- Pages: sign-in with a token (or a personal link holding one, which names the account it
+  opens and asks to confirm: a link signs no one in by itself), a student's tasks with an
   upload form each and their attempts, an attempt's page (it refreshes itself until the
   feedback page, the same as `--format html`, replaces it); staff: the class live, a
   student's attempts, regrading, the gradebook's export (the files `grader export` writes).
 - Walls: a session cookie (HttpOnly, SameSite=Strict; Secure behind TLS) stored hashed; a
   CSRF secret in every form, and a request from another origin refused; staff pages and
-  everyone's attempts refused to students. The headers and the body cap around every
-  response are walls.py's.
+  everyone's attempts refused to students; a person's uploads within their budgets
+  (limits.py: a rate, uploads and distinct bytes per task, two in flight, a disk reserve).
+  The headers and the body cap around every response are walls.py's; the walls around
+  connections (per address, in all, deadlines) are connections.py's.
 """
 
 from __future__ import annotations
