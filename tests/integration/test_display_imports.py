@@ -178,3 +178,41 @@ def test_a_module_held_under_a_dunder_name_is_held(tmp_path, plain_tier):
     checks = by_name(report)
     assert checks[IMPORTS_CHECK]["status"] == "failed"
     assert "PIL (held by the file once it ran" in checks[IMPORTS_CHECK]["message"]
+
+
+@pytest.mark.parametrize(
+    "lead",
+    [
+        "_box = []\n_box.append(mlab)\n",  # a container filled by a method call
+        "_box = {}\n_box.update(m=mlab)\n",
+        "class _K:\n    pass\nsetattr(_K, 'm', mlab)\n_box = [_K.m]\n",
+        "def _keep():\n    global _box\n    _box = [mlab]\n_keep()\n",  # a global a function binds
+    ],
+)
+def test_a_display_library_smuggled_to_a_function_under_test_is_still_its_use(lead):
+    """A hostile review's routes: the function under test reaches matplotlib.mlab through
+    a name bound by a method call, setattr, or a function's ``global``."""
+    source = (
+        "import numpy as np\nfrom matplotlib import mlab\n"
+        + lead
+        + "\ndef f(x):\n    return _box[0].detrend_none(x)\n"
+    )
+    if "_box = [_K.m]" in lead:
+        source = source.replace("_box[0].detrend_none", "_K.m.detrend_none")
+    assert any("f uses the display library matplotlib" in use for use in _uses(source)), _uses(source)
+
+
+def test_an_honest_file_s_module_level_calls_do_not_make_its_functions_display_users():
+    source = """
+import matplotlib.pyplot as plt
+import numpy as np
+np.set_printoptions(precision=3)
+table = np.zeros((4, 4))
+plt.imshow(table)
+results = []
+results.append(table.sum())
+
+def f(x):
+    return np.asarray(x) + len(results)
+"""
+    assert _uses(source) == ()

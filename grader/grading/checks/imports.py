@@ -434,7 +434,25 @@ def _module_bindings(
     def visit(node: ast.AST) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bind(node.name, node)
+            # (a function that assigns a ``global`` binds it in the module too)
+            declared = {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
+            for inner in ast.walk(node) if declared else ():
+                if isinstance(inner, ast.Assign):
+                    for target in inner.targets:
+                        for name in set(_stored(target)) & declared:
+                            bind(name, inner.value)
+                elif isinstance(inner, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and inner.value:
+                    for name in set(_stored(inner.target)) & declared:
+                        bind(name, inner.value)
             return
+        if isinstance(node, ast.Call):
+            # box.append(v), box.update(v), setattr(box, "m", v): box now leads to what it was given
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                bind(func.value.id, node)
+            elif isinstance(func, ast.Name) and func.id == "setattr" and node.args:
+                for name in _stored(node.args[0]):
+                    bind(name, node)
         if isinstance(node, ast.Lambda):
             return
         if isinstance(node, (ast.Import, ast.ImportFrom)):
