@@ -535,7 +535,9 @@ def _display_uses(
     seen: set[int] = set()
     found = []
     while work:
-        node, function = work.pop()
+        node, function = work.pop(
+            0
+        )  # (in order: a use is named by the first function whose own body holds it)
         if id(node) in seen:
             continue
         seen.add(id(node))
