@@ -28,7 +28,7 @@ from grader.service.app import Service, create_app
 from grader.service.connections import guarded_protocol, quiet_client_noise
 from grader.service.grading import Dispatcher
 from grader.service.limits import Limits
-from grader.service.store import Store
+from grader.service.store import Store, sqlite_file
 from grader.student_text import line
 from grader.task.spec import Task
 
@@ -58,32 +58,6 @@ def _make_sqlite_folder(url: str) -> None:
             pass  # (open_store says the database cannot be opened, and why)
 
 
-def sqlite_file(url: str) -> str | None:
-    """The SQLite database file a URL names (None: another database, or in memory)."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        return None  # (said by open_store)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
-        return None
-    if parsed.query.get("uri"):
-        return None  # (a file: URI, as SQLite reads it: left to SQLite)
-    return parsed.database
-
-
-def _is_postgresql(url: str) -> bool:
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        return make_url(url).get_backend_name() == "postgresql"
-    except ArgumentError:
-        return False
-
-
 def open_store(given: str | None, walls: bool = False) -> Store:
     """The service's database, its tables made or migrated; a URL that names no database
     this machine can reach is the operator's error, said with --db and how to fix it. A
@@ -102,7 +76,7 @@ def open_store(given: str | None, walls: bool = False) -> Store:
     try:
         store = Store(url)
         store.upgrade()
-        if walls and _is_postgresql(url):
+        if walls and store.engine.dialect.name == "postgresql":
             folders = _socket_folders(store)
     except (ArgumentError, ModuleNotFoundError, SQLAlchemyError) as exc:
         why = (
@@ -115,7 +89,7 @@ def open_store(given: str | None, walls: bool = False) -> Store:
             "postgresql://USER@HOST/DATABASE (pip install 'numgrader[postgresql]'), a database this "
             "machine can reach"
         ) from None
-    if walls and _is_postgresql(url):
+    if walls and store.engine.dialect.name == "postgresql":
         try:
             _refuse_open(url, folders, [])
         except UsageError:

@@ -86,6 +86,7 @@ class Claimed:
 class Store:
     def __init__(self, url: str):
         self.url = url
+        self.sqlite_path = sqlite_file(url)  # (its disk is the one free_bytes reads)
         sqlite = url.startswith("sqlite")
         self.engine: Engine = create_engine(
             url,
@@ -260,12 +261,9 @@ class Store:
     def free_bytes(self) -> int | None:
         """Free space on the disk that holds the database (SQLite); None where this machine
         cannot tell (a database server's disk)."""
-        from sqlalchemy.engine import make_url
-
-        parsed = make_url(self.url)
-        if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        if self.sqlite_path is None:
             return None
-        folder = os.path.dirname(os.path.abspath(parsed.database))
+        folder = os.path.dirname(os.path.abspath(self.sqlite_path))
         try:
             return shutil.disk_usage(folder).free
         except OSError:
@@ -471,6 +469,22 @@ class Store:
         with self._begin() as db:
             rows = db.execute(select(submissions.c.status, func.count()).group_by(submissions.c.status)).all()
         return {status: int(n) for status, n in rows}
+
+
+def sqlite_file(url: str) -> str | None:
+    """The SQLite database file a URL names (None: another database, or in memory)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None  # (said by whoever opens it)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    if parsed.query.get("uri"):
+        return None  # (a file: URI, as SQLite reads it: left to SQLite)
+    return parsed.database
 
 
 def _store_once(db: Connection, sha256: str, content: bytes) -> None:
