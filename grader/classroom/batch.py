@@ -19,8 +19,7 @@ from grader.classroom.executors import POOL_GENERATIONS, DaskExecutor, LocalExec
 from grader.classroom.export import write_detailed
 from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.classroom.progress import Progress
-from grader.grading.grade import Options
-from grader.grading.kinds import kind_of
+from grader.grading.grade import GradeOptions
 from grader.grading.prepared import prepare
 from grader.records.result import Result, ungradable
 from grader.records.wording import counted
@@ -42,7 +41,7 @@ class BatchOutcome:
     skipped_entries: list[Skipped] = field(default_factory=list)  # in the folder, no one's submission
 
 
-def _choose_sandbox(options: Options, folder: str, out_dir: str, stream: TextIO) -> None:
+def _choose_sandbox(options: GradeOptions, folder: str, out_dir: str, stream: TextIO) -> None:
     """Choose the tier before anything is graded (a class is others' work: never the rlimits
     tier) and say how submissions will be isolated, what is weaker than bubblewrap, and
     whether workers are warm (a batch without warm workers is several times slower; the
@@ -83,7 +82,7 @@ def run_batch(
     jobs: int,
     force: bool,
     dask_address: str | None,
-    options: Options,
+    options: GradeOptions,
     stream: TextIO = sys.stderr,
 ) -> BatchOutcome:
     if not dask_address:  # (Dask workers decide for their own machines)
@@ -176,7 +175,7 @@ def _grade_all(
     book: Gradebook,
     jobs: int,
     dask_address: str | None,
-    options: Options,
+    options: GradeOptions,
     progress: Progress,
     stream: TextIO,
     out_dir: str,
@@ -256,4 +255,4 @@ def _store(
 
 def mismatch_words(task: Task) -> dict[str, str]:
     """For each check of a task (spec.Task), what a mismatch means (its kind says)."""
-    return {check.name: kind_of(check).mismatch(check.options) for check in task.checks}
+    return {check.name: check.kind.mismatch(check.options) for check in task.checks}

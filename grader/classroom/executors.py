@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from multiprocessing.util import Finalize
 from typing import Any
 
-from grader.grading.grade import Options, grade
+from grader.authoring.task_yaml import load_task
+from grader.grading.grade import GradeOptions, grade
 from grader.grading.prepared import PreparedTask, prepare
-from grader.grading.task_yaml import load_task
 from grader.sandbox import close_warm_workers
 from grader.submission.file import SubmissionError, SubmissionFile
 from grader.task.spec import Task
@@ -58,7 +58,9 @@ def task_files(task: Task) -> TaskFiles:
     return TaskFiles(digest.hexdigest()[:16], files)
 
 
-def grade_bytes(task_ref: str | TaskFiles, name: str, content: bytes, options: Options) -> dict[str, Any]:
+def grade_bytes(
+    task_ref: str | TaskFiles, name: str, content: bytes, options: GradeOptions
+) -> dict[str, Any]:
     """Grade one submission from its bytes; ``task_ref`` is the task folder, or its files
     (for a worker on another machine). Runs in a pool process or a Dask worker."""
     if isinstance(task_ref, TaskFiles):

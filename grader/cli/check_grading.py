@@ -7,14 +7,14 @@ import argparse
 import os
 import sys
 
+from grader.authoring.task_yaml import load_task
 from grader.cli import slips
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, refuse_open_output, write
 from grader.grading.grade import grade
-from grader.grading.head_start import HeadStart
-from grader.grading.options import Options
+from grader.grading.options import GradeOptions
 from grader.grading.own_machine import kit_at_home
+from grader.grading.prestart import HeadStart
 from grader.grading.redact import for_students
-from grader.grading.task_yaml import load_task
 from grader.records.statuses import PASSED
 from grader.report import RENDERERS
 from grader.report.gradescope import cannot_grade
@@ -22,7 +22,7 @@ from grader.submission.file import MAX_SOURCE_BYTES, SubmissionError, Submission
 from grader.task.spec import SpecError
 
 
-def check(args: argparse.Namespace, options: Options, started: HeadStart | None) -> int:
+def check(args: argparse.Namespace, options: GradeOptions, started: HeadStart | None) -> int:
     try:
         task = load_task(args.task)
     except SpecError as exc:

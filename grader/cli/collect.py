@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from grader.authoring.task_yaml import load_task
 from grader.classroom.collect import CollectError, Template, parse_deadline, run_collect
 from grader.classroom.roster import RosterError, load_roster
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, print_problems
-from grader.grading.task_yaml import load_task
 from grader.records.wording import counted
 from grader.student_text import visible
 

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from grader.grading.options import Options  # not grade.py: every command would load numpy and the checks
+from grader.grading.options import GradeOptions  # not grade.py: every command would load numpy and the checks
 from grader.sandbox import NAMES, choose_tier, refuse_open_paths, tier
 from grader.student_text import line
 
@@ -20,8 +20,8 @@ class UsageError(Exception):
     """The user's mistake on the command line: one line on stderr, exit 2."""
 
 
-def options_from(args: argparse.Namespace, warm_workers: bool = False) -> Options:
-    """Options from the command line. ``warm_workers`` for commands that grade many files in
+def options_from(args: argparse.Namespace, warm_workers: bool = False) -> GradeOptions:
+    """GradeOptions from the command line. ``warm_workers`` for commands that grade many files in
     one run (batch, validate, ci): workers forked from a warm server where that works."""
     isolation = args.isolation or os.environ.get("GRADER_ISOLATION", "auto")
     if args.require_sandbox:
@@ -45,7 +45,7 @@ def options_from(args: argparse.Namespace, warm_workers: bool = False) -> Option
     elif "call_seconds" in limits:
         limits["call_limit"] = "absolute"  # an explicit limit means that limit, for every call
     shared_state = args.allow_shared_state or os.environ.get("GRADER_ALLOW_SHARED_STATE", "") == "1"
-    return Options(
+    return GradeOptions(
         isolation=isolation,
         limits=limits,
         use_cache=not args.no_cache,
@@ -54,7 +54,7 @@ def options_from(args: argparse.Namespace, warm_workers: bool = False) -> Option
     )
 
 
-def refuse_open_output(options: Options, path: str, kit: bool = False) -> None:
+def refuse_open_output(options: GradeOptions, path: str, kit: bool = False) -> None:
     """In the unprivileged tier, the folder a report is written to must not be open to
     every user (the worker could plant the file first). ``kit``: choose_tier's."""
     if tier(

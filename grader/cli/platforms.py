@@ -7,9 +7,9 @@ import argparse
 import dataclasses
 import sys
 
+from grader.authoring.task_yaml import load_task
+from grader.authoring.validate import validate
 from grader.cli.common import EXIT_CANNOT_RUN, EXIT_FULL, UsageError, options_from
-from grader.grading.task_yaml import load_task
-from grader.grading.validate import validate
 from grader.integrations.course_ci import run_ci
 from grader.integrations.gradescope_build import Part, build
 from grader.integrations.self_package import NotInstalled, distribution

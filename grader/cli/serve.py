@@ -16,11 +16,11 @@ from collections.abc import Iterator
 
 import uvicorn
 
+from grader.authoring.task_yaml import load_task
 from grader.classroom.roster import Roster, RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, options_from
-from grader.grading.cache_folder import cache_root
+from grader.disk import cache_root
 from grader.grading.prepared import PreparedTask
-from grader.grading.task_yaml import load_task
 from grader.records.wording import counted
 from grader.sandbox import SandboxUnavailable, choose_tier, refuse_open_paths
 from grader.sandbox import tier as sandbox_tier

@@ -6,11 +6,11 @@ import argparse
 import os
 import sys
 
+from grader.authoring.freeze import freeze
+from grader.authoring.kit import make_kit
+from grader.authoring.task_yaml import load_task
+from grader.authoring.validate import Finding, display_note, validate
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, options_from
-from grader.grading.freezing import freeze
-from grader.grading.kit import make_kit
-from grader.grading.task_yaml import load_task
-from grader.grading.validate import Finding, display_note, validate
 from grader.integrations.self_package import NotInstalled
 from grader.integrations.student_install import write_installer
 from grader.records.wording import counted

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from grader.grading.call_limits import CallLimit, derived_limit
-from grader.grading.case_set import CaseSet
+from grader.cases.call_limits import CallLimit, derived_limit
+from grader.cases.model import CaseSet
 from grader.grading.checks.typed_in import Numbers
 from grader.grading.prepared import PreparedTask
-from grader.grading.value_size import nbytes
 from grader.sandbox import Sandbox
 from grader.submission.python_file import PythonSource
 from grader.submission.source_numbers import SourceNumbers
+from grader.task.case_size import nbytes
 from grader.task.spec import CheckSpec, Task
 
 ANSWER_KEPT_BYTES = 1 << 20  # of one output kept for the diagnosis (a larger one is asked again)

@@ -28,8 +28,8 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from grader.grading.case_set import CaseSet, ReferenceFailed
-from grader.grading.cases import split_arguments
+from grader.cases.generate import split_arguments
+from grader.cases.model import CaseSet, ReferenceFailed
 from grader.grading.compare import check_values
 from grader.grading.mistakes import Variant, passes, profiled
 from grader.records.limits import CallLimit

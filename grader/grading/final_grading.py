@@ -24,13 +24,11 @@ import dataclasses
 import textwrap
 from dataclasses import dataclass
 
-from grader.grading import frozen
-from grader.grading.final_summary import points as _points
-from grader.grading.final_summary import summary as summary  # (re-exported: course_ci)
-from grader.grading.kinds import kind_of
+from grader.cases import freeze_files as frozen
 from grader.grading.policy import judges
 from grader.records.result import SKIPPED, CheckResult
 from grader.records.statuses import FINAL_GRADING
+from grader.records.wording import points as _points
 from grader.task.spec import CheckSpec, Task
 
 
@@ -49,7 +47,7 @@ def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later
 
     later: dict[str, Later] = {}
     for check in checks:
-        if kind_of(check).expected_private:
+        if check.kind.expected_private:
             later[check.name] = Later(
                 check.name, check.points, False, "this kit holds nothing of what it compares with"
             )
@@ -64,7 +62,7 @@ def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later
                 )
                 changed = True
     for check in checks:
-        if kind_of(check).policy and check.name not in later:
+        if check.kind.policy and check.name not in later:
             supporters = judges(check, [c for c in checks if not c.hidden])
             if supporters and all(c.name in later for c in supporters):
                 names = " or ".join(c.name for c in supporters)

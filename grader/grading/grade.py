@@ -11,16 +11,14 @@ import time
 from collections.abc import Callable, Sequence
 
 from grader import __version__
+from grader.cases.model import ReferenceFailed
+from grader.disk import cache_root
 from grader.grading import final_grading
-from grader.grading.cache_folder import cache_root
-from grader.grading.case_set import ReferenceFailed
 from grader.grading.checks.case_runs import settled, shrunk
 from grader.grading.checks.script_work import wanted_shapes
 from grader.grading.context import Context, ScriptRun
 from grader.grading.diagnosis import diagnose
-from grader.grading.head_start import HeadStart
-from grader.grading.kinds import kind_of
-from grader.grading.loading import (
+from grader.grading.load_check import (
     RUN_CHECK,
     failed_cells,
     load_result,
@@ -29,11 +27,12 @@ from grader.grading.loading import (
     undefined_because,
     unreadable,
 )
-from grader.grading.options import Options  # (also imported from here: batch, ci, validate)
+from grader.grading.options import GradeOptions  # (also imported from here: batch, ci, validate)
 from grader.grading.own_machine import kit_at_home
 from grader.grading.policy import counted
 from grader.grading.prepared import PreparedTask, prepare
-from grader.grading.shrink_lanes import NOT_SHRUNK, shrink_both_ways
+from grader.grading.prestart import HeadStart
+from grader.grading.shrinking.lanes import NOT_SHRUNK, shrink_both_ways
 from grader.grading.source_scan import read_source
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from grader.records.statuses import (
@@ -55,7 +54,7 @@ from grader.task.spec import CheckSpec, Task
 def grade(
     task: Task,
     submission: str | SubmissionFile,
-    options: Options = Options(),
+    options: GradeOptions = GradeOptions(),
     prepared: PreparedTask | None = None,
     started: HeadStart | None = None,
 ) -> Result:
@@ -70,7 +69,7 @@ def grade(
     source = read_source(
         submission,
         task.allowed_imports + task.stdlib_imports,
-        numbers=any(kind_of(c).expected_private for c in task.checks),
+        numbers=any(c.kind.expected_private for c in task.checks),
         display=task.display_imports,
         tested=tuple(task.functions) if task.kind == "functions" else (),
     )
@@ -145,7 +144,7 @@ def grade(
 
         def run(checks: list[CheckSpec]) -> None:
             for check in checks:
-                if kind_of(check).reads_source:
+                if check.kind.reads_source:
                     _shrink_now(ctx, done)  # (it weighs what every call before it showed)
                 if check.name in later and not later[check.name].runs:
                     done.append(final_grading.not_run(check, later[check.name]))
@@ -221,7 +220,7 @@ def _in_running_order(checks: Sequence[CheckSpec]) -> list[CheckSpec]:
 
     def group(hidden: bool) -> list[CheckSpec]:
         members = [c for c in checks if c.hidden == hidden]
-        late = [c for c in members if kind_of(c).reads_source and c.name not in needed]
+        late = [c for c in members if c.kind.reads_source and c.name not in needed]
         return [c for c in members if c not in late] + late
 
     return group(False) + group(True)
@@ -254,7 +253,7 @@ def _run_or_skip(
 ) -> CheckResult:
 
     skipped = None
-    if load.status == ERROR and not kind_of(check).reads_source:  # static checks still run
+    if load.status == ERROR and not check.kind.reads_source:  # static checks still run
         skipped = f"your file did not {'run' if load.name == RUN_CHECK else 'load'} (see '{load.name}' above)"
     elif check.call is not None and check.call not in defined:
         skipped = f"{check.call} is not defined in your file"
@@ -291,7 +290,7 @@ def _run_or_skip(
             hidden=check.hidden,
         )
 
-    return _judging(ctx, check, lambda: kind_of(check).run(ctx, check))
+    return _judging(ctx, check, lambda: check.kind.run(ctx, check))
 
 
 def _judging(ctx: Context, check: CheckSpec, judge: Callable[[], CheckResult]) -> CheckResult:

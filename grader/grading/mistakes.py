@@ -24,11 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader.grading.case_set import CaseSet
-from grader.grading.cases import split_arguments
+from grader.cases.generate import split_arguments
+from grader.cases.model import CaseSet
 from grader.grading.checks.calls import compare_output
-from grader.grading.kinds import kind_of
-from grader.grading.value_size import nbytes
+from grader.task.case_size import nbytes
 from grader.task.deadline import TooSlow, deadline
 from grader.task.reference import call_reference
 from grader.task.spec import CheckSpec, MistakeSpec, SpecError, Task
@@ -120,8 +119,8 @@ def profiled(check: CheckSpec) -> bool:
     return (
         check.call is not None
         and not check.hidden
-        and kind_of(check).expected_values
-        and check.kind in ("example", "property")
+        and check.kind.expected_values
+        and check.kind.name in ("example", "property")
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class Options:
+class GradeOptions:
     isolation: str = "auto"  # auto or a tier's name (sandbox.NAMES)
     others_work: bool = False  # someone else's work: never the rlimits tier
     # A student's own check (grader check without --others-work, grader ci): only then may a

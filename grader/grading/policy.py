@@ -44,7 +44,6 @@ from typing import Any
 import numpy as np
 
 from grader.grading.compare import numbers_of
-from grader.grading.kinds import kind_of
 from grader.records.result import PASSED, SKIPPED, CheckResult
 from grader.records.statuses import IDLE
 from grader.task.index_expr import parse_select
@@ -80,7 +79,7 @@ def one_fill_checks(
         check.name
         for check in checks
         if check.call is not None
-        and kind_of(check).expected_values
+        and check.kind.expected_values
         and getattr(check.options, "compare", None) == "values"
         and one_fill(outputs_of(check), check.options.select)
     )
@@ -153,7 +152,7 @@ def _shows_work(check: CheckSpec, filled: frozenset[str]) -> bool:
 
 def _work_checks(checks: Iterable[CheckSpec], filled: frozenset[str]) -> list[CheckSpec]:
 
-    judged = [c for c in checks if not kind_of(c).policy]
+    judged = [c for c in checks if not c.kind.policy]
     return [c for c in judged if _shows_work(c, filled)] or judged
 
 
@@ -187,7 +186,7 @@ def counted(
     out = []
     for result in results:
         spec = specs.get(result.name)
-        if spec is None or result.status != PASSED or not kind_of(spec).policy or result.name in later:
+        if spec is None or result.status != PASSED or not spec.kind.policy or result.name in later:
             out.append(result)
             continue
         supporters = judges(spec, checks, filled)

@@ -20,16 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from grader.grading import final_grading, frozen, mistakes
-from grader.grading.call_limits import ReferenceTimes
-from grader.grading.case_set import CaseSet, CasesFailed, ReferenceFailed
-from grader.grading.cases import _versions, case_set, expected_output, reference_value
+from grader.cases import freeze_files as frozen
+from grader.cases.call_limits import ReferenceTimes
+from grader.cases.generate import _versions, case_set, expected_output, reference_value
+from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
+from grader.grading import final_grading, mistakes
 from grader.grading.checks.examples import check_cases
-from grader.grading.kinds import kind_of
 from grader.grading.policy import one_fill_checks
-from grader.grading.shrink_store import ShrinkStore
-from grader.grading.shrink_traces import ShrinkTrees
-from grader.grading.value_size import nbytes
+from grader.grading.shrinking.tree import ShrinkTrees
+from grader.grading.shrinking.tree_store import ShrinkStore
+from grader.task.case_size import nbytes
 from grader.task.reference import load_reference
 from grader.task.spec import CheckSpec, SpecError, Task
 
@@ -150,7 +150,7 @@ class PreparedTask:
         largest = 0
         if task.kind == "script":
             for check in task.checks:
-                if kind_of(check).arrays_in_answer and check.name in self.graded_here:
+                if check.kind.arrays_in_answer and check.name in self.graded_here:
                     with contextlib.suppress(Exception):
                         largest += int(np.asarray(self.reference_value(check), dtype=float).nbytes)
             return max(SCRIPT_FLOOR_BYTES, SCRIPT_MARGIN * largest)

@@ -24,11 +24,12 @@ import dataclasses
 import os
 import sys
 
-from grader.grading.final_grading import score_here, summary
-from grader.grading.grade import Options, grade
+from grader.authoring.task_yaml import load_task
+from grader.grading.final_grading import score_here
+from grader.grading.grade import GradeOptions, grade
 from grader.grading.redact import for_students
-from grader.grading.task_yaml import load_task
 from grader.records.result import ERROR, FAILED, PASSED, Result, ungradable
+from grader.records.wording import final_grading_summary
 from grader.report import github
 from grader.report.junit import render_many
 from grader.student_text import for_markdown, for_markdown_code, visible
@@ -79,7 +80,7 @@ def _missing(task: Task, root: str, reason: str, path: str | None = None) -> Res
     )
 
 
-def grade_course(root: str, options: Options) -> list[Result]:
+def grade_course(root: str, options: GradeOptions) -> list[Result]:
     results = []
     for task in find_tasks(root):
         try:
@@ -114,7 +115,7 @@ def markdown(results: list[Result], percent: float, min_score: float) -> str:
         f"| {for_markdown(r.task)} | {r.score:g}/{r.max_score:g} | {for_markdown(r.status)} |"
         for r in results
     ]
-    later = [(r, summary(r.checks)) for r in results if summary(r.checks)]
+    later = [(r, final_grading_summary(r.checks)) for r in results if final_grading_summary(r.checks)]
     if later:
         lines += [""] + [f"- **{for_markdown(r.task)}**: {for_markdown(words)}." for r, words in later]
     failures = [(r, c) for r in results for c in r.checks if c.status in (FAILED, ERROR)]
@@ -143,13 +144,13 @@ def reasons(result: Result) -> list[str]:
         lines.append(visible(f"      {check.name}: {check.message or check.status}"))
         if check.failing_input:
             lines.append(visible(f"        failing input: {check.failing_input}"))
-    if later := summary(result.checks):  # (a kit: the checks it cannot decide)
+    if later := final_grading_summary(result.checks):  # (a kit: the checks it cannot decide)
         lines.append(visible(f"      {later}"))
     return lines
 
 
 def run_ci(
-    root: str, min_score: float, junit_path: str | None, summary_path: str | None, options: Options
+    root: str, min_score: float, junit_path: str | None, summary_path: str | None, options: GradeOptions
 ) -> int:
     results = grade_course(root, options)
     for note in sorted({r.isolation_note for r in results if r.isolation_note}):

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 
-from grader.grading.final_summary import summary
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Diagnosis, Picture, Result
+from grader.records.wording import final_grading_summary
 from grader.report import svg
 from grader.report.svg import text
 
@@ -68,7 +68,7 @@ def render(result: Result, **_options: object) -> str:
             '<p class="note">note: graded on a student kit: the public checks only; '
             "hidden checks may be added at final grading.</p>"
         )
-        if later := summary(result.checks):
+        if later := final_grading_summary(result.checks):
             body.append(f'<p class="note">note: {text(later)}.</p>')
     body.append(
         f'<p class="score">Score: {result.score:g}/{result.max_score:g} ({percent:.0f}%) '

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import re
 
-from grader.grading.final_summary import summary
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
+from grader.records.wording import final_grading_summary
 from grader.student_text import visible
 
 _LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERR ", SKIPPED: "SKIP"}
@@ -111,7 +111,7 @@ def render(result: Result, colour: bool = False, **_options: object) -> str:
             "note: graded on a student kit: the public checks only; hidden checks "
             "may be added at final grading."
         ]
-        if later := summary(result.checks):
+        if later := final_grading_summary(result.checks):
             lines[-1:-1] = [f"note: {_shown(later)}."]
     width = max((len(_shown(c.name)) for c in result.checks), default=10)
     # each diagnosis once, first, with the checks it explains under it; the rest as ever

@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from grader.classroom.executors import DaskExecutor, LocalExecutor, TaskFiles, task_files
-from grader.grading.grade import Options
+from grader.grading.grade import GradeOptions
 from grader.records.result import ungradable
 from grader.service.store import Claimed, Store
 from grader.student_text import line
@@ -36,7 +36,7 @@ class Dispatcher:
         self,
         store: Store,
         tasks: dict[str, Task],
-        options: Options,
+        options: GradeOptions,
         slots: int,
         dask_address: str | None = None,
     ):

@@ -1,4 +1,6 @@
-"""How big an argument set is, so that the failing input shown is the smallest one.
+"""How big a value is: an argument set's size, so that the failing input shown is the
+smallest one, and the bytes of arrays a value holds (``nbytes``: what the answer cap and
+the memos weigh).
 
 The measure, compared in this order: the number of elements of its arrays (a list counts
 its items, nested ones included), then the sum of the magnitudes of its integers. Floats,
@@ -45,3 +47,17 @@ def _items(value: Any) -> list[int]:
 def smallest_first(cases: list[dict]) -> list[int]:
     """The indices of ``cases``, smallest first (a stable order)."""
     return sorted(range(len(cases)), key=lambda i: case_size(cases[i]))
+
+
+def nbytes(value: object, depth: int = 0) -> int:
+    """How many bytes of arrays a value holds (nested lists, tuples and dicts counted): what
+    the answer cap and the memos of outputs and shrink traces weigh."""
+    if depth > 64:
+        return 0
+    if isinstance(value, (np.ndarray, np.generic)):
+        return int(np.asarray(value).nbytes)
+    if isinstance(value, (list, tuple)):
+        return sum(nbytes(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return sum(nbytes(v, depth + 1) for v in value.values())
+    return 64 if isinstance(value, (int, float, complex)) else 0

@@ -1,6 +1,6 @@
 """A task as records: ``Task``, its ``CheckSpec``s and ``MistakeSpec``s, and ``SpecError``.
 
-Plain data, built by ``grader.grading.task_yaml.load_task`` from a task.yaml (reading needs
+Plain data, built by ``grader.authoring.task_yaml.load_task`` from a task.yaml (reading needs
 the check kinds, which live in grading/); everything below grading reads these records.
 """
 
@@ -14,6 +14,7 @@ from grader.records.limits import Limits
 from grader.task.tolerance import Tolerance
 
 if TYPE_CHECKING:  # (an annotation only: edges.py imports numpy, and SpecError is wanted light)
+    from grader.task.check_kind import CheckKind
     from grader.task.edges import Edge
 
 # The published schema ships as package data at grader/schema/ (pyproject.toml).
@@ -38,7 +39,7 @@ class CheckSpec(Generic[O]):
     module defines: grader/grading/checks/)."""
 
     name: str
-    kind: str
+    kind: CheckKind  # its kind, resolved when task.yaml is read (grading/checks/)
     options: O
     points: float = 1.0
     description: str = ""
@@ -52,7 +53,7 @@ class CheckSpec(Generic[O]):
     def function(self) -> str:
         """The student function it calls; only for a kind that calls one."""
         if self.call is None:
-            raise TypeError(f"check '{self.name}' ({self.kind}) calls no function")
+            raise TypeError(f"check '{self.name}' ({self.kind.name}) calls no function")
         return self.call
 
     @property

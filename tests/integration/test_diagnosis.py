@@ -10,7 +10,7 @@ import shutil
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli, write
 
-from grader.grading.task_yaml import load_task
+from grader.authoring.task_yaml import load_task
 from grader.task.samples import read_diagnosis, sample_files
 
 DIAGNOSED = [p for p in sample_files(PE_SAMPLES) if read_diagnosis(p)]
@@ -302,7 +302,7 @@ def test_a_diagnosis_does_not_ask_again_what_the_checks_had_answered(monkeypatch
     """The shown input and the smallest cases were answered while the checks ran: the
     diagnosis takes those answers, and calls the file only for the rest."""
     from grader.grading import grade as grading
-    from grader.grading.shrink_traces import same_args
+    from grader.grading.shrinking.tree import same_args
     from grader.sandbox.launcher import Sandbox
 
     sent_in_diagnosis, shown = [], {}

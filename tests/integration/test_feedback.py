@@ -78,11 +78,11 @@ def test_same_report_every_time(pe_task):
 
 
 def test_cached_and_fresh_cases_agree(pe_task, tmp_path, monkeypatch):
-    from grader.grading.grade import Options
+    from grader.grading.grade import GradeOptions
 
     path = os.path.join(PE_SAMPLES, "mistake_odd_last_column_filled.py")
     cached = grade(pe_task, path)  # (each grade prepares the task anew: nothing kept in memory)
-    fresh = grade(pe_task, path, Options(use_cache=False))
+    fresh = grade(pe_task, path, GradeOptions(use_cache=False))
     assert [(c.name, c.status, c.failing_input) for c in cached.checks] == [
         (c.name, c.status, c.failing_input) for c in fresh.checks
     ]
@@ -158,7 +158,7 @@ def _sent(call, function):
 def _failing_frozen_cases(task, check_name, student, reference):
     """The frozen cases of a check on which ``student`` differs from the reference or
     raises (run here, in process: the sample is the project's own file)."""
-    from grader.grading import frozen
+    from grader.cases import freeze_files as frozen
     from grader.task.case_size import case_size
 
     check = next(c for c in task.checks if c.name == check_name)
@@ -202,7 +202,7 @@ def test_a_script_near_miss_names_the_variable_that_holds_the_result():
     message is about the table it built, not the step before it."""
     from conftest import ROOT
 
-    from grader.grading.task_yaml import load_task
+    from grader.authoring.task_yaml import load_task
 
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))
     result = grade(task, os.path.join(ROOT, "submissions", "pe-table-shape", "mistake_sin_cos_swapped.py"))
@@ -255,7 +255,7 @@ def test_shrinking_a_failure_to_show_it_costs_no_verdict(tmp_path):
     budget the submission had left, and passes."""
     from conftest import make_task
 
-    from grader.grading.task_yaml import load_task
+    from grader.authoring.task_yaml import load_task
 
     task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
     result = grade(task, write(tmp_path / "slow_sub.py", SLOW_AND_WRONG_ON_LARGE))
@@ -293,7 +293,7 @@ def test_what_a_submission_prepares_while_its_failure_is_shrunk_serves_no_later_
     later check meets the submission as it was loaded, as if no shrinking had happened."""
     from conftest import make_task
 
-    from grader.grading.task_yaml import load_task
+    from grader.authoring.task_yaml import load_task
 
     task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
     result = grade(task, write(tmp_path / "prepares.py", PREPARES_WHILE_SHRUNK))

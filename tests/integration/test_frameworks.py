@@ -16,8 +16,8 @@ import textwrap
 import pytest
 from conftest import ROOT, make_task
 
-from grader.grading.grade import Options, grade
-from grader.grading.task_yaml import load_task
+from grader.authoring.task_yaml import load_task
+from grader.grading.grade import GradeOptions, grade
 
 SUBMISSIONS = os.path.join(ROOT, "submissions")
 
@@ -73,7 +73,7 @@ def test_tutorial_framework_scripts_score_as_their_mistakes_say(tier, framework)
     samples = SAMPLES[framework]
     if not tier.warm:
         samples = [samples[i] for i in FRESH[framework]]
-    options = Options(isolation=str(tier), warm_workers=tier.warm)
+    options = GradeOptions(isolation=str(tier), warm_workers=tier.warm)
     for task_name, file_name, breaks in samples:
         result = grade(task(task_name), os.path.join(SUBMISSIONS, task_name, file_name), options)
         messages = {c.name: c.message for c in result.checks if c.status != "passed"}
@@ -89,7 +89,7 @@ def test_a_framework_import_is_outside_the_scripts_clock(tmp_path):
     a run limit of half a second, because the worker imported TensorFlow before the clock."""
     needs("tensorflow")
     path = os.path.join(SUBMISSIONS, "pe-batch-sum", "correct_tensorflow_tutorial.py")
-    result = grade(task("pe-batch-sum"), path, Options(limits={"call_seconds": 0.5}))
+    result = grade(task("pe-batch-sum"), path, GradeOptions(limits={"call_seconds": 0.5}))
     assert result.status == "passed", [(c.name, c.message) for c in result.checks]
 
 
@@ -210,18 +210,18 @@ def test_missing_framework_is_an_environment_problem(tmp_path):
 
 
 def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_path):
-    from grader.grading.validate import validate
+    from grader.authoring.validate import validate
 
     folder = _task_allowing_absent(tmp_path)
     samples = tmp_path / "samples"
     samples.mkdir()
     (samples / "with_mxnet.py").write_text("# expect: full marks\nimport mxnet\nprint(4)\n")
     (samples / "plain.py").write_text("# expect: full marks\nprint(2 + 2)\n")
-    from grader.grading.freezing import freeze
+    from grader.authoring.freeze import freeze
     from grader.task.reference import load_reference
 
     freeze(load_task(folder), load_reference(load_task(folder)))
-    report = validate(load_task(folder), str(samples), Options(isolation="rlimits"))
+    report = validate(load_task(folder), str(samples), GradeOptions(isolation="rlimits"))
     by_subject = {os.path.basename(f.subject): f for f in report.findings}
     assert report.ok, [(f.subject, f.text) for f in report.findings if not f.ok]
     assert by_subject["with_mxnet.py"].text.startswith("not checked here: it needs")

@@ -9,10 +9,10 @@ import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli
 
 from grader import sandbox
-from grader.grading import head_start as head_start_module
-from grader.grading.grade import Options, grade
-from grader.grading.head_start import head_start
-from grader.grading.task_yaml import load_task
+from grader.authoring.task_yaml import load_task
+from grader.grading import prestart as head_start_module
+from grader.grading.grade import GradeOptions, grade
+from grader.grading.prestart import head_start
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 
@@ -31,7 +31,7 @@ def fresh_workers(monkeypatch):
 
 
 def test_the_grade_takes_the_worker_started_ahead(plain_tier, fresh_workers):
-    options = Options(isolation=plain_tier)
+    options = GradeOptions(isolation=plain_tier)
     with head_start(PE_TASK, options) as started:
         assert started is not None and started.process is not None
         ahead = started.process
@@ -46,18 +46,18 @@ def test_the_grade_takes_the_worker_started_ahead(plain_tier, fresh_workers):
 def test_a_worker_started_with_other_limits_is_ended_and_not_used(plain_tier, fresh_workers):
     """The task's limits read ahead and the grade's differ (say task.yaml changed between
     the two): the worker started ahead is ended, the grade starts its own."""
-    with head_start(PE_TASK, Options(isolation=plain_tier, limits={"memory_mib": 1024})) as started:
+    with head_start(PE_TASK, GradeOptions(isolation=plain_tier, limits={"memory_mib": 1024})) as started:
         assert started is not None
         ahead = started.process
         fresh_workers.clear()
-        result = grade(load_task(PE_TASK), CORRECT, Options(isolation=plain_tier), started=started)
+        result = grade(load_task(PE_TASK), CORRECT, GradeOptions(isolation=plain_tier), started=started)
         assert ahead.exit_status(5) is not None
     assert result.score == result.max_score
     assert fresh_workers == [plain_tier]
 
 
 def test_a_worker_no_grade_took_is_ended_on_the_way_out(plain_tier):
-    with head_start(PE_TASK, Options(isolation=plain_tier)) as started:
+    with head_start(PE_TASK, GradeOptions(isolation=plain_tier)) as started:
         assert started is not None
         ahead = started.process
     assert ahead.exit_status(5) is not None
@@ -72,7 +72,7 @@ def test_a_task_yaml_it_cannot_read_starts_nothing_and_check_says_what_is_wrong(
     task = tmp_path / "task"
     shutil.copytree(PE_TASK, task)
     (task / "task.yaml").write_text(change + "\n")
-    with head_start(str(task), Options()) as started:
+    with head_start(str(task), GradeOptions()) as started:
         assert started is None
     done = run_cli("check", str(task), CORRECT)
     assert done.returncode == 2
@@ -86,7 +86,7 @@ def test_a_task_that_allows_a_framework_is_not_started_ahead(tmp_path, monkeypat
     text = (task / "task.yaml").read_text()
     (task / "task.yaml").write_text(text + "\nimports:\n  allowed: [numpy, tensorflow]\n")
     monkeypatch.setattr(head_start_module, "start_worker", lambda *a: pytest.fail("a worker was started"))
-    with head_start(str(task), Options()) as started:
+    with head_start(str(task), GradeOptions()) as started:
         assert started is None
 
 

@@ -8,11 +8,12 @@ import shutil
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli
 
+from grader.authoring.task_yaml import load_task
+from grader.cases import freeze_files as frozen
 from grader.classroom import executors
-from grader.grading import frozen, mistakes, policy
-from grader.grading.grade import Options, grade
+from grader.grading import mistakes, policy
+from grader.grading.grade import GradeOptions, grade
 from grader.grading.prepared import PreparedTask, prepare
-from grader.grading.task_yaml import load_task
 from grader.task.spec import SpecError
 
 COMPARED_AS_VALUES = "odd-width-last-column-zero"  # one repeated value (0) passes it
@@ -29,7 +30,7 @@ def test_the_freeze_holds_the_one_fill_table_and_grading_reads_it(monkeypatch):
     monkeypatch.setattr("grader.grading.prepared.one_fill_checks", sorted_again)
     prepared = PreparedTask.of(task)
     assert prepared.one_fill_checks() == freeze.one_fill
-    result = grade(task, os.path.join(PE_SAMPLES, "correct_vectorized.py"), Options(), prepared)
+    result = grade(task, os.path.join(PE_SAMPLES, "correct_vectorized.py"), GradeOptions(), prepared)
     assert result.score == result.max_score
 
 
@@ -127,7 +128,7 @@ def test_the_freeze_holds_the_mistakes_profile_and_a_diagnosis_reads_it(monkeypa
     monkeypatch.setattr(mistakes.MistakeRuns, "judged_ok", judged_again)
     prepared = prepare(task, profile_mistakes=False)
     assert prepared.profile() == freeze.mistakes["fails"]
-    result = grade(task, SWAPPED, Options(), prepared)
+    result = grade(task, SWAPPED, GradeOptions(), prepared)
     assert [d.mistake for d in result.diagnoses] == ["sin-cos-swapped"]
 
 
@@ -148,7 +149,7 @@ def test_a_profile_kept_for_another_mistakes_py_is_not_taken(tmp_path):
     task = load_task(str(task_folder))
     prepared = PreparedTask.of(task)
     assert not prepared.mistakes.failing  # nothing taken from the freeze
-    result = grade(task, SWAPPED, Options(), prepare(task, profile_mistakes=False))
+    result = grade(task, SWAPPED, GradeOptions(), prepare(task, profile_mistakes=False))
     assert [d.mistake for d in result.diagnoses] == ["sin-cos-swapped"]
 
 

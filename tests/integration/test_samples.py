@@ -6,9 +6,9 @@ import os
 import pytest
 from conftest import PE_SAMPLES, ROOT
 
-from grader.grading.grade import Options, grade
-from grader.grading.loading import LOAD_CHECK, RUN_CHECK
-from grader.grading.task_yaml import load_task
+from grader.authoring.task_yaml import load_task
+from grader.grading.grade import GradeOptions, grade
+from grader.grading.load_check import LOAD_CHECK, RUN_CHECK
 from grader.records.result import ERROR, PASSED
 from grader.task.samples import mismatch, read_expectation, sample_files
 
@@ -51,7 +51,7 @@ def test_correct_sample_under_rlimits_tier_too():
     result = grade(
         task_named("positional-encoding"),
         os.path.join(PE_SAMPLES, "correct_vectorized.py"),
-        Options(isolation="rlimits"),
+        GradeOptions(isolation="rlimits"),
     )
     assert result.status == PASSED
     assert result.isolation == "rlimits"
@@ -61,7 +61,7 @@ def test_mistake_under_rlimits_tier_too():
     result = grade(
         task_named("positional-encoding"),
         os.path.join(PE_SAMPLES, "mistake_adds_in_place.py"),
-        Options(isolation="rlimits"),
+        GradeOptions(isolation="rlimits"),
     )
     by_name = {c.name: c for c in result.checks}
     assert by_name["add-leaves-input-unchanged"].status == "failed"

@@ -203,8 +203,8 @@ def test_a_crash_at_one_edge_costs_the_checks_about_that_edge_only(tmp_path, pe_
 
 
 def _literal_cases(task, check):
-    from grader.grading import frozen
-    from grader.grading.cases import case_set
+    from grader.cases import freeze_files as frozen
+    from grader.cases.generate import case_set
 
     cases = case_set(task, None, check, freeze=frozen.load(task))
     return cases.cases[: cases.literal_count]

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 from conftest import ROOT
 
+from grader.authoring.task_yaml import load_task
 from grader.grading.grade import grade
-from grader.grading.task_yaml import load_task
 
 
 def task(name):
@@ -319,17 +319,17 @@ def test_no_statement_writes_its_expected_answer_in_a_printable_form():
     statement: no code span of a statement reads, by the prints rule, as the answer."""
     import re
 
-    from grader.grading import frozen
-    from grader.grading.cases import reference_value
+    from grader.authoring.task_yaml import load_task
+    from grader.cases import freeze_files as frozen
+    from grader.cases.generate import reference_value
     from grader.grading.checks.printed_answer import read_answer
-    from grader.grading.task_yaml import load_task
 
     checked = 0
     for folder in sorted(os.listdir(os.path.join(ROOT, "tasks"))):
         task = load_task(os.path.join(ROOT, "tasks", folder))
         with open(task.statement_path, encoding="utf-8") as f:
             spans = re.findall(r"`([^`\n]+)`", f.read())
-        for check in (c for c in task.checks if c.kind == "prints"):
+        for check in (c for c in task.checks if c.kind.name == "prints"):
             value = reference_value(None, check, frozen.load(task))
             shape = check.options.format == "shape"
             want = tuple(float(d) for d in value) if shape else (float(value),)

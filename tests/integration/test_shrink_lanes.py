@@ -8,9 +8,9 @@ import os
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, write
 
-from grader.grading import shrink_lanes
-from grader.grading.grade import Options, grade
-from grader.grading.task_yaml import load_task
+from grader.authoring.task_yaml import load_task
+from grader.grading.grade import GradeOptions, grade
+from grader.grading.shrinking import lanes as shrink_lanes
 from grader.sandbox.launcher import Sandbox
 
 TRANSPOSED = """
@@ -43,7 +43,7 @@ def _feedback(result):
 
 
 def _graded(task, path, lanes, tier=None):
-    options = Options(shrink_lanes=lanes, **({"isolation": tier} if tier else {}))
+    options = GradeOptions(shrink_lanes=lanes, **({"isolation": tier} if tier else {}))
     return grade(task, path, options)
 
 
@@ -142,7 +142,7 @@ def add_positional_encoding(x, base=10000.0):
 
 
 def _frozen_tables():
-    from grader.grading.cases import case_set
+    from grader.cases.generate import case_set
     from grader.grading.prepared import PreparedTask
 
     task = load_task(PE_TASK)

@@ -8,17 +8,17 @@ import os
 
 from conftest import PE_SAMPLES, PE_TASK
 
+from grader.authoring.task_yaml import load_task
 from grader.grading import grade as grading
-from grader.grading.checks import KINDS, case_runs, imports
-from grader.grading.kinds import kind_of
-from grader.grading.task_yaml import load_task
+from grader.grading.checks import KINDS, imports
+from grader.grading.shrinking import search
 
 SWAPPED = os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")
 
 
 def test_the_shrinks_run_after_the_other_visible_checks_and_before_the_imports_check(monkeypatch):
     events = []
-    shrink, run_imports = case_runs._shrink, imports.KIND.run
+    shrink, run_imports = search._shrink, imports.KIND.run
 
     def shrinking(ctx, check, judge):
         events.append(("shrink", check.name))
@@ -33,13 +33,13 @@ def test_the_shrinks_run_after_the_other_visible_checks_and_before_the_imports_c
         return run_or_skip(ctx, check, *args)
 
     run_or_skip = grading._run_or_skip
-    monkeypatch.setattr(case_runs, "_shrink", shrinking)
+    monkeypatch.setattr(search, "_shrink", shrinking)
     monkeypatch.setattr(grading, "_run_or_skip", checking)
     monkeypatch.setitem(KINDS, imports.KIND.name, dataclasses.replace(imports.KIND, run=weighing))
     task = load_task(PE_TASK)
     result = grading.grade(task, SWAPPED)
     shrinks = [i for i, (what, _) in enumerate(events) if what == "shrink"]
-    reads_source = [c.name for c in task.checks if kind_of(c).reads_source]
+    reads_source = [c.name for c in task.checks if c.kind.reads_source]
     checked = [i for i, (what, name) in enumerate(events) if what == "check" and name not in reads_source]
     weighed = [i for i, (what, _) in enumerate(events) if what == "imports"]
     assert shrinks and weighed and checked

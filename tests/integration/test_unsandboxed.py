@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from conftest import COURSE, INSTRUCTOR_TASKS, ROOT, WRONG_NORMALIZE, course_with_full_tasks, run_cli, write
 
-from grader.grading.task_yaml import load_task
+from grader.authoring.task_yaml import load_task
 from grader.integrations import gradescope_build, gradescope_finish
 
 SHIM = os.path.join(ROOT, "tests", "without_posix")
@@ -174,7 +174,7 @@ def test_every_module_grader_check_imports_imports_without_the_posix_pieces():
         "grader.sandbox.inside.limits",
         "grader.sandbox.inside.shared",
         "grader.submission.bounded",
-        "grader.grading.shrink_lanes",
+        "grader.grading.shrinking.lanes",
     ):
         assert name in modules, name
     inside = os.path.join(ROOT, "grader", "sandbox", "inside")

@@ -15,8 +15,8 @@ import shutil
 import pytest
 from conftest import ISOLATING, ROOT, in_container, make_task, write
 
-from grader.grading.grade import Options, grade
-from grader.grading.task_yaml import load_task
+from grader.authoring.task_yaml import load_task
+from grader.grading.grade import GradeOptions, grade
 
 PROBE = """
 import os
@@ -87,7 +87,7 @@ def probe_task(tmp_path_factory):
 
 def test_a_worker_reads_what_frameworks_need_of_proc_and_nothing_else(tier, probe_task, tmp_path):
     path = write(tmp_path / "probe.py", PROBE)
-    result = grade(probe_task, path, Options(isolation=str(tier), warm_workers=tier.warm))
+    result = grade(probe_task, path, GradeOptions(isolation=str(tier), warm_workers=tier.warm))
     by_name = {c.name: c for c in result.checks}
     assert by_name["needed"].status == "passed", by_name["needed"].message
     if str(tier) in ISOLATING:

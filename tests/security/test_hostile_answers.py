@@ -445,9 +445,9 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
 
 def test_a_check_that_raises_is_that_checks_error(monkeypatch):
     """Whatever a submission makes a check trip over costs that check, not the grading."""
+    from grader.authoring.task_yaml import load_task
     from grader.grading import checks
-    from grader.grading.grade import Options, grade
-    from grader.grading.task_yaml import load_task
+    from grader.grading.grade import GradeOptions, grade
 
     def tripping(ctx, check):
         raise OverflowError("cannot convert float infinity to integer")
@@ -455,7 +455,7 @@ def test_a_check_that_raises_is_that_checks_error(monkeypatch):
     monkeypatch.setitem(checks.KINDS, "prints", dataclasses.replace(checks.KINDS["prints"], run=tripping))
     task = load_task(os.path.join(TASKS, "pe-table-shape"))
     sample = os.path.join(ROOT, "submissions", "pe-table-shape", "correct_numpy.py")
-    result = grade(task, sample, Options(isolation="rlimits")).to_dict()
+    result = grade(task, sample, GradeOptions(isolation="rlimits")).to_dict()
     by_name = _checks(result)
     assert by_name["prints-the-shape"]["status"] == "error"
     assert "OverflowError" in by_name["prints-the-shape"]["message"]

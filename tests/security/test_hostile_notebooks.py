@@ -148,9 +148,9 @@ def test_stored_outputs_are_not_an_answer(tmp_path):
 
 GRADE_AND_MEASURE = """
 import json, sys
-from grader.grading.grade import Options, grade
-from grader.grading.task_yaml import load_task
-result = grade(load_task(sys.argv[1]), sys.argv[2], Options(others_work=True))
+from grader.grading.grade import GradeOptions, grade
+from grader.authoring.task_yaml import load_task
+result = grade(load_task(sys.argv[1]), sys.argv[2], GradeOptions(others_work=True))
 # The peak of this process's own memory (VmHWM): ru_maxrss would start at the forking
 # parent's size (Linux carries it over exec), here the test run's, which grows with the
 # frameworks it imported.

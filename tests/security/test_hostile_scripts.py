@@ -10,9 +10,9 @@ import textwrap
 import numpy as np
 from conftest import ROOT
 
-from grader.grading.grade import Options, grade
+from grader.authoring.task_yaml import load_task
+from grader.grading.grade import GradeOptions, grade
 from grader.grading.prepared import PreparedTask
-from grader.grading.task_yaml import load_task
 from grader.sandbox import Sandbox, choose_tier
 
 TASKS = os.path.join(ROOT, "tasks")
@@ -145,6 +145,6 @@ def test_a_great_many_arrays_stay_within_the_caps(tmp_path):
     assert 64 < len(arrays) <= 64 + 128
     assert sum(np.asarray(a).nbytes for a, *_ in arrays.values()) <= cap
     assert not any(np.asarray(a).nbytes > cap for a, *_ in arrays.values())
-    checks = {c.name: c for c in grade(task, str(path), Options()).checks}
+    checks = {c.name: c for c in grade(task, str(path), GradeOptions()).checks}
     assert checks["runs"].status == "passed" and checks["prints-the-shape"].status == "passed"
     assert checks["adds-the-first-three-rows"].status == "failed"

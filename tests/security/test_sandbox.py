@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import BUBBLEWRAP, PE_TASK, RLIMITS, ROOT, runtime_mount_points_in_tmp, tier_works, write
 
-from grader.grading.grade import Options, grade
+from grader.grading.grade import GradeOptions, grade
 from grader.records.limits import Limits
 from grader.sandbox import warm
 from grader.sandbox.launcher import Sandbox
@@ -137,7 +137,7 @@ def test_submission_budget_stops_a_slow_submission(tmp_path):
 def test_import_that_never_ends_is_an_error_not_a_hang(pe_task, tmp_path):
     path = write(tmp_path / "loop.py", "while True:\n    pass\n")
     start = time.monotonic()
-    result = grade(pe_task, path, Options(limits={"call_seconds": 1.0}))
+    result = grade(pe_task, path, GradeOptions(limits={"call_seconds": 1.0}))
     assert time.monotonic() - start < 60  # not a hang; generous for a busy machine
     assert result.status == "error"
     assert "endless loop" in result.checks[0].message

@@ -237,8 +237,8 @@ def test_a_typed_in_table_earns_nothing_from_the_work_checks(tmp_path, tier, tas
 
 
 def test_the_message_names_the_line_and_shows_no_expected_value(tmp_path):
+    from grader.authoring.task_yaml import load_task
     from grader.grading.grade import grade
-    from grader.grading.task_yaml import load_task
 
     path = tmp_path / "typed.py"
     path.write_text(TABLE_SHAPE["np_array"].replace("table = ", "\n\ntable = ", 1))
@@ -254,8 +254,8 @@ def test_the_message_names_the_line_and_shows_no_expected_value(tmp_path):
 
 
 def test_a_table_typed_in_a_notebook_is_named_by_its_cell(tmp_path):
+    from grader.authoring.task_yaml import load_task
     from grader.grading.grade import grade
-    from grader.grading.task_yaml import load_task
 
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": ["# The table\n"]},

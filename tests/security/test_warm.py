@@ -277,7 +277,7 @@ def test_a_server_is_renewed_after_many_submissions(slot, tmp_path, monkeypatch)
 
 
 def test_warm_workers_grade_exactly_like_fresh_ones(pe_task, monkeypatch):
-    from grader.grading.grade import Options, grade
+    from grader.grading.grade import GradeOptions, grade
 
     forks = []
     monkeypatch.setattr(
@@ -286,9 +286,9 @@ def test_warm_workers_grade_exactly_like_fresh_ones(pe_task, monkeypatch):
         lambda self, *a, real=warm.ForkServer.spawn: forks.append(1) or real(self, *a),
     )
     sample = os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")
-    fresh = grade(pe_task, sample, Options())
+    fresh = grade(pe_task, sample, GradeOptions())
     assert not forks
-    warm_result = grade(pe_task, sample, Options(warm_workers=True))
+    warm_result = grade(pe_task, sample, GradeOptions(warm_workers=True))
     assert forks, "the warm grading forked its worker"
     assert [(c.name, c.status, c.message, c.failing_input) for c in warm_result.checks] == [
         (c.name, c.status, c.message, c.failing_input) for c in fresh.checks

@@ -3,7 +3,7 @@ time a worker used is read from /proc on the grader's side (sandbox/cpu_time.py)
 
 import os
 
-from grader.grading.call_limits import derived_limit
+from grader.cases.call_limits import derived_limit
 from grader.records.limits import Limits
 from grader.sandbox import cpu_time
 
@@ -64,7 +64,7 @@ def test_two_checks_sending_the_same_case_give_it_one_limit(monkeypatch):
 
     import numpy as np
 
-    from grader.grading import call_limits
+    from grader.cases import call_limits
 
     task = SimpleNamespace(id="t")
     bounds = SimpleNamespace(call="f", name="bounds")

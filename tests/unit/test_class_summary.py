@@ -136,8 +136,8 @@ def test_common_failures_are_counted_per_check_and_read_as_sentences():
     check's kind says it means), not from the students' messages."""
     from conftest import PE_TASK
 
+    from grader.authoring.task_yaml import load_task
     from grader.classroom.batch import mismatch_words
-    from grader.grading.task_yaml import load_task
 
     words = mismatch_words(load_task(PE_TASK))
     assert words["exponent-2i-over-d"] == "the values differ from the reference"

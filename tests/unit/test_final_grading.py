@@ -4,7 +4,7 @@ by the check kinds (``expected_private``), not by a list of names."""
 import dataclasses
 
 from grader.grading.checks import KINDS
-from grader.grading.checks.kind import Options
+from grader.grading.checks.kind import CheckOptions
 from grader.grading.checks.script_output import PrintsOptions
 from grader.grading.checks.script_work import LeavesOptions
 from grader.grading.final_grading import decided_later, in_a_kit, not_run
@@ -12,9 +12,9 @@ from grader.records.result import PASSED, CheckResult
 from grader.records.statuses import FINAL_GRADING
 from grader.task.spec import CheckSpec
 
-IMPORTS = CheckSpec("allowed-imports", "imports", Options(), points=1)
-PRINTS = CheckSpec("prints-the-shape", "prints", PrintsOptions(), points=2)
-TABLE = CheckSpec("builds-the-table", "leaves-array", LeavesOptions(reference="table"), points=3)
+IMPORTS = CheckSpec("allowed-imports", KINDS["imports"], CheckOptions(), points=1)
+PRINTS = CheckSpec("prints-the-shape", KINDS["prints"], PrintsOptions(), points=2)
+TABLE = CheckSpec("builds-the-table", KINDS["leaves-array"], LeavesOptions(reference="table"), points=3)
 AFTER = dataclasses.replace(PRINTS, name="prints-after-the-table", needs=("builds-the-table",))
 LATER = dataclasses.replace(PRINTS, name="after-that", needs=("prints-after-the-table",))
 

@@ -3,7 +3,8 @@ withheld from students with the rest of a hidden check's message."""
 
 import json
 
-from grader.grading.checks.kind import Options
+from grader.grading.checks import KINDS
+from grader.grading.checks.kind import CheckOptions
 from grader.grading.grade import with_hint
 from grader.grading.redact import for_students
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
@@ -15,7 +16,7 @@ HINT = "build a new array: m / norms, not m /= norms."
 
 
 def _check(hidden=False, hint=HINT):
-    return CheckSpec("untouched", "mutation", Options(), hidden=hidden, hint=hint)
+    return CheckSpec("untouched", KINDS["mutation"], CheckOptions(), hidden=hidden, hint=hint)
 
 
 def _failed(hidden=False, reason=MISMATCH, status=FAILED):

@@ -8,11 +8,10 @@ import textwrap
 import jsonschema
 import pytest
 
+from grader.authoring.task_yaml import load_task
 from grader.grading.checks import KINDS
-from grader.grading.checks.kind import ANY_TASK, COMMON_FIELDS, FUNCTIONS, SCRIPT, Kind, Options, Reading
+from grader.grading.checks.kind import ANY_TASK, COMMON_FIELDS, FUNCTIONS, SCRIPT, CheckOptions, Kind, Reading
 from grader.grading.checks.schema import SCHEMA_PATH, check_schema, task_schema, text
-from grader.grading.kinds import kind_of
-from grader.grading.task_yaml import load_task
 from grader.task.spec import SpecError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -64,7 +63,7 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
     schema, its reading into task loading and its run into grading."""
 
     @dataclasses.dataclass(frozen=True)
-    class CountsOptions(Options):
+    class CountsOptions(CheckOptions):
         at_least: int = 0
 
     def read(r: Reading) -> CountsOptions:
@@ -110,19 +109,19 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
           - {name: d, kind: counts, at_least: 300}
         """)
     )
-    import grader.grading.task_yaml
+    import grader.authoring.task_yaml
 
     monkeypatch.setitem(KINDS, "counts", counts)
     # (the schema in force and its validator are built once per process: built again here)
-    monkeypatch.setattr(grader.grading.task_yaml, "_schema_in_force", None)
-    monkeypatch.setattr(grader.grading.task_yaml, "_validator", None)
+    monkeypatch.setattr(grader.authoring.task_yaml, "_schema_in_force", None)
+    monkeypatch.setattr(grader.authoring.task_yaml, "_validator", None)
     with pytest.raises(SpecError) as caught:
         load_task(str(folder))
     assert "checks[1].at_least: too many." in str(caught.value)
     (folder / "task.yaml").write_text((folder / "task.yaml").read_text().replace("300", "30"))
     task = load_task(str(folder))
     assert task.checks[1].options == CountsOptions(at_least=30)
-    assert kind_of(task.checks[1]) is counts
+    assert task.checks[1].kind is counts
 
 
 def test_each_check_of_the_sample_task_has_its_kinds_options():
@@ -136,7 +135,7 @@ def test_each_check_of_the_sample_task_has_its_kinds_options():
     assert prop.options.literal_cases == prop.options.edge_cases
     assert prop.reference_functions == ("sinusoidal_pe",)
     script = load_task(os.path.join(ROOT, "tasks", "pe-batch-sum"))
-    leaves_sum = next(c for c in script.checks if c.kind == "leaves-sum")
+    leaves_sum = next(c for c in script.checks if c.kind.name == "leaves-sum")
     assert leaves_sum.options.shape and leaves_sum.options.select
     assert leaves_sum.reference_functions == (leaves_sum.options.reference,)
 

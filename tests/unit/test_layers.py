@@ -20,10 +20,13 @@ ROOT = Path(grader.__file__).parent
 PARTS = (
     "records",
     "student_text",
+    "disk",
     "submission",
     "sandbox",
     "task",
+    "cases",
     "grading",
+    "authoring",
     "report",
     "classroom",
     "integrations",
@@ -42,16 +45,16 @@ FUNCTION_LEVEL_IMPORTS = {
     ("grader.report", "grader.report.html"): (
         "the page's modules (pictures, SVG) only when a page is asked for: `grader check` stays fast"
     ),
-    ("grader.grading.kinds", "grader.grading.checks"): (
-        "the kinds' modules use cases and policy, which look a check's kind up: read at call time"
-    ),
-    ("grader.grading.cases", "grader.task.hypothesis_driver"): (
+    ("grader.cases.generate", "grader.task.hypothesis_driver"): (
         "Hypothesis (0.3 s to import) only when cases are generated, never for a frozen task"
     ),
     ("grader.cli.check", "grader.cli.check_grading"): (
         "the grading stack (numpy, the checks) after the worker's head start, so that the two start side by side"
     ),
     ("grader.grading.checks.case_runs", "grader.task.hypothesis_driver"): (
+        "Hypothesis imported ahead only when a failure waits to be shrunk, never for a frozen task"
+    ),
+    ("grader.grading.shrinking.search", "grader.task.hypothesis_driver"): (
         "Hypothesis only when a failure is shrunk, never for a frozen task"
     ),
     ("grader.sandbox", "grader.sandbox.launcher"): (
@@ -166,14 +169,94 @@ def test_every_import_inside_a_function_is_declared_with_its_reason():
     assert not stale, f"declared but no longer made (remove them): {sorted(stale)}"
 
 
+def module_graph(found: list[tuple[str, str, bool]]) -> dict[str, set[str]]:
+    """Module -> the modules it imports, inside functions too. ``from grader.x import y``
+    where y is a module is an import of y (not of x's face: a face that imports its own
+    modules is no loop with them)."""
+    imports: dict[str, set[str]] = {}
+    for importer, imported, _ in found:
+        imports.setdefault(importer, set()).add(imported)
+    return {
+        importer: {b for b in named if not any(c.startswith(b + ".") for c in named)}
+        for importer, named in imports.items()
+    }
+
+
+def module_loops(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm), each
+    sorted: every module in one imports, through the others, every other."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(groups)
+
+
+def test_no_module_imports_itself_through_others_inside_functions_or_not():
+    loops = module_loops(module_graph(edges(trusted_modules())))
+    assert loops == [], "modules that import each other:\n" + "\n".join(" <-> ".join(g) for g in loops)
+
+
 # --------------------------------------------------------------------------- controls
+
+
+def test_control_a_module_loop_inside_a_package_is_found_and_a_face_is_none(tmp_path):
+    tree = {
+        "grader/__init__.py": "",
+        "grader/cases/__init__.py": "from grader.cases.generate import cases_of\n",
+        "grader/cases/generate.py": "from grader.cases import model\n",
+        "grader/cases/model.py": "def later():\n    from grader.cases.generate import cases_of\n",
+        "grader/grading/__init__.py": "from grader.grading import grade\n",
+        "grader/grading/grade.py": "from grader.cases import cases_of\n",
+    }
+    for name, source in tree.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source)
+    found = []
+    for name, source in tree.items():
+        module = module_name_under(tmp_path, tmp_path / name)
+        modules = {module_name_under(tmp_path, tmp_path / n) for n in tree}
+        found += [(module, b, fn) for b, fn in grader_imports(source, module) if b in modules and b != module]
+    assert module_loops(module_graph(found)) == [["grader.cases.generate", "grader.cases.model"]]
+
+
+def module_name_under(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
 
 
 def test_control_a_loop_between_parts_is_found():
     graph = part_graph(
         [
             ("grader.task.spec", "grader.grading.checks", True),
-            ("grader.grading.cases", "grader.task.spec", False),
+            ("grader.grading.grade", "grader.task.spec", False),
             ("grader.records.result", "grader.records.statuses", False),
         ]
     )

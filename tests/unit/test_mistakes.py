@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from conftest import PE_TASK, make_task, write
 
+from grader.authoring.task_yaml import load_task
 from grader.grading import mistakes
 from grader.grading.checks.calls import compare_output
 from grader.grading.context import Context
 from grader.grading.diagnosis import MORE_CASES, diagnose
 from grader.grading.prepared import PreparedTask, prepare
-from grader.grading.task_yaml import load_task
 from grader.records.limits import Limits
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Result
 from grader.records.statuses import MISMATCH, OK, TIMEOUT
@@ -436,7 +436,7 @@ def test_like_a_mistake_on_tiny_tables_only_is_not_diagnosed_where_a_middle_case
     ctx, results = _graded(prepared, {"sinusoidal_pe": tiny_swapped, "add_positional_encoding": add})
     diagnoses, explained = diagnose(ctx, results)
     assert "example-table-3x4" in explained  # 12 values: there it is the mistake
-    tables = {c.name for c in task.checks if c.kind == "property" and c.call == "sinusoidal_pe"}
+    tables = {c.name for c in task.checks if c.kind.name == "property" and c.call == "sinusoidal_pe"}
     assert not tables & set(explained), explained
 
 

@@ -437,7 +437,7 @@ def test_a_folder_with_solution_py_and_solution_ipynb_is_ambiguous(tmp_path):
 
 
 def test_course_ci_finds_a_notebook_solution_in_any_case(tmp_path):
-    from grader.grading.task_yaml import load_task
+    from grader.authoring.task_yaml import load_task
     from grader.integrations.course_ci import solution_for
 
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))

@@ -8,9 +8,9 @@ import shutil
 import numpy as np
 from conftest import COURSE, INSTRUCTOR_TASKS, PE_TASK
 
-from grader.grading.options import Options
+from grader.authoring.task_yaml import load_task
+from grader.grading.options import GradeOptions
 from grader.grading.own_machine import is_kit, kit_at_home
-from grader.grading.task_yaml import load_task
 from grader.sandbox.call_request import calls_request, sent_back
 
 KIT = os.path.join(COURSE, "tasks", "normalize-rows")
@@ -34,10 +34,10 @@ def test_a_kit_holds_nothing_of_the_instructors_and_a_full_task_is_never_one(tmp
 
 def test_only_a_students_own_check_of_a_kit_may_be_graded_unsandboxed():
     kit = load_task(KIT)
-    assert kit_at_home(kit, Options(own_machine=True))
-    assert not kit_at_home(kit, Options())  # batch, validate, a new command: never unless it says so
-    assert not kit_at_home(kit, Options(own_machine=True, others_work=True))
-    assert not kit_at_home(load_task(PE_TASK), Options(own_machine=True))
+    assert kit_at_home(kit, GradeOptions(own_machine=True))
+    assert not kit_at_home(kit, GradeOptions())  # batch, validate, a new command: never unless it says so
+    assert not kit_at_home(kit, GradeOptions(own_machine=True, others_work=True))
+    assert not kit_at_home(load_task(PE_TASK), GradeOptions(own_machine=True))
 
 
 def test_arrays_a_worker_without_shared_memory_sends_back_are_named_and_read_as_sent():

@@ -6,17 +6,17 @@ import pytest
 
 from grader.grading.checks import KINDS
 from grader.grading.checks.calls import DrawnOptions
-from grader.grading.checks.kind import Options
+from grader.grading.checks.kind import CheckOptions
 from grader.grading.policy import counted
 from grader.records.result import FAILED, PASSED, SKIPPED, CheckResult
 from grader.records.statuses import IDLE, IMPORTS, MISMATCH
 from grader.task.spec import CheckSpec
 
-IMPORTS_CHECK = CheckSpec("numpy-only", "imports", Options())
-TABLE_VALUES = CheckSpec("table", "property", DrawnOptions(), call="table")
-TABLE_TYPE = CheckSpec("table-type", "property", DrawnOptions(compare="type"), call="table")
-ADD_VALUES = CheckSpec("add", "property", DrawnOptions(), call="add")
-ADD_UNTOUCHED = CheckSpec("add-untouched", "mutation", DrawnOptions(), call="add")
+IMPORTS_CHECK = CheckSpec("numpy-only", KINDS["imports"], CheckOptions())
+TABLE_VALUES = CheckSpec("table", KINDS["property"], DrawnOptions(), call="table")
+TABLE_TYPE = CheckSpec("table-type", KINDS["property"], DrawnOptions(compare="type"), call="table")
+ADD_VALUES = CheckSpec("add", KINDS["property"], DrawnOptions(), call="add")
+ADD_UNTOUCHED = CheckSpec("add-untouched", KINDS["mutation"], DrawnOptions(), call="add")
 CHECKS = (IMPORTS_CHECK, TABLE_VALUES, TABLE_TYPE, ADD_VALUES, ADD_UNTOUCHED)
 
 
@@ -116,8 +116,8 @@ def test_a_printed_answer_is_not_the_work_on_a_script_task():
     from grader.grading.checks.script_output import PrintsOptions
     from grader.grading.checks.script_work import LeavesOptions
 
-    prints = CheckSpec("prints-the-shape", "prints", PrintsOptions(answer="answer", format="shape"))
-    leaves = CheckSpec("builds-the-table", "leaves-array", LeavesOptions(reference="table"))
+    prints = CheckSpec("prints-the-shape", KINDS["prints"], PrintsOptions(answer="answer", format="shape"))
+    leaves = CheckSpec("builds-the-table", KINDS["leaves-array"], LeavesOptions(reference="table"))
     checks = (IMPORTS_CHECK, prints, leaves)
     out = _by_name(counted(checks, _results({"numpy-only", "prints-the-shape"}, checks)))
     assert out["numpy-only"].reason == IDLE

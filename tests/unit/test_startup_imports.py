@@ -71,7 +71,7 @@ def test_help_and_usage_errors_import_no_grading_stack(args):
 
 
 def test_the_command_line_s_common_parts_load_no_grading_stack():
-    """What every family imports at its top (common.py: Options, exit codes) stays light,
+    """What every family imports at its top (common.py: GradeOptions, exit codes) stays light,
     so that a family loads the grading stack only when its own module asks for it."""
     done = subprocess.run(
         [

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from grader.grading.cases import split_arguments
+from grader.cases.generate import split_arguments
 from grader.grading.checks import fields
-from grader.grading.checks.kind import Options, Reading
+from grader.grading.checks.kind import CheckOptions, Reading
 from grader.grading.compare import Verdict, check_shape, check_type, check_values
 from grader.grading.pictures import picture
 from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class CallOptions(Options):
+class CallOptions(CheckOptions):
     """The fields of a kind that calls a student function: its arguments and how its
     output is compared."""
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from grader.grading.case_set import CaseSet
+from grader.cases.model import CaseSet
 from grader.grading.checks import fields
 from grader.grading.checks.calls import (
     CALL_FIELDS,

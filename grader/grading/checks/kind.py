@@ -54,7 +54,7 @@ COMMON_FIELDS: dict[str, dict] = {
 
 
 @dataclass(frozen=True)
-class Options:
+class CheckOptions:
     """A kind's own fields; this base is the record of a kind that has none (imports)."""
 
     @property
@@ -90,7 +90,7 @@ class Kind:
     name: str
     families: tuple[TaskKind, ...]  # the tasks it fits
     run: Callable[[Any, CheckSpec[Any]], CheckResult]
-    read: Callable[[Reading], Options] = lambda reading: Options()
+    read: Callable[[Reading], CheckOptions] = lambda reading: CheckOptions()
     fields: dict[str, dict] = field(default_factory=dict)  # its own fields -> JSON Schema
     required: tuple[str, ...] = ()  # which of them a check must give
     generated_cases: bool = False  # Hypothesis draws cases besides the literal ones

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from grader.grading.checks.kind import SCRIPT, Kind, Options, Reading
+from grader.grading.checks.kind import SCRIPT, CheckOptions, Kind, Reading
 from grader.grading.checks.printed_answer import read_answer
 from grader.records.result import CheckResult, judged
 from grader.task.spec import CheckSpec
@@ -21,7 +21,7 @@ CANDIDATES_SHOWN = 4
 
 
 @dataclass(frozen=True)
-class PrintsOptions(Options):
+class PrintsOptions(CheckOptions):
     answer: str = ""  # the reference function that returns the answer
     format: str = ""  # how the printed answer is read: shape | integer
 

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from grader.grading.checks import fields
-from grader.grading.checks.kind import Options, Reading
+from grader.grading.checks.kind import CheckOptions, Reading
 from grader.grading.checks.typed_in import Typed, typed_in
 from grader.grading.compare import check_values
 from grader.records.result import CheckResult, judged
@@ -44,7 +44,7 @@ OPERANDS = frozenset({"left", "right", "before", "whole-before"})
 
 
 @dataclass(frozen=True)
-class LeavesOptions(Options):
+class LeavesOptions(CheckOptions):
     reference: str = ""  # the reference function that builds the array
     args: dict = field(default_factory=dict)  # its arguments (literal values)
     tolerance: Tolerance = Tolerance()
@@ -150,9 +150,9 @@ def wanted_shapes(ctx: Context, checks: Sequence[CheckSpec]) -> list[list[int]]:
     crowd them out. Only shapes leave the trusted side, never values."""
     shapes: list[list[int]] = []
     for check in checks:
-        if check.kind == "leaves-array":
+        if check.kind.name == "leaves-array":
             shape = list(reference_array(ctx, check).shape)
             shapes += [shape, shape[::-1]]
-        elif check.kind == "leaves-sum":
+        elif check.kind.name == "leaves-sum":
             shapes.append(list(check.options.shape))
     return shapes

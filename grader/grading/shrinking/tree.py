@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.grading.value_size import nbytes
+from grader.task.case_size import nbytes
 from grader.task.strategies import Drawn
 
 BOOK_BYTES = 32 << 20  # all trees of a prepared task, inputs and expected outputs together

@@ -24,10 +24,11 @@ from collections.abc import Iterable
 
 import yaml
 
-from grader.grading import final_grading, freezing, frozen
-from grader.grading.cases import reference_value
+from grader.authoring import freeze as freezing
+from grader.cases import freeze_files as frozen
+from grader.cases.generate import reference_value
+from grader.grading import final_grading
 from grader.grading.checks.typed_in import Numbers, typed_in
-from grader.grading.kinds import kind_of
 from grader.submission.source_numbers import scan
 from grader.task.reference import load_reference
 from grader.task.spec import CheckSpec, SpecError, Task
@@ -101,7 +102,7 @@ def _refuse_leaks(task: Task, checks: Iterable[CheckSpec], texts: dict[str, str]
     problems = []
     reference, freeze = None, frozen.load(task)
     for check in checks:
-        if not kind_of(check).expected_private:
+        if not check.kind.expected_private:
             continue
         reference = reference or load_reference(task)
         value = reference_value(reference, check, freeze)

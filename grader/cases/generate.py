@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 
 from grader import __version__
-from grader.grading import frozen
-from grader.grading.cache_folder import cache_folder
-from grader.grading.case_set import CaseSet, CasesFailed, ReferenceFailed
-from grader.grading.kinds import kind_of
+from grader.cases import freeze_files as frozen
+from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
+from grader.disk import cache_folder
 from grader.sandbox import wire
 from grader.task.edges import Edge, judged_by
 from grader.task.reference import call_reference
@@ -88,7 +87,7 @@ def case_set(
     key = _key(task, check)
     found = _read(key) if use_disk else None
     if found is None:
-        kind = kind_of(check)
+        kind = check.kind
         literal = [literal_case(c) for c in check.options.literal_cases]
         generated = []
         if kind.generated_cases:
@@ -125,9 +124,9 @@ def reference_value(reference: ModuleType | None, check: CheckSpec, freeze: froz
     if freeze is not None:
         return frozen.value(freeze, check)
 
-    compute = kind_of(check).reference_value
+    compute = check.kind.reference_value
     if compute is None:
-        raise TypeError(f"a {check.kind} check compares with no reference value")
+        raise TypeError(f"a {check.kind.name} check compares with no reference value")
     return compute(reference, check)
 
 

@@ -21,8 +21,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader.grading.cache_folder import read_json, write_json
-from grader.grading.case_set import CaseSet
+from grader.cases.model import CaseSet
+from grader.disk import read_json, write_json
 from grader.sandbox import wire
 from grader.task.spec import CheckSpec, SpecError, Task
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from grader.grading.cache_folder import cache_folder
+from grader.disk import cache_folder
 from grader.grading.checks import KINDS
 from grader.grading.checks.kind import Reading
 from grader.grading.checks.schema import task_schema
@@ -278,7 +278,7 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
         checks.append(
             CheckSpec(
                 name=raw["name"],
-                kind=raw["kind"],
+                kind=KINDS[raw["kind"]],
                 options=KINDS[raw["kind"]].read(reading),
                 points=float(raw.get("points", 1)),
                 description=raw.get("description", ""),

@@ -24,10 +24,9 @@ from typing import Any
 import numpy as np
 
 from grader import __version__
-from grader.grading.cache_folder import read_json, write_json
-from grader.grading.case_set import CaseSet, ReferenceFailed
-from grader.grading.cases import _versions, expected_output
-from grader.grading.kinds import kind_of
+from grader.cases.generate import _versions, expected_output
+from grader.cases.model import CaseSet, ReferenceFailed
+from grader.disk import read_json, write_json
 from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.task.frameworks import allowed
 from grader.task.spec import CheckSpec, Task
@@ -133,7 +132,7 @@ class ReferenceTimes:
 def _script_seconds(task: Task, reference: ModuleType) -> float:
     """The least CPU time of a few computations of every reference value the script's
     checks compare with (the reference's answer and tables)."""
-    computes = [(kind_of(c).reference_value, c) for c in task.checks]
+    computes = [(c.kind.reference_value, c) for c in task.checks]
     best = float("inf")
     for _ in range(REPEATS):
         start = time.process_time()

@@ -17,9 +17,9 @@ import json
 import os
 import tempfile
 
-from grader.grading.cache_folder import cache_folder
-from grader.grading.cases import _versions
-from grader.grading.shrink_traces import Step
+from grader.cases.generate import _versions
+from grader.disk import cache_folder
+from grader.grading.shrinking.tree import Step
 from grader.sandbox import wire
 from grader.task.spec import CheckSpec, Task
 from grader.task.strategies import Drawn

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import yaml
 
-from grader.grading.options import Options
+from grader.grading.options import GradeOptions
 from grader.records.limits import Limits
 from grader.sandbox import Spawner, WorkerProcess, choose_tier, start_worker
 from grader.task import frameworks
@@ -56,7 +56,7 @@ class HeadStart:
 
 
 @contextlib.contextmanager
-def head_start(task_folder: str, options: Options) -> Iterator[HeadStart | None]:
+def head_start(task_folder: str, options: GradeOptions) -> Iterator[HeadStart | None]:
     """A worker started for grading a file of the task in ``task_folder`` as ``options``
     say, ended on the way out unless a grade took it; None where it cannot be started ahead:
     a task.yaml this cannot read (the grade then says what is wrong with it), a task that
@@ -74,7 +74,7 @@ def head_start(task_folder: str, options: Options) -> Iterator[HeadStart | None]
             started.close()
 
 
-def _start(task_folder: str, options: Options) -> HeadStart | None:
+def _start(task_folder: str, options: GradeOptions) -> HeadStart | None:
     with open(os.path.join(task_folder, "task.yaml"), encoding="utf-8") as f:
         data = yaml.load(f, Loader=_Loader)
     if not isinstance(data, dict):

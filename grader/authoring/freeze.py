@@ -13,12 +13,12 @@ import tempfile
 from types import ModuleType
 
 from grader import __version__
-from grader.grading import frozen, mistakes
-from grader.grading.case_set import CaseSet, CasesFailed, ReferenceFailed
-from grader.grading.cases import case_set, reference_value
+from grader.cases import freeze_files as frozen
+from grader.cases.freeze_files import ARRAYS, CASES, FOLDER, FORMAT, MANIFEST, digest_of, file_sha, sha256
+from grader.cases.generate import case_set, reference_value
+from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
+from grader.grading import mistakes
 from grader.grading.checks.examples import check_cases
-from grader.grading.frozen import ARRAYS, CASES, FOLDER, FORMAT, MANIFEST, digest_of, file_sha, sha256
-from grader.grading.kinds import kind_of
 from grader.grading.policy import one_fill_checks
 from grader.sandbox import wire
 from grader.task.case_size import smallest_first
@@ -61,7 +61,7 @@ def freeze(
             }
             if any(cases.recipes):
                 entry["recipes"] = cases.recipes
-        elif (compute := kind_of(check).reference_value) is not None:
+        elif (compute := check.kind.reference_value) is not None:
             value = reference_value(reference, check, source) if kit else compute(reference, check)
             entry = {"value": wire.encode(value, blobs)}
         else:

@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from grader.grading.checks.calls import Failure
-from grader.grading.checks.case_runs import SHRINK_SECONDS, Found, hypothesis_imported, smaller_failure
+from grader.grading.shrinking.search import SHRINK_SECONDS, Found, hypothesis_imported, smaller_failure
 from grader.records.statuses import MISMATCH, RAISED
 from grader.sandbox import die_with_parent, startup_seconds, wire
 from grader.task.strategies import Drawn

@@ -8,11 +8,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from grader.grading import cases, frozen
+from grader.cases import freeze_files as frozen
+from grader.cases import generate as cases
 from grader.grading.checks.examples import literal_expectation
 from grader.grading.compare import check_values
-from grader.grading.grade import Options, grade
-from grader.grading.loading import LOAD_CHECK, RUN_CHECK
+from grader.grading.grade import GradeOptions, grade
+from grader.grading.load_check import LOAD_CHECK, RUN_CHECK
 from grader.grading.prepared import PreparedTask
 from grader.records.result import PASSED, Result
 from grader.records.statuses import ENVIRONMENT
@@ -47,7 +48,7 @@ def default_samples_folder(task: Task) -> str:
 def validate(
     task: Task,
     samples_folder: str | None,
-    options: Options,
+    options: GradeOptions,
     progress: Callable[[Finding], None] | None = None,
 ) -> Validation:
     report = Validation()

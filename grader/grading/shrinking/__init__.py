@@ -1,0 +1,1 @@
+"""(face: to be written)"""
