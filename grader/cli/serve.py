@@ -26,7 +26,7 @@ from grader.sandbox import SandboxUnavailable, choose_tier, refuse_open_paths
 from grader.sandbox import tier as sandbox_tier
 from grader.service.app import Service, create_app
 from grader.service.connections import guarded_protocol, quiet_client_noise
-from grader.service.grading import Dispatcher
+from grader.service.dispatcher import Dispatcher
 from grader.service.limits import Limits
 from grader.service.store import Store, sqlite_file
 from grader.student_text import line

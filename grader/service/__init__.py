@@ -9,9 +9,9 @@ database, and grades them as `grader batch` does, in pool processes with sandbox
 
 Modules: ``schema`` (the tables), ``migrations/`` (Alembic), ``store`` (the database: people,
 tokens, sessions, submissions and the queue), ``tokens`` (making, hashing, comparing),
-``uploads`` (reading an upload as `grader check` reads a file), ``grading`` (the dispatcher:
-a fair queue, the pool, recovery after a crash), ``pages`` (HTML, rendered only), ``app``
-(the ASGI routes: the API, the pages, sign-in, CSRF, security headers), ``limits`` (what one
-client may hold, by name), ``connections`` (below the app: connections per address and in
-all, deadlines for a request's head and body).
+``uploads`` (reading an upload as `grader check` reads a file), ``dispatcher`` (the thread that
+grades: a fair queue, the pool, recovery after a crash), ``pages`` (HTML, rendered only),
+``app`` (the ASGI routes: the API, the pages, sign-in, CSRF, security headers), ``limits``
+(what one client may hold, by name), ``connections`` (below the app: connections per address
+and in all, deadlines for a request's head and body).
 """

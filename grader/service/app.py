@@ -48,7 +48,7 @@ from grader.records.wording import counted
 from grader.report import html as report_html
 from grader.report.json_report import render as render_json
 from grader.service import pages, tokens
-from grader.service.grading import Dispatcher
+from grader.service.dispatcher import Dispatcher
 from grader.service.limits import Limits
 from grader.service.store import OverBudget, Person, Session, Store, Submission
 from grader.service.uploads import UploadRefused, read_upload

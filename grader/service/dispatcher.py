@@ -1,4 +1,4 @@
-"""The service's grading: one dispatcher thread claims queued uploads from the database
+"""The service's dispatcher: one thread claims queued uploads from the database
 (the store's fair choice) and grades each as `grader batch` does: in a pool of processes
 (or on a Dask cluster), each with sandboxed workers, with the batch's options for someone
 else's work. A pool that breaks is rebuilt and what it held is queued again; the grader's
