@@ -29,7 +29,7 @@ from grader.grading.load_check import (
 )
 from grader.grading.options import GradeOptions  # (also imported from here: batch, ci, validate)
 from grader.grading.own_machine import kit_at_home
-from grader.grading.policy import counted
+from grader.grading.policy import skip_idle_policy_checks
 from grader.grading.prepared import PreparedTask, prepare
 from grader.grading.prestart import HeadStart
 from grader.grading.shrinking.lanes import NOT_SHRUNK, shrink_both_ways
@@ -175,7 +175,8 @@ def grade(
         )
         filled = _filled(ctx, done[1:])
     by_name = {
-        r.name: r for r in counted(task.checks, done[1:], filled, frozenset(later), frozenset(ctx.near))
+        r.name: r
+        for r in skip_idle_policy_checks(task.checks, done[1:], filled, frozenset(later), frozenset(ctx.near))
     }
     by_name.update(
         {

@@ -166,7 +166,7 @@ def judges(
     return own or work
 
 
-def counted(
+def skip_idle_policy_checks(
     checks: tuple[CheckSpec, ...] | list[CheckSpec],
     results: list[CheckResult],
     filled: frozenset[str] = frozenset(),

@@ -7,7 +7,7 @@ import pytest
 from grader.grading.checks import KINDS
 from grader.grading.checks.calls import DrawnOptions
 from grader.grading.checks.kind import CheckOptions
-from grader.grading.policy import counted
+from grader.grading.policy import skip_idle_policy_checks
 from grader.records.result import FAILED, PASSED, SKIPPED, CheckResult
 from grader.records.statuses import IDLE, IMPORTS, MISMATCH
 from grader.task.spec import CheckSpec
@@ -38,7 +38,7 @@ def test_the_policy_kinds_are_the_ones_that_judge_how():
 
 
 def test_a_file_that_does_nothing_gets_no_policy_point_and_is_told_why():
-    out = _by_name(counted(CHECKS, _results({"numpy-only", "add-untouched"})))
+    out = _by_name(skip_idle_policy_checks(CHECKS, _results({"numpy-only", "add-untouched"})))
     for name in ("numpy-only", "add-untouched"):
         assert (out[name].status, out[name].score, out[name].reason) == (SKIPPED, 0.0, IDLE)
     assert out["numpy-only"].message == (
@@ -50,18 +50,18 @@ def test_a_file_that_does_nothing_gets_no_policy_point_and_is_told_why():
 
 def test_some_work_done_lets_the_policy_points_count():
     passed = {"numpy-only", "add-untouched", "add"}
-    assert counted(CHECKS, _results(passed)) == _results(passed)
+    assert skip_idle_policy_checks(CHECKS, _results(passed)) == _results(passed)
 
 
 def test_a_right_type_alone_is_not_the_work():
-    out = _by_name(counted(CHECKS, _results({"numpy-only", "table-type"})))
+    out = _by_name(skip_idle_policy_checks(CHECKS, _results({"numpy-only", "table-type"})))
     assert out["numpy-only"].reason == IDLE and out["table-type"].status == PASSED
 
 
 def test_an_untouched_input_counts_only_when_that_function_does_its_work():
     """A right table does not pay for an adder that returns x.copy(): it leaves x alone
     but does none of the adding."""
-    out = _by_name(counted(CHECKS, _results({"numpy-only", "table", "add-untouched"})))
+    out = _by_name(skip_idle_policy_checks(CHECKS, _results({"numpy-only", "table", "add-untouched"})))
     assert out["numpy-only"].status == PASSED
     assert out["add-untouched"].reason == IDLE
 
@@ -69,21 +69,28 @@ def test_an_untouched_input_counts_only_when_that_function_does_its_work():
 def test_a_policy_check_that_failed_keeps_its_own_failure():
     results = _results(set())
     results[0] = CheckResult("numpy-only", FAILED, 0.0, 1.0, message="scipy (line 1)", reason=IMPORTS)
-    assert counted(CHECKS, results)[0] == results[0]
+    assert skip_idle_policy_checks(CHECKS, results)[0] == results[0]
 
 
 def test_a_function_no_check_judges_falls_back_on_the_whole_file():
     checks = (IMPORTS_CHECK, TABLE_VALUES, ADD_UNTOUCHED)
     assert (
-        _by_name(counted(checks, _results({"table", "add-untouched"}, checks)))["add-untouched"].status
+        _by_name(skip_idle_policy_checks(checks, _results({"table", "add-untouched"}, checks)))[
+            "add-untouched"
+        ].status
         == PASSED
     )
-    assert _by_name(counted(checks, _results({"add-untouched"}, checks)))["add-untouched"].reason == IDLE
+    assert (
+        _by_name(skip_idle_policy_checks(checks, _results({"add-untouched"}, checks)))["add-untouched"].reason
+        == IDLE
+    )
 
 
 def test_a_task_of_policy_checks_only_has_no_work_to_weigh():
     checks = (IMPORTS_CHECK,)
-    assert counted(checks, _results({"numpy-only"}, checks)) == _results({"numpy-only"}, checks)
+    assert skip_idle_policy_checks(checks, _results({"numpy-only"}, checks)) == _results(
+        {"numpy-only"}, checks
+    )
 
 
 # --------------------------------------------------------------------------- what shows work
@@ -106,7 +113,9 @@ def test_one_fill_is_a_single_value_repeated_in_the_part_compared():
 
 def test_a_check_a_zero_table_passes_too_is_not_the_work():
     """np.zeros passes 'the last column of an odd width is 0': no computation shown."""
-    out = _by_name(counted(CHECKS, _results({"numpy-only", "table"}), filled=frozenset({"table"})))
+    out = _by_name(
+        skip_idle_policy_checks(CHECKS, _results({"numpy-only", "table"}), filled=frozenset({"table"}))
+    )
     assert out["numpy-only"].reason == IDLE
     assert out["table"].status == PASSED  # the check itself keeps its points
 
@@ -119,9 +128,9 @@ def test_a_printed_answer_is_not_the_work_on_a_script_task():
     prints = CheckSpec("prints-the-shape", KINDS["prints"], PrintsOptions(answer="answer", format="shape"))
     leaves = CheckSpec("builds-the-table", KINDS["leaves-array"], LeavesOptions(reference="table"))
     checks = (IMPORTS_CHECK, prints, leaves)
-    out = _by_name(counted(checks, _results({"numpy-only", "prints-the-shape"}, checks)))
+    out = _by_name(skip_idle_policy_checks(checks, _results({"numpy-only", "prints-the-shape"}, checks)))
     assert out["numpy-only"].reason == IDLE
-    out = _by_name(counted(checks, _results({"numpy-only", "builds-the-table"}, checks)))
+    out = _by_name(skip_idle_policy_checks(checks, _results({"numpy-only", "builds-the-table"}, checks)))
     assert out["numpy-only"].status == PASSED
 
 
@@ -177,5 +186,5 @@ def test_a_wrong_shape_or_no_numbers_never_came_near():
 def test_a_near_miss_supports_the_policy_check_of_its_function():
     results = _results({"numpy-only", "add-untouched"})
     near = frozenset(r.name for r in results if r.status != PASSED)
-    out = _by_name(counted(CHECKS, results, near=near))
+    out = _by_name(skip_idle_policy_checks(CHECKS, results, near=near))
     assert out["numpy-only"].status == PASSED and out["add-untouched"].status == PASSED
