@@ -169,6 +169,17 @@ def for_markdown_code(text: object, max_bytes: int = 400) -> str:
     return f"{fence} {text} {fence}"
 
 
+# html.escape's five (quote=True), in one pass, without importing html here: this module is
+# on `grader check`'s path, and only the pages need it.
+_HTML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
+
+
+def for_html(text: object) -> str:
+    """HTML (or inline SVG) content or a quoted attribute value: controls shown,
+    newlines and tabs kept, every markup character escaped, quotes included."""
+    return visible(text, multiline=True).translate(_HTML_ESCAPES)
+
+
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 

@@ -2,7 +2,7 @@
 students each known mistake was diagnosed in, the most common failures, who errored or timed
 out, and every student with their score and a link to their page. Self-contained like the
 student page (html.page: no script, no request). Student ids and every stored string are
-escaped (svg.text); links go to the safe file names the batch chose (page_files)."""
+escaped (student_text.for_html); links go to the safe file names the batch chose (page_files)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from grader.report.class_summary import (
     pass_rate_words,
 )
 from grader.report.html import page
-from grader.report.svg import Bar, text
+from grader.report.svg import Bar
+from grader.student_text import for_html
 
 
 @dataclass(frozen=True)
@@ -32,18 +33,18 @@ class StudentLine:
 
 
 def _failure(failure: CommonFailure) -> str:
-    return "<li>" + failure.sentence(text, '<span class="name">{}</span>') + "</li>"
+    return "<li>" + failure.sentence(for_html, '<span class="name">{}</span>') + "</li>"
 
 
 def _names(students: list[str]) -> str:
-    return text(", ".join(students)) if students else "none"
+    return for_html(", ".join(students)) if students else "none"
 
 
 def render(summary: ClassSummary, students: list[StudentLine]) -> str:
     width = 100 // BUCKETS
     most = max(summary.distribution, default=0)
     body = [
-        f"<h1>{text(summary.task)}: {counted(summary.students, 'submission')}</h1>",
+        f"<h1>{for_html(summary.task)}: {counted(summary.students, 'submission')}</h1>",
         f'<p class="score">Mean {summary.mean_percent:.0f}%, median {summary.median_percent:.0f}%</p>',
         "<h2>Score distribution</h2>",
         svg.bars(
@@ -61,7 +62,7 @@ def render(summary: ClassSummary, students: list[StudentLine]) -> str:
             "students per score band",
         ),
         "<h2>Pass rate per check</h2>",
-        f"<p>{text(pass_rate_words(summary))}</p>",
+        f"<p>{for_html(pass_rate_words(summary))}</p>",
         svg.bars(
             [
                 Bar(name, rate, f"{rate:.0%}", f"{name}: {rate:.0%} passed")
@@ -94,8 +95,8 @@ def render(summary: ClassSummary, students: list[StudentLine]) -> str:
         body.append(
             "<ul>"
             + "".join(
-                f'<li><span class="name">{text(m.mistake)}</span>: {how_many_students(m.students)}: '
-                f"{text(m.explanation)}</li>"
+                f'<li><span class="name">{for_html(m.mistake)}</span>: {how_many_students(m.students)}: '
+                f"{for_html(m.explanation)}</li>"
                 for m in summary.mistakes
             )
             + "</ul>"
@@ -118,12 +119,12 @@ def render(summary: ClassSummary, students: list[StudentLine]) -> str:
 def _table(students: list[StudentLine]) -> str:
     rows = ["<table><tr><th>student</th><th>score</th><th>status</th></tr>"]
     for line in students:
-        name = text(line.student)
+        name = for_html(line.student)
         if line.page:
-            name = f'<a href="{text(quote(line.page))}">{name}</a>'
+            name = f'<a href="{for_html(quote(line.page))}">{name}</a>'
         rows.append(
             f"<tr><td>{name}</td><td>{line.score:g}/{line.max_score:g}</td>"
-            f'<td class="{text(line.status)}">{text(line.status)}</td></tr>'
+            f'<td class="{for_html(line.status)}">{for_html(line.status)}</td></tr>'
         )
     rows.append("</table>")
     return "".join(rows)

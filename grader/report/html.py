@@ -8,9 +8,9 @@ array check pictures of the expected output, the submission's and their differen
 request, so even a mistake in escaping could run nothing and fetch nothing.
 
 Every string of the result is student-controlled (printed output, messages, names, the file
-name): each goes through ``svg.text`` (control characters shown, then ``html.escape`` with
-quotes) wherever it lands, content or attribute. Hidden checks are redacted before this
-renders (redact.for_students drops their pictures too).
+name): each goes through ``student_text.for_html`` (control characters shown, then every
+markup character escaped, quotes too) wherever it lands, content or attribute. Hidden checks
+are redacted before this renders (redact.for_students drops their pictures too).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import os
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Diagnosis, Picture, Result
 from grader.records.wording import final_grading_summary
 from grader.report import svg
-from grader.report.svg import text
+from grader.student_text import for_html
 
 # No script, no request of any kind; inline styles only; images only as data: (none today).
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -58,28 +58,28 @@ def render(result: Result, **_options: object) -> str:
     percent = 100 * result.score / result.max_score if result.max_score else 0
     title = f"{result.task} · {file_name}: {result.score:g}/{result.max_score:g}"
     body = [
-        f"<h1>{text(result.task)} · {text(file_name)}</h1>",
-        f'<p class="meta">isolation: {text(result.isolation)}</p>',
+        f"<h1>{for_html(result.task)} · {for_html(file_name)}</h1>",
+        f'<p class="meta">isolation: {for_html(result.isolation)}</p>',
     ]
     if result.isolation_note:
-        body.append(f'<p class="note">note: {text(result.isolation_note)}</p>')
+        body.append(f'<p class="note">note: {for_html(result.isolation_note)}</p>')
     if result.kit:
         body.append(
             '<p class="note">note: graded on a student kit: the public checks only; '
             "hidden checks may be added at final grading.</p>"
         )
         if later := final_grading_summary(result.checks):
-            body.append(f'<p class="note">note: {text(later)}.</p>')
+            body.append(f'<p class="note">note: {for_html(later)}.</p>')
     body.append(
         f'<p class="score">Score: {result.score:g}/{result.max_score:g} ({percent:.0f}%) '
-        f'<span class="{text(result.status)}">{text(result.status)}</span></p>'
+        f'<span class="{for_html(result.status)}">{for_html(result.status)}</span></p>'
     )
     body += _checks(result)
     if result.output.strip():
-        body += ["<h2>Your file printed</h2>", f"<pre>{text(result.output)}</pre>"]
+        body += ["<h2>Your file printed</h2>", f"<pre>{for_html(result.output)}</pre>"]
     body.append(
-        f'<p class="meta">graded by grader {text(result.grader_version or "?")}, '
-        f"cases {text(result.cases_digest or '?')}</p>"
+        f'<p class="meta">graded by grader {for_html(result.grader_version or "?")}, '
+        f"cases {for_html(result.cases_digest or '?')}</p>"
     )
     return page(title, "".join(body))
 
@@ -92,7 +92,7 @@ def page(title: str, body: str) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="referrer" content="no-referrer">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{text(title)}</title><style>{STYLE}</style></head>\n"
+        f"<title>{for_html(title)}</title><style>{STYLE}</style></head>\n"
         f"<body>\n{body}\n</body></html>\n"
     )
 
@@ -120,10 +120,10 @@ def _checks(result: Result) -> list[str]:
 
 
 def _cause(diagnosis: Diagnosis, checks: list[CheckResult]) -> str:
-    names = ", ".join(text(c.name) for c in checks) or "none"
+    names = ", ".join(for_html(c.name) for c in checks) or "none"
     return (
-        f'<section class="cause"><p class="explanation">{text(diagnosis.explanation)}</p>'
-        f'<p class="meta">known mistake: <span class="name">{text(diagnosis.mistake)}</span>; '
+        f'<section class="cause"><p class="explanation">{for_html(diagnosis.explanation)}</p>'
+        f'<p class="meta">known mistake: <span class="name">{for_html(diagnosis.mistake)}</span>; '
         f"it explains {len(checks)} failed check{'s' if len(checks) != 1 else ''}: {names}</p>"
         + "".join(_check(c) for c in checks)
         + "</section>"
@@ -140,13 +140,13 @@ def _check(check: CheckResult, details: bool = True) -> str:
     )
     status = check.status if check.status in _LABEL else "error"
     parts = [
-        f'<section class="check {text(status)}">',
-        f'<span class="status">{text(_LABEL.get(check.status, check.status))}</span> '
-        f'<span class="name">{text(check.name)}</span>'
-        f'<span class="points">{text(points)}</span>',
+        f'<section class="check {for_html(status)}">',
+        f'<span class="status">{for_html(_LABEL.get(check.status, check.status))}</span> '
+        f'<span class="name">{for_html(check.name)}</span>'
+        f'<span class="points">{for_html(points)}</span>',
     ]
     if check.description:
-        parts.append(f'<div class="description">{text(check.description)}</div>')
+        parts.append(f'<div class="description">{for_html(check.description)}</div>')
     if details:
         parts += _details(check)
     parts.append("</section>")
@@ -156,14 +156,14 @@ def _check(check: CheckResult, details: bool = True) -> str:
 def _details(check: CheckResult) -> list[str]:
     """What the text report says under a check (text.check_details), and its picture."""
     if check.status not in (FAILED, ERROR):
-        return [f'<div class="message">{text(check.message)}</div>'] if check.message else []
+        return [f'<div class="message">{for_html(check.message)}</div>'] if check.message else []
     parts = []
     if check.failing_input:
-        parts += ['<div class="label">failing input</div>', f"<pre>{text(check.failing_input)}</pre>"]
+        parts += ['<div class="label">failing input</div>', f"<pre>{for_html(check.failing_input)}</pre>"]
     if check.message:
-        parts.append(f"<pre>{text(check.message)}</pre>")
+        parts.append(f"<pre>{for_html(check.message)}</pre>")
     if check.output:
-        parts += ['<div class="label">your code printed</div>', f"<pre>{text(check.output)}</pre>"]
+        parts += ['<div class="label">your code printed</div>', f"<pre>{for_html(check.output)}</pre>"]
     if check.picture is not None:
         parts.append(picture(check.picture))
     return parts
@@ -198,7 +198,7 @@ def picture(shot: Picture) -> str:
             f'<p class="where">The shapes differ (expected {_shape(shot.expected_shape)}, '
             f"yours {_shape(shot.got_shape)}): both are drawn, no difference can be.</p>"
         )
-    where = f'<p class="where">drawn: {text(shot.where)}</p>' if shot.where else ""
+    where = f'<p class="where">drawn: {for_html(shot.where)}</p>' if shot.where else ""
     return (
         f'<figure class="picture"><div class="panels">{"".join(panels)}</div>'
         f'<div class="panels">{"".join(legends)}</div>{note}{where}</figure>'
@@ -207,6 +207,6 @@ def picture(shot: Picture) -> str:
 
 def _panel(caption: str, grid: list, scale: svg.Scale) -> str:
     return (
-        f'<div class="panel"><div class="caption">{text(caption)}</div>'
+        f'<div class="panel"><div class="caption">{for_html(caption)}</div>'
         f"{svg.heatmap(grid, scale, caption)}</div>"
     )

@@ -6,18 +6,17 @@ Content-Security-Policy forbids them) and no request, and a heatmap is a grid of
 squares, which SVG says directly; a library would be a dependency, and its import would
 cost `grader check` start-up (this module is imported only when a page is asked for).
 
-Every piece of text is escaped here (``text``), labels and tooltips included: a check's
+Every piece of text is escaped (student_text.for_html), labels and tooltips included: a check's
 name or a value's label may come from a stored report, which is student-controlled data.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from grader.student_text import visible
+from grader.student_text import for_html
 
 NOT_FINITE = "#1a1a1a"  # nan or inf (None in a Picture): darker than any step of a scale
 STEPS = 8  # colour steps on each side of zero
@@ -26,12 +25,6 @@ CELL_MIN, CELL_MAX = 6, 48  # a 64-wide table keeps 7 px cells; a 1x2 input gets
 VALUES_SHOWN_FROM = 40  # cells this wide show their value as text
 TOOLTIPS_UP_TO = 400  # pictures of at most this many cells give each cell a tooltip
 LABEL_SPACE = 28  # room for row and column numbers
-
-
-def text(value: object) -> str:
-    """Any text as SVG or HTML content or attribute value: control characters shown,
-    markup characters escaped (quotes too)."""
-    return html.escape(visible(value, multiline=True), quote=True)
 
 
 @dataclass(frozen=True)
@@ -120,8 +113,8 @@ def heatmap(grid: list, scale: Scale, label: str) -> str:
     parts = [
         f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="{text(label)}">',
-        f"<title>{text(label)}</title>",
+        f'aria-label="{for_html(label)}">',
+        f"<title>{for_html(label)}</title>",
     ]
     parts += [f'<path fill="{colour}" d="{"".join(d)}"/>' for colour, d in sorted(paths.items())]
     parts.append(_axis_numbers(rows, columns, cell))
@@ -187,9 +180,9 @@ def legend(scale: Scale, label: str) -> str:
     width = bar + 150
     parts = [
         f'<svg class="legend" xmlns="http://www.w3.org/2000/svg" width="{width}" height="48" '
-        f'viewBox="0 0 {width} 48" role="img" aria-label="{text(label)}">',
-        f"<title>{text(label)}</title>",
-        f'<text x="0" y="11" font-size="11" fill="#333">{text(label)}</text>',
+        f'viewBox="0 0 {width} 48" role="img" aria-label="{for_html(label)}">',
+        f"<title>{for_html(label)}</title>",
+        f'<text x="0" y="11" font-size="11" fill="#333">{for_html(label)}</text>',
     ]
     parts += [
         f'<rect x="{i * swatch}" y="{top}" width="{swatch}" height="12" fill="{colour}"/>'
@@ -222,22 +215,22 @@ def bars(items: list[Bar], full: float, colour: str, label: str) -> str:
     width = name_width + bar_width + 70
     parts = [
         f'<svg class="bars" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{text(label)}">',
-        f"<title>{text(label)}</title>",
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{for_html(label)}">',
+        f"<title>{for_html(label)}</title>",
     ]
     for i, item in enumerate(items):
         y = i * row + 2
         name = item.label if len(item.label) <= 40 else item.label[:39] + "…"
         length = 0.0 if full <= 0 else bar_width * max(0.0, min(1.0, item.value / full))
         parts.append(
-            f"<g><title>{text(item.detail or item.label)}</title>"
+            f"<g><title>{for_html(item.detail or item.label)}</title>"
             f'<text x="{name_width - 8}" y="{y + 14}" font-size="12" text-anchor="end" '
-            f'fill="#222">{text(name)}</text>'
+            f'fill="#222">{for_html(name)}</text>'
             f'<rect x="{name_width}" y="{y + 2}" width="{bar_width}" height="16" fill="#eee"/>'
             f'<rect x="{name_width}" y="{y + 2}" width="{length:.1f}" height="16" '
             f'fill="{colour}"/>'
             f'<text x="{name_width + bar_width + 6}" y="{y + 14}" font-size="12" '
-            f'fill="#222">{text(item.shown)}</text></g>'
+            f'fill="#222">{for_html(item.shown)}</text></g>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -1,7 +1,7 @@
 """The service's HTML pages, rendered from plain records (renderers only render): sign-in,
 a student's tasks and attempts, an attempt waiting for its grade, and the staff's class and
 student pages. No script at all; every string that reaches a page (names, file names,
-messages) is escaped with its control characters shown (report/svg.text), and the headers
+messages) is escaped with its control characters shown (student_text.for_html), and the headers
 (app.py) forbid scripts, frames and every request off this server. A finished attempt's page
 is the student's feedback page itself (report/html.py, hidden checks redacted)."""
 
@@ -11,8 +11,8 @@ import datetime
 from collections.abc import Sequence
 
 from grader.records.wording import counted
-from grader.report.svg import text
 from grader.service.store import Person, Submission
+from grader.student_text import for_html
 from grader.submission.formats import accepted_suffixes
 
 STYLE = """
@@ -31,7 +31,7 @@ def page(title: str, body: str, refresh: int | None = None) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"{meta}<title>{text(title)}</title><style>{STYLE}</style></head>\n"
+        f"{meta}<title>{for_html(title)}</title><style>{STYLE}</style></head>\n"
         f"<body>{body}</body></html>\n"
     )
 
@@ -44,25 +44,25 @@ def _when(seconds: float | None) -> str:
 
 def _score(s: Submission) -> str:
     if s.status != "done" or s.score is None:
-        return f'<span class="waiting">{text(s.status)}</span>'
+        return f'<span class="waiting">{for_html(s.status)}</span>'
     return f'<span class="done">{s.score:g} / {(s.max_score or 0):g}</span>'
 
 
 def _csrf(csrf: str) -> str:
-    return f'<input type="hidden" name="csrf" value="{text(csrf)}">'
+    return f'<input type="hidden" name="csrf" value="{for_html(csrf)}">'
 
 
 def _nav(person: Person, csrf: str) -> str:
     staff = ' · <a href="/staff">class</a>' if person.staff else ""
     return (
-        f'<nav><a href="/">my tasks</a>{staff} · signed in as {text(_who(person))} '
+        f'<nav><a href="/">my tasks</a>{staff} · signed in as {for_html(_who(person))} '
         f'<form class="inline" method="post" action="/signout">{_csrf(csrf)}'
         "<button>sign out</button></form></nav>"
     )
 
 
 def signin_page(problem: str | None = None) -> str:
-    bad = f'<p class="bad">{text(problem)}</p>' if problem else ""
+    bad = f'<p class="bad">{for_html(problem)}</p>' if problem else ""
     return page(
         "Sign in",
         "<h1>Sign in</h1>"
@@ -85,27 +85,27 @@ def link_signin_page(account: Person, token: str, current: Person | None) -> str
     warning = ""
     if current is not None and current.id != account.id:
         warning = (
-            f'<p class="bad">This browser is signed in as <strong>{text(_who(current))}</strong>. '
-            f"Continuing signs {text(current.id)} out here, and what you upload afterwards is "
-            f"filed as {text(account.id)}'s attempts.</p>"
+            f'<p class="bad">This browser is signed in as <strong>{for_html(_who(current))}</strong>. '
+            f"Continuing signs {for_html(current.id)} out here, and what you upload afterwards is "
+            f"filed as {for_html(account.id)}'s attempts.</p>"
         )
     same = current is not None and current.id == account.id
     return page(
         "Sign in",
-        f"<h1>Sign in as {text(_who(account))}?</h1>{warning}"
+        f"<h1>Sign in as {for_html(_who(account))}?</h1>{warning}"
         + (
-            f'<p class="note">You are already signed in as {text(_who(account))}: '
+            f'<p class="note">You are already signed in as {for_html(_who(account))}: '
             '<a href="/">your tasks</a>.</p>'
             if same
             else ""
         )
-        + f"<p>This link opens the account of <strong>{text(_who(account))}</strong>. Everything "
+        + f"<p>This link opens the account of <strong>{for_html(_who(account))}</strong>. Everything "
         "uploaded while signed in is filed as that person's attempt. If that is not you, do not "
         "continue: the link is someone else's; ask your instructor for your own.</p>"
         '<form method="post" action="/signin">'
-        f'<input type="hidden" name="token" value="{text(token)}">'
-        f'<input type="hidden" name="account" value="{text(account.id)}">'
-        f"<button>I am {text(_who(account))}: sign in</button></form>"
+        f'<input type="hidden" name="token" value="{for_html(token)}">'
+        f'<input type="hidden" name="account" value="{for_html(account.id)}">'
+        f"<button>I am {for_html(_who(account))}: sign in</button></form>"
         '<p><a href="/signin">Sign in with my own token instead</a></p>',
     )
 
@@ -119,7 +119,7 @@ def home_page(
     problem: str | None = None,
     deadline: float | None = None,
 ) -> str:
-    bad = f'<p class="bad">{text(problem)}</p>' if problem else ""
+    bad = f'<p class="bad">{for_html(problem)}</p>' if problem else ""
     due = (
         f'<p class="note">Deadline: {_when(deadline)}; later uploads are marked late.</p>' if deadline else ""
     )
@@ -129,16 +129,18 @@ def home_page(
         limit = "" if left is None else f" ({counted(left, 'attempt')} left)"
         form = (
             '<form method="post" action="/upload" enctype="multipart/form-data">'
-            f'{_csrf(csrf)}<input type="hidden" name="task" value="{text(task_id)}">'
-            f'<input type="file" name="file" accept="{text(",".join(accepted_suffixes()))}" required> '
-            f"<button>Upload as {text(person.id)}</button>"
-            f" <small>filed as an attempt of {text(_who(person))}</small></form>"
+            f'{_csrf(csrf)}<input type="hidden" name="task" value="{for_html(task_id)}">'
+            f'<input type="file" name="file" accept="{for_html(",".join(accepted_suffixes()))}" required> '
+            f"<button>Upload as {for_html(person.id)}</button>"
+            f" <small>filed as an attempt of {for_html(_who(person))}</small></form>"
             if left != 0
             else "<p>You have used every attempt at this task: your latest upload is the one graded.</p>"
         )
-        forms.append(f"<h2>{text(title)} <small>({text(task_id)})</small>{text(limit)}</h2>{form}")
+        forms.append(
+            f"<h2>{for_html(title)} <small>({for_html(task_id)})</small>{for_html(limit)}</h2>{form}"
+        )
     rows = "".join(
-        f'<tr><td><a href="/attempts/{text(s.public_id)}">{text(s.task)}</a></td><td>{text(s.filename)}</td>'
+        f'<tr><td><a href="/attempts/{for_html(s.public_id)}">{for_html(s.task)}</a></td><td>{for_html(s.filename)}</td>'
         f"<td>{_when(s.uploaded)}{' <span class=late>late</span>' if s.late else ''}</td><td>{_score(s)}</td></tr>"
         for s in history
     )
@@ -169,15 +171,15 @@ def waiting_page(
             where += f"; gradings of this task take about {typical:.0f} s)" if typical is not None else ")"
     return page(
         "Grading",
-        _nav(person, csrf) + f"<h1>{text(s.task)}: {text(s.filename)}</h1>"
-        f'<p class="note">Your upload is {text(where)}. This page refreshes itself; your feedback '
+        _nav(person, csrf) + f"<h1>{for_html(s.task)}: {for_html(s.filename)}</h1>"
+        f'<p class="note">Your upload is {for_html(where)}. This page refreshes itself; your feedback '
         "appears here in a few seconds.</p>",
         refresh=2,
     )
 
 
 def message_page(title: str, message: str, status_note: str = "") -> str:
-    return page(title, f"<h1>{text(title)}</h1><p>{text(message)}</p>{text(status_note)}")
+    return page(title, f"<h1>{for_html(title)}</h1><p>{for_html(message)}</p>{for_html(status_note)}")
 
 
 def class_page(
@@ -188,7 +190,7 @@ def class_page(
     latest: dict[tuple[str, str], Submission],
     counts: dict[str, int],
 ) -> str:
-    head = "".join(f"<th>{text(t)}</th>" for t, _ in tasks)
+    head = "".join(f"<th>{for_html(t)}</th>" for t, _ in tasks)
     rows = []
     for p in everyone:
         if p.staff:
@@ -199,22 +201,22 @@ def class_page(
             cells.append(
                 "<td></td>"
                 if s is None
-                else f'<td><a href="/staff/attempts/{text(s.public_id)}">{_score(s)}</a>'
+                else f'<td><a href="/staff/attempts/{for_html(s.public_id)}">{_score(s)}</a>'
                 f"{' <span class=late>late</span>' if s.late else ''}</td>"
             )
         rows.append(
-            f'<tr><td><a href="/staff/people/{text(p.id)}">{text(p.id)}</a></td><td>{text(p.name)}</td>{"".join(cells)}</tr>'
+            f'<tr><td><a href="/staff/people/{for_html(p.id)}">{for_html(p.id)}</a></td><td>{for_html(p.name)}</td>{"".join(cells)}</tr>'
         )
-    queue = ", ".join(f"{n} {text(k)}" for k, n in sorted(counts.items())) or "nothing uploaded yet"
+    queue = ", ".join(f"{n} {for_html(k)}" for k, n in sorted(counts.items())) or "nothing uploaded yet"
     exports = " · ".join(
-        f'<a href="/staff/export?format={f}&amp;task={text(t)}">{text(t)} {f}</a>'
+        f'<a href="/staff/export?format={f}&amp;task={for_html(t)}">{for_html(t)} {f}</a>'
         for t, _ in tasks
         for f in ("csv", "canvas", "moodle")
     )
     regrade = (
         f'<form method="post" action="/staff/regrade">{_csrf(csrf)}'
         '<select name="task"><option value="">every task</option>'
-        + "".join(f'<option value="{text(t)}">{text(t)}</option>' for t, _ in tasks)
+        + "".join(f'<option value="{for_html(t)}">{for_html(t)}</option>' for t, _ in tasks)
         + "</select> <button>Regrade everyone's latest upload</button></form>"
     )
     return page(
@@ -229,17 +231,18 @@ def class_page(
 
 def person_page(person: Person, csrf: str, student: Person, history: Sequence[Submission]) -> str:
     rows = "".join(
-        f'<tr><td><a href="/staff/attempts/{text(s.public_id)}">{text(s.task)}</a></td><td>{text(s.filename)}</td>'
+        f'<tr><td><a href="/staff/attempts/{for_html(s.public_id)}">{for_html(s.task)}</a></td><td>{for_html(s.filename)}</td>'
         f"<td>{_when(s.uploaded)}{' <span class=late>late</span>' if s.late else ''}</td><td>{_score(s)}</td>"
-        f"<td><code>{text(s.sha256)}</code></td></tr>"
+        f"<td><code>{for_html(s.sha256)}</code></td></tr>"
         for s in history
     )
     regrade = (
         f'<form method="post" action="/staff/regrade">{_csrf(csrf)}'
-        f'<input type="hidden" name="person" value="{text(student.id)}"><button>Regrade their latest uploads</button></form>'
+        f'<input type="hidden" name="person" value="{for_html(student.id)}"><button>Regrade their latest uploads</button></form>'
     )
     return page(
         student.id,
-        _nav(person, csrf) + f"<h1>{text(student.id)} <small>{text(student.name)}</small></h1>{regrade}"
+        _nav(person, csrf)
+        + f"<h1>{for_html(student.id)} <small>{for_html(student.name)}</small></h1>{regrade}"
         f"<table><tr><th>task</th><th>file</th><th>uploaded</th><th>score</th><th>sha256</th></tr>{rows}</table>",
     )

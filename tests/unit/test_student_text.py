@@ -1,6 +1,7 @@
 """Student text made safe (split from tests/security/test_hostile_text.py: the sanitiser
 itself, in process; the suite there shows it holds end to end under every tier)."""
 
+import html
 import os
 import re
 
@@ -65,6 +66,12 @@ def test_markdown_escaping_opens_nothing():
     assert student_text.for_markdown("-x").startswith("\\-")
     code = student_text.for_markdown_code("a `` b")
     assert code.startswith("``` ") and code.endswith(" ```")
+
+
+def test_html_escaping_is_html_escape_after_showing_controls():
+    for text in ("<b onclick='x'>\"a\" & b</b>", "&amp; \x1b[31m\n\tline\u202e", "plain"):
+        assert student_text.for_html(text) == html.escape(student_text.visible(text, multiline=True), quote=True)
+    assert student_text.for_html("a\nb") == "a\nb" and student_text.for_html(3) == "3"
 
 
 def test_csv_and_workflow_escaping():
