@@ -70,7 +70,9 @@ def test_markdown_escaping_opens_nothing():
 
 def test_html_escaping_is_html_escape_after_showing_controls():
     for text in ("<b onclick='x'>\"a\" & b</b>", "&amp; \x1b[31m\n\tline\u202e", "plain"):
-        assert student_text.for_html(text) == html.escape(student_text.visible(text, multiline=True), quote=True)
+        assert student_text.for_html(text) == html.escape(
+            student_text.visible(text, multiline=True), quote=True
+        )
     assert student_text.for_html("a\nb") == "a\nb" and student_text.for_html(3) == "3"
 
 
