@@ -8,7 +8,7 @@ from collections.abc import Collection as AbstractCollection
 from dataclasses import dataclass
 
 from grader.classroom import grade_files
-from grader.classroom.collection import Collection, join
+from grader.classroom.collecting import Collection, join_collection
 from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.classroom.roster import Roster
 from grader.records.result import Result
@@ -36,7 +36,9 @@ def write_detailed(
     failed = {s for s, row in stored.items() if row.content_hash == REGRADE}
     matched = grade_files.match(reports, roster, failed)
     if collection is not None:
-        matched = join(matched, task_id, collection, {s: row.content_hash for s, row in stored.items()})
+        matched = join_collection(
+            matched, task_id, collection, {s: row.content_hash for s, row in stored.items()}
+        )
     grades = grade_files.task_file(out_dir, "grades", task_id, "csv")
     grade_files.write_detailed(
         grades,

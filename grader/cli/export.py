@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from grader.classroom.collection import CollectionError, read
+from grader.classroom.collecting import CollectionError, read_collection
 from grader.classroom.export import ExportError, export
 from grader.classroom.roster import RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, print_problems
@@ -36,7 +36,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     collection = None
     if args.collection:
         try:
-            collection = read(args.collection)
+            collection = read_collection(args.collection)
         except CollectionError as exc:
             return print_problems("the collection has problems", exc.problems)
     try:

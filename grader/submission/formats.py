@@ -4,7 +4,7 @@ A format is a plain record (``Format``): its suffixes, and the functions of its 
 that turn the bytes read from a hand-in (file.py: read once, capped, never a link) into the
 Python source the worker runs, with its source map. Every caller asks here: reading a
 submission and choosing one in a folder (file.py), a class folder (classroom/discovery.py),
-a student's repository (classroom/hand_in.py, collect.py), a course repository
+a student's repository (classroom/collecting/solutions_tree.py), a course repository
 (integrations/course_ci.py), the command line's help, the messages that list what may be
 handed in. A new format is its module and one line in ``FORMATS`` (CONTRIBUTING.md, "To add
 a submission format").

@@ -7,8 +7,10 @@ import stat
 
 import pytest
 
-from grader.classroom import collection, grade_files
-from grader.classroom.collect import (
+from grader.classroom import grade_files
+from grader.classroom.collecting import collection_csv
+from grader.classroom.collecting.bare_repo import Secrets
+from grader.classroom.collecting.run import (
     CollectError,
     Template,
     check_roster,
@@ -16,7 +18,6 @@ from grader.classroom.collect import (
     id_problem,
     parse_deadline,
 )
-from grader.classroom.git_repo import Secrets
 from grader.classroom.roster import Enrolled, Roster
 from grader.records.result import PASSED, CheckResult, Result
 from grader.submission.file import SubmissionError, choose_in_folder, hand_ins_for
@@ -59,7 +60,7 @@ def test_no_commit_before_the_deadline_says_when_the_first_was():
 
 
 def test_a_date_no_calendar_holds_is_shown_not_raised():
-    from grader.classroom.collect import when
+    from grader.classroom.collecting.run import when
 
     graded = choose_commit([("far", 2**62), ("c1", D - HOUR)], D)  # a student's git may claim it
     assert graded.commit == "c1" and "no calendar date" in graded.note
@@ -165,7 +166,7 @@ def test_the_hand_in_rules_are_grader_ci_s():
 
 
 def _record(sid, status, **more):
-    return collection.Record(sid, "t", status, max_score=5, **more)
+    return collection_csv.Record(sid, "t", status, max_score=5, **more)
 
 
 SHA = "a" * 64
@@ -176,34 +177,34 @@ def test_the_record_reads_back_what_it_wrote_formula_guards_and_all(tmp_path):
     records = [
         _record(
             "=cmd",
-            collection.COLLECTED,
+            collection_csv.COLLECTED,
             commit=COMMIT,
             sha256=SHA,
             path="solutions/t.py",
             file="t/=cmd.py",
             committed="2026-11-30T12:00:00Z",
         ),
-        _record("bob", collection.REFUSED, reason="=HYPERLINK(1) is a link", note="-1 later"),
+        _record("bob", collection_csv.REFUSED, reason="=HYPERLINK(1) is a link", note="-1 later"),
     ]
     path = str(tmp_path / "collection.csv")
-    collection.write(path, records)
+    collection_csv.write_collection(path, records)
     text = open(path, encoding="utf-8").read()
     assert "'=HYPERLINK" in text and "'-1 later" in text
-    back = collection.read(path)
+    back = collection_csv.read_collection(path)
     assert back.records[0].submission_id == "=cmd" and back.records[0].sha256 == SHA
-    assert back.by_task["t"]["bob"].status == collection.REFUSED
+    assert back.by_task["t"]["bob"].status == collection_csv.REFUSED
 
 
 def test_a_damaged_record_is_refused_line_by_line(tmp_path):
     path = tmp_path / "c.csv"
-    header = ",".join(collection.COLUMNS)
+    header = ",".join(collection_csv.COLUMNS)
     path.write_text(f"{header}\nann,t,collected,,,,,,,5,\nbob,t,eaten,,,,,,,5,\ncy,t,missing,,,,,,,x,\n")
-    with pytest.raises(collection.CollectionError) as raised:
-        collection.read(str(path))
+    with pytest.raises(collection_csv.CollectionError) as raised:
+        collection_csv.read_collection(str(path))
     assert [p.split(": ", 1)[0] for p in raised.value.problems] == [f"{path}:2", f"{path}:3", f"{path}:4"]
     path.write_text("student,score\n")
-    with pytest.raises(collection.CollectionError, match="not a collection.csv"):
-        collection.read(str(path))
+    with pytest.raises(collection_csv.CollectionError, match="not a collection.csv"):
+        collection_csv.read_collection(str(path))
 
 
 def _report(student, score):
@@ -219,19 +220,21 @@ def test_the_join_grades_only_the_very_file_collected():
     )
     reports = [("ann", _report("ann", 5)), ("bob", _report("bob", 5)), ("dee", _report("dee", 4))]
     rows = grade_files.match(reports, roster)
-    records = collection.Collection(
+    records = collection_csv.Collection(
         [
-            _record("ann", collection.COLLECTED, commit=COMMIT, sha256=SHA, path="solutions/t.py"),
-            _record("bob", collection.COLLECTED, commit=COMMIT, sha256="c" * 64, path="solutions/t.py"),
-            _record("cy", collection.REFUSED, reason="solutions/t.py: is a symbolic link"),
-            _record("dee", collection.UNREACHABLE, reason="could not fetch org/dee: gone"),
-            _record("eve", collection.MISSING, reason="no hand-in for t"),
+            _record("ann", collection_csv.COLLECTED, commit=COMMIT, sha256=SHA, path="solutions/t.py"),
+            _record("bob", collection_csv.COLLECTED, commit=COMMIT, sha256="c" * 64, path="solutions/t.py"),
+            _record("cy", collection_csv.REFUSED, reason="solutions/t.py: is a symbolic link"),
+            _record("dee", collection_csv.UNREACHABLE, reason="could not fetch org/dee: gone"),
+            _record("eve", collection_csv.MISSING, reason="no hand-in for t"),
         ]
     )
-    joined = collection.join(rows, "t", records, {"ann": SHA, "bob": "d" * 64, "dee": "e" * 64})
+    joined = collection_csv.join_collection(
+        rows, "t", records, {"ann": SHA, "bob": "d" * 64, "dee": "e" * 64}
+    )
     by = {r.student: r for r in joined.rows}
     assert by["ann"].report.score == 5 and by["ann"].collection == "collected"
-    assert by["bob"].report is None and by["bob"].status == collection.NOT_GRADED  # another file
+    assert by["bob"].report is None and by["bob"].status == collection_csv.NOT_GRADED  # another file
     assert by["cy"].report.score == 0 and by["cy"].graded and "symbolic link" in by["cy"].note
     assert by["dee"].report is None and "older grade in the gradebook is not used" in by["dee"].note
     assert by["eve"].report is None and by["eve"].status == grade_files.NO_SUBMISSION
@@ -247,7 +250,7 @@ def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, mo
     from conftest import INSTRUCTOR_TASKS
 
     from grader.authoring.task_yaml import load_task
-    from grader.classroom import collect
+    from grader.classroom.collecting import run
 
     task = load_task(os.path.join(INSTRUCTOR_TASKS, "normalize-rows"))
 
@@ -257,13 +260,13 @@ def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, mo
             open(os.path.join(staging, "normalize-rows", "bob.py"), "w").close()
             raise RuntimeError(f"boom near {job.url}")  # (the URL holds the token)
         return [
-            collection.Record(sid, t.id, collection.MISSING, "no hand-in", max_score=t.max_score)
+            collection_csv.Record(sid, t.id, collection_csv.MISSING, "no hand-in", max_score=t.max_score)
             for t in tasks
         ]
 
-    monkeypatch.setattr(collect, "_collect_repository", fake)
+    monkeypatch.setattr(run, "_collect_repository", fake)
     roster = Roster([_student("ann", line=2), _student("bob", line=3)])
-    outcome = collect.run_collect(
+    outcome = run.run_collect(
         [task],
         roster,
         "roster.csv",
@@ -275,8 +278,8 @@ def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, mo
         environ={"T": "tok-in-url"},
     )
     by = {r.submission_id: r for r in outcome.records}
-    assert by["ann"].status == collection.MISSING
-    assert by["bob"].status == collection.UNREACHABLE and "the grader failed on it" in by["bob"].reason
+    assert by["ann"].status == collection_csv.MISSING
+    assert by["bob"].status == collection_csv.UNREACHABLE and "the grader failed on it" in by["bob"].reason
     assert "tok-in-url" not in by["bob"].reason and outcome.unreachable == ["bob"]
     assert os.listdir(tmp_path / "out" / "normalize-rows") == []  # (its half-written file: gone)
 
@@ -286,11 +289,11 @@ def test_the_collection_record_is_0600_whatever_the_umask(tmp_path, umask):
     path = str(tmp_path / "collection.csv")
     before = os.umask(umask)
     try:
-        collection.write(path, [_record("ann", collection.MISSING)])
+        collection_csv.write_collection(path, [_record("ann", collection_csv.MISSING)])
     finally:
         os.umask(before)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert collection.read(path).records[0].submission_id == "ann"
+    assert collection_csv.read_collection(path).records[0].submission_id == "ann"
 
 
 def test_the_collection_record_is_never_written_through_a_link(tmp_path):
@@ -298,5 +301,7 @@ def test_the_collection_record_is_never_written_through_a_link(tmp_path):
     target.write_text("theirs")
     os.symlink(target, tmp_path / "collection.csv")
     with pytest.raises(OSError):
-        collection.write(str(tmp_path / "collection.csv"), [_record("ann", collection.MISSING)])
+        collection_csv.write_collection(
+            str(tmp_path / "collection.csv"), [_record("ann", collection_csv.MISSING)]
+        )
     assert target.read_text() == "theirs"

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader.classroom import discovery, hand_in
+from grader.classroom import discovery
+from grader.classroom.collecting import solutions_tree
 from grader.cli.parser import build_parser
 from grader.integrations import course_ci
 from grader.submission import file, formats
@@ -87,8 +88,9 @@ def test_a_format_added_to_the_registry_is_accepted_everywhere(with_zip, tmp_pat
     assert found.skipped[0].reason == "not a .py, .ipynb or .zip file"
     # a repository's solutions/ and a course repository
     assert file.hand_ins_for("t", ["t.zip", "t.txt"]) == ["t.zip"]
-    assert "solutions/t.py (or t.ipynb, or t.zip, or a folder solutions/t/ holding one)" in hand_in._missing(
-        "t", []
+    assert (
+        "solutions/t.py (or t.ipynb, or t.zip, or a folder solutions/t/ holding one)"
+        in solutions_tree._missing("t", [])
     )
     (tmp_path / "solutions").mkdir()
     (tmp_path / "solutions" / "t.zip").write_bytes(b"PK")

@@ -79,7 +79,7 @@ class CollectionError(Exception):
         self.problems = problems
 
 
-def write(path: str, records: list[Record]) -> None:
+def write_collection(path: str, records: list[Record]) -> None:
     """The record, as a new file the instructor alone reads (0600 whatever the umask: it
     names every student and their files; never through a link, never over another's)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -120,7 +120,7 @@ class Collection:
         return sorted(self.by_task)
 
 
-def read(path: str) -> Collection:
+def read_collection(path: str) -> Collection:
     """A collection.csv as ``grader collect`` writes it; every problem named with its line."""
     try:
         with open(path, "rb") as f:
@@ -199,7 +199,7 @@ NOT_COLLECTED = "not collected"  # the detailed status of a repository that was 
 NOT_GRADED = "not graded"  # collected, and no gradebook row of that very file
 
 
-def join(rows: Rows, task: str, collection: Collection, hashes: dict[str, str]) -> Rows:
+def join_collection(rows: Rows, task: str, collection: Collection, hashes: dict[str, str]) -> Rows:
     """The rows of a task's grade files (grade_files.Rows) with the collection's record of
     each student: its status and reason in the row, a grade only where the gradebook graded
     the very file collected (``hashes``: student -> the content hash of their row), 0 points

@@ -6,8 +6,8 @@ import os
 import pytest
 from student_repos import StudentRepo
 
-from grader.classroom import local_repos
-from grader.classroom.local_repos import Local, Network, Refused, Unusable, copy_git_dir, where
+from grader.classroom.collecting import local_copy
+from grader.classroom.collecting.local_copy import Local, Network, Refused, Unusable, copy_git_dir, where
 
 
 @pytest.mark.parametrize(
@@ -44,11 +44,11 @@ def _repo(tmp_path):
 def test_the_copy_is_capped_in_entries_and_bytes(tmp_path, monkeypatch):
     repo = _repo(tmp_path)
     (tmp_path / "work").mkdir()
-    monkeypatch.setattr(local_repos, "ENTRIES", 5)
+    monkeypatch.setattr(local_copy, "ENTRIES", 5)
     with pytest.raises(Refused, match="more than 5 entries"):
         copy_git_dir(repo.path, str(tmp_path / "root"), str(tmp_path / "work"))
-    monkeypatch.setattr(local_repos, "ENTRIES", 1000)
-    monkeypatch.setattr(local_repos, "BYTES", 100)
+    monkeypatch.setattr(local_copy, "ENTRIES", 1000)
+    monkeypatch.setattr(local_copy, "BYTES", 100)
     with pytest.raises(Refused, match="is larger than"):
         copy_git_dir(repo.path, str(tmp_path / "root"), str(tmp_path / "work"))
     assert os.listdir(tmp_path / "work") == []  # (what was copied of it is gone)

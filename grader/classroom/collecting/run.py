@@ -1,9 +1,9 @@
 """``grader collect``: final grading's collection, done by the grader, not by a shell loop.
 
-For every roster student (roster.py, with a ``repo`` column or a ``--repo-url`` template
+For every roster student (classroom/roster.py, with a ``repo`` column or a ``--repo-url`` template
 that names each student's repository), the repository's default branch is fetched into a
-private bare repository (git_repo.py; a local path only inside ``--repos-root``, and from a
-private copy of its git directory: local_repos.py), the commit to grade is chosen on its first-parent
+private bare repository (bare_repo.py; a local path only inside ``--repos-root``, and from a
+private copy of its git directory: local_copy.py), the commit to grade is chosen on its first-parent
 history (the last before ``--deadline``; without one, the tip), and each task's hand-in is
 read **from git objects**: ``solutions/<task id>`` with a hand-in suffix (submission/formats.py, in any case),
 or ``solutions/<task id>/`` holding one, chosen by the rules ``grader ci`` uses
@@ -14,7 +14,7 @@ ever opened, because nothing of the repository is ever on disk.
 
 What was found goes to ``OUT/<task id>/<submission id>`` and its format's suffix (named by the roster,
 never by the repository), ready for ``grader batch``, and ``OUT/collection.csv`` records
-every (student, task) with what was collected or why nothing was (collection.py); ``grader
+every (student, task) with what was collected or why nothing was (collection_csv.py); ``grader
 export --collection`` puts that in the grade files. One repository that cannot be fetched
 never stops the others.
 
@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TextIO
 
-from grader.classroom import collection as records
-from grader.classroom import local_repos
-from grader.classroom.collection import Record
-from grader.classroom.git_repo import EmptyRepository, GitError, Repository, Secrets
-from grader.classroom.hand_in import SOLUTIONS, Found, find_hand_in, kind
-from grader.classroom.local_repos import Local, Network, Unusable
+from grader.classroom.collecting import collection_csv as records
+from grader.classroom.collecting import local_copy
+from grader.classroom.collecting.bare_repo import EmptyRepository, GitError, Repository, Secrets
+from grader.classroom.collecting.collection_csv import Record
+from grader.classroom.collecting.local_copy import Local, Network, Unusable
+from grader.classroom.collecting.solutions_tree import SOLUTIONS, Found, entry_described, find_hand_in
 from grader.classroom.roster import Enrolled, Roster
 from grader.records.wording import counted
 from grader.student_text import line, student_id
@@ -353,18 +353,18 @@ def _collect_repository(
     if isinstance(job.place, Local):
         assert root is not None  # (check_local)
         try:  # git reads the grader's private copy, never the student's path
-            copy = local_repos.copy_git_dir(job.place.path, root, work)
-        except local_repos.Refused as exc:
+            copy = local_copy.copy_git_dir(job.place.path, root, work)
+        except local_copy.Refused as exc:
             return every_task(records.REFUSED, secrets.redact(f"{job.shown_repo}: {line(exc, 600)}"))
-        except local_repos.NotThere as exc:
+        except local_copy.NotThere as exc:
             why = line(exc, 600)
             return every_task(records.UNREACHABLE, secrets.redact(f"could not fetch {job.shown_repo}: {why}"))
-        url = local_repos.url_of(copy)
+        url = local_copy.url_of(copy)
     try:
         repo = Repository(work, secrets, seconds)
     except GitError as exc:
         if copy is not None:
-            local_repos.remove(copy)
+            local_copy.remove(copy)
         return every_task(
             records.UNREACHABLE,
             f"could not fetch {job.shown_repo}: git cannot make a repository here ({exc})",
@@ -375,7 +375,7 @@ def _collect_repository(
                 repo.fetch(url)
             finally:
                 if copy is not None:
-                    local_repos.remove(copy)
+                    local_copy.remove(copy)
         except EmptyRepository as exc:
             return every_task(records.MISSING, f"{job.shown_repo}: {exc}")
         except GitError as exc:
@@ -393,10 +393,10 @@ def _collect_repository(
                 return every_task(
                     records.MISSING, f"no {SOLUTIONS}/ folder at commit {choice.commit[:12]}", **graded
                 )
-            if top.kind != "tree":
+            if top.type != "tree":
                 return every_task(
                     records.REFUSED,
-                    f"{SOLUTIONS} is {kind(top)}, not a folder: no hand-in is read through it",
+                    f"{SOLUTIONS} is {entry_described(top)}, not a folder: no hand-in is read through it",
                     **graded,
                 )
             listing = repo.listing(top.object)
@@ -491,7 +491,7 @@ def run_collect(
     for s in roster.students:
         url = template.url(s, environ)
         shown = secrets.redact(s.extra.get("repo") or s.submission_id) + f" (roster line {s.line})"
-        work_list.append(Job(s, url, shown, local_repos.where(url)))
+        work_list.append(Job(s, url, shown, local_copy.where(url)))
     root = check_local(work_list, roster_path, repos_root)
     prepare_out(out)
     parent = os.path.dirname(os.path.abspath(out))
@@ -518,7 +518,7 @@ def run_collect(
                 for job in work_list
             ]
             collected = [r for future in futures for r in future.result()]
-        records.write(os.path.join(staging, records.FILE_NAME), collected)
+        records.write_collection(os.path.join(staging, records.FILE_NAME), collected)
         _replace(out, staging, parent)
     finally:
         shutil.rmtree(work, ignore_errors=True)

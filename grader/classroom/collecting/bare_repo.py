@@ -63,14 +63,14 @@ class Entry:
     """One entry of a git tree, as ``git ls-tree -l`` lists it."""
 
     mode: str  # "100644", "100755" (files), "120000" (link), "160000" (submodule), "040000"
-    kind: str  # blob, tree or commit
+    type: str  # git's object type: blob, tree or commit
     object: str
     size: int | None  # a blob's size in bytes; None for a tree or a submodule
     name: str  # the name's bytes as the file system would give them (os.fsdecode)
 
     @property
     def is_file(self) -> bool:
-        return self.kind == "blob" and self.mode in ("100644", "100755", "100664")
+        return self.type == "blob" and self.mode in ("100644", "100755", "100664")
 
 
 def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -246,6 +246,6 @@ def _parse(out: bytes) -> list[Entry]:
         if not record:
             continue
         head, _, name = record.partition(b"\t")
-        mode, kind, obj, size = head.decode("ascii", "replace").split()
-        entries.append(Entry(mode, kind, obj, int(size) if size.isdigit() else None, os.fsdecode(name)))
+        mode, type_, obj, size = head.decode("ascii", "replace").split()
+        entries.append(Entry(mode, type_, obj, int(size) if size.isdigit() else None, os.fsdecode(name)))
     return entries

@@ -19,7 +19,7 @@ hand in the instructor's own course repository. So git never opens the student's
   user's file, alternates, ``commondir`` and a ``.git`` file, and stops at ``ENTRIES``
   entries or ``BYTES`` bytes, so a huge or endless tree costs only its student.
 
-The copy is then fetched as any repository is (git_repo.Repository.fetch), with git's
+The copy is then fetched as any repository is (bare_repo.Repository.fetch), with git's
 ownership check as it is.
 """
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from grader.classroom import collection as records
-from grader.classroom.git_repo import Entry, GitError, Repository
+from grader.classroom.collecting import collection_csv as records
+from grader.classroom.collecting.bare_repo import Entry, GitError, Repository
 from grader.student_text import student_id
 from grader.submission.file import (
     MAX_SOURCE_BYTES,
@@ -42,18 +42,19 @@ class Found:
     reason: str = ""
 
 
-def kind(entry: Entry) -> str:
+def entry_described(entry: Entry) -> str:
+    """What an entry that is not a regular file is, in the words of a refusal."""
     if entry.mode == "120000":
         return "a symbolic link"
-    if entry.kind == "commit":
+    if entry.type == "commit":
         return "a submodule (a commit of another repository)"
-    if entry.kind == "tree":
+    if entry.type == "tree":
         return "a folder"
     return f"not a regular file (mode {entry.mode})"
 
 
 def _refused(repo: Repository, entry: Entry, path: str) -> Found:
-    what = kind(entry)
+    what = entry_described(entry)
     if entry.mode == "120000" and entry.size is not None and entry.size <= LINK_TARGET_BYTES:
         try:  # the target is the link's blob: data, shown, never followed
             target = os.fsdecode(repo.blob(entry, LINK_TARGET_BYTES))
@@ -74,20 +75,20 @@ def _read(repo: Repository, entry: Entry, path: str) -> Found:
 
 
 def find_hand_in(repo: Repository, listing: list[Entry], task_id: str) -> Found:
-    """A task's hand-in in the solutions/ folder's ``listing`` (git_repo.Entry), chosen as
+    """A task's hand-in in the solutions/ folder's ``listing`` (bare_repo.Entry), chosen as
     ``grader ci`` chooses it, read only if it is a regular blob within the cap."""
     names = set(hand_ins_for(task_id, [e.name for e in listing]))
     found = sorted((e for e in listing if e.name in names), key=lambda e: e.name)
     if not found:
         return Found(records.MISSING, reason=_missing(task_id, listing))
     if len(found) > 1:
-        both = " and ".join(f"{SOLUTIONS}/{shown(e.name)}{'/' if e.kind == 'tree' else ''}" for e in found)
+        both = " and ".join(f"{SOLUTIONS}/{shown(e.name)}{'/' if e.type == 'tree' else ''}" for e in found)
         return Found(records.TWO_HAND_INS, reason=f"two hand-ins for {task_id}: {both}; keep one of them")
     entry = found[0]
     path = f"{SOLUTIONS}/{shown(entry.name)}"
-    if entry.kind != "tree":
+    if entry.type != "tree":
         return _read(repo, entry, path)
-    inside = [e for e in repo.listing(entry.object) if source_stem(e.name) is not None and e.kind != "tree"]
+    inside = [e for e in repo.listing(entry.object) if source_stem(e.name) is not None and e.type != "tree"]
     try:
         chosen = choose_in_folder(f"{path}/", [e.name for e in inside])
     except SubmissionError as exc:
@@ -104,7 +105,7 @@ def find_hand_in(repo: Repository, listing: list[Entry], task_id: str) -> Found:
 def _missing(task_id: str, listing: list[Entry]) -> str:
     folder = f"a folder {SOLUTIONS}/{task_id}/ holding one"
     text = f"no hand-in for {task_id}: add {SOLUTIONS}/{named_each_way(task_id, (folder,))}"
-    names = sorted(shown(e.name) + ("/" if e.kind == "tree" else "") for e in listing)
+    names = sorted(shown(e.name) + ("/" if e.type == "tree" else "") for e in listing)
     if names:
         more = f" and {len(names) - SHOWN_ENTRIES} more" if len(names) > SHOWN_ENTRIES else ""
         text += f"; {SOLUTIONS}/ holds {', '.join(names[:SHOWN_ENTRIES])}{more}"
