@@ -104,7 +104,7 @@ def run_batch(
             or s.student not in stored
             or stored[s.student].content_hash != s.content_hash
             or stored[s.student].task_digest != task.digest
-            or not os.path.exists(page_files.student_page(out_dir, task.id, s.student))
+            or not os.path.exists(page_files.student_page_path(out_dir, task.id, s.student))
         ]
         print(
             f"{task.id}: {counted(len(submissions), 'submission')}, {len(todo)} to grade, "
@@ -122,7 +122,7 @@ def run_batch(
         gone = book.forget_all_but(task.id, {s.student for s in submissions})
         for student in gone:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(page_files.student_page(out_dir, task.id, student))
+                os.unlink(page_files.student_page_path(out_dir, task.id, student))
         if gone:
             print(
                 visible(

@@ -48,11 +48,11 @@ def pages_folder(out_dir: str, task_id: str) -> str:
     return task_folder(out_dir, "pages", task_id)
 
 
-def student_page(out_dir: str, task_id: str, student: str) -> str:
+def student_page_path(out_dir: str, task_id: str, student: str) -> str:
     return os.path.join(pages_folder(out_dir, task_id), page_name(student))
 
 
-def class_page(out_dir: str, task_id: str) -> str:
+def class_page_path(out_dir: str, task_id: str) -> str:
     return task_file(out_dir, "class", task_id, "html")
 
 
@@ -88,7 +88,7 @@ def tidy(out_dir: str, task_id: str) -> None:
 
 def write_student_page(out_dir: str, task_id: str, student: str, report: Result) -> None:
     """The student's page: the student view (hidden checks redacted, as `grader check`)."""
-    write_whole(student_page(out_dir, task_id, student), student_html(for_students(report)))
+    write_whole(student_page_path(out_dir, task_id, student), student_html(for_students(report)))
 
 
 def without_pictures(report: Result) -> Result:
@@ -103,9 +103,9 @@ def write_class_page(
     student's page that exists; returns its path."""
     lines = []
     for student, report in reports:
-        path = student_page(out_dir, task_id, student)
+        path = student_page_path(out_dir, task_id, student)
         link = os.path.relpath(path, out_dir).replace(os.sep, "/") if os.path.exists(path) else None
         lines.append(StudentLine(student, report.score, report.max_score, str(report.status), link))
-    path = class_page(out_dir, task_id)
+    path = class_page_path(out_dir, task_id)
     write_whole(path, class_html(summary, lines))
     return path

@@ -26,7 +26,7 @@ def check(args: argparse.Namespace, options: GradeOptions, started: HeadStart | 
     try:
         task = load_task(args.task)
     except SpecError as exc:
-        raise slips.for_students(exc) from None
+        raise slips.spec_problems_for_students(exc) from None
     if args.output:
         refuse_open_output(options, args.output, kit_at_home(task, options))
     if args.file:

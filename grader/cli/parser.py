@@ -11,7 +11,7 @@ from grader import __version__
 from grader.cli.common import EXIT_CANNOT_RUN
 from grader.report import RENDERERS
 from grader.sandbox import NAMES
-from grader.service.limits import Limits
+from grader.service.limits import ClientLimits
 from grader.submission.formats import accepted_text, written_suffixes
 
 
@@ -325,8 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="change one bound on what a client may hold (repeatable; docs/service.md: Limits): "
         + "; ".join(
-            f"{name} ({what}, default {getattr(Limits(), name.replace('-', '_'))})"
-            for name, what in Limits.names().items()
+            f"{name} ({what}, default {getattr(ClientLimits(), name.replace('-', '_'))})"
+            for name, what in ClientLimits.names().items()
         ),
     )
     serve.add_argument(

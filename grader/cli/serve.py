@@ -27,7 +27,7 @@ from grader.sandbox import tier as sandbox_tier
 from grader.service.app import Service, create_app
 from grader.service.connections import guarded_protocol, quiet_client_noise
 from grader.service.dispatcher import Dispatcher
-from grader.service.limits import Limits
+from grader.service.limits import ClientLimits
 from grader.service.store import Store, sqlite_file
 from grader.student_text import line
 from grader.task.spec import Task
@@ -336,13 +336,13 @@ def cmd_serve_token(args: argparse.Namespace) -> int:
     return EXIT_FULL
 
 
-def _limits(settings: list[str]) -> Limits:
+def _limits(settings: list[str]) -> ClientLimits:
     """The limits asked for, with room for them in this process's open files: the soft
     limit is raised to the hard one (it is 1024 on most systems, fewer than the connections
     a class holds); where even the hard limit is short, the connection limit is lowered and
     said."""
     try:
-        limits = Limits().changed(settings)
+        limits = ClientLimits().changed(settings)
     except ValueError as exc:
         raise UsageError(line(str(exc))) from None
     if limits.connections_per_peer > limits.connections:

@@ -98,7 +98,7 @@ def check_slips(task: str, submission: str) -> str | None:
     )
 
 
-def for_students(error: SpecError) -> SpecError:
+def spec_problems_for_students(error: SpecError) -> SpecError:
     """A task's spec problems as ``grader check`` says them: without the pointers to the
     task writers' guide, and whose to fix they are."""
     problems = [_WRITERS_GUIDE.sub("", problem) for problem in error.problems]

@@ -9,7 +9,7 @@ Three rules of the runner shape this module:
 - ``file=`` is relative to the workspace ($GITHUB_WORKSPACE: the checked-out repository),
   or GitHub cannot link it to the code;
 - GitHub shows at most 10 error and 10 warning annotations per step and drops the rest
-  without a word, so at most ``LIMIT`` of each kind are printed, then one notice saying how
+  without a word, so at most ``LIMIT`` of each level are printed, then one notice saying how
   many more there are and that the step summary lists them all.
 """
 # (no `from __future__ import annotations`: this module defines a function of that name)
@@ -20,15 +20,15 @@ from grader.records.result import ERROR, FAILED, CheckResult, Result
 from grader.student_text import for_workflow_data, for_workflow_property
 from grader.submission.formats import format_of
 
-LIMIT = 10  # annotations of one kind (error, warning) GitHub shows per step
+LIMIT = 10  # annotations of one level (error, warning) GitHub shows per step
 
 
-def command(kind: str, message: str, **properties: object) -> str:
-    """One workflow command; properties that are None are left out."""
+def workflow_command(name: str, message: str, **properties: object) -> str:
+    """One workflow command (``name``: error, notice); properties that are None are left out."""
     props = ",".join(
         f"{key}={for_workflow_property(str(value))}" for key, value in properties.items() if value is not None
     )
-    return f"::{kind}{' ' + props if props else ''}::{for_workflow_data(message)}"
+    return f"::{name}{' ' + props if props else ''}::{for_workflow_data(message)}"
 
 
 def workspace_of(root: str) -> str:
@@ -80,7 +80,7 @@ def annotations(results: list[Result], workspace: str) -> list[str]:
             if check.mistake in causes:
                 message += f" Likely cause: {causes[check.mistake]}"
             errors.append(
-                command(
+                workflow_command(
                     "error",
                     message,
                     file=file,
@@ -92,7 +92,7 @@ def annotations(results: list[Result], workspace: str) -> list[str]:
     if len(errors) > LIMIT:
         more = len(errors) - LIMIT
         lines.append(
-            command(
+            workflow_command(
                 "notice",
                 f"{more} more failed check{'s' if more > 1 else ''} "
                 "not annotated here (GitHub shows 10 error annotations "

@@ -165,7 +165,7 @@ def _details(check: CheckResult) -> list[str]:
     if check.output:
         parts += ['<div class="label">your code printed</div>', f"<pre>{for_html(check.output)}</pre>"]
     if check.picture is not None:
-        parts.append(picture(check.picture))
+        parts.append(picture_html(check.picture))
     return parts
 
 
@@ -173,7 +173,7 @@ def _shape(shape: list[int]) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def picture(shot: Picture) -> str:
+def picture_html(shot: Picture) -> str:
     """Expected, yours and (when the shapes agree) yours minus expected, as heatmaps on one
     colour scale with its legend; the difference on a scale of its own. The values' scale
     spans the expected output (yours beyond it shows in the end colours): one huge value of

@@ -49,7 +49,7 @@ from grader.report import html as report_html
 from grader.report.json_report import render as render_json
 from grader.service import pages, tokens
 from grader.service.dispatcher import Dispatcher
-from grader.service.limits import Limits
+from grader.service.limits import ClientLimits
 from grader.service.store import OverBudget, Person, Session, Store, Submission
 from grader.service.uploads import UploadRefused, read_upload
 from grader.service.walls import BodyTooLarge, Walls, internal_error
@@ -76,7 +76,7 @@ class Service:
     attempts: int | None = None  # per person and task (--attempts); None: no limit
     deadline: float | None = None  # uploads after it are marked late
     secure_cookies: bool = False  # behind a TLS proxy: the cookie only over HTTPS
-    limits: Limits = Limits()  # what one client may hold
+    limits: ClientLimits = ClientLimits()  # what one client may hold
 
     def attempts_at(self, task_id: str) -> int | None:
         """Uploads a student may make of this task: its task.yaml attempts:, else --attempts."""

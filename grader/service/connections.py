@@ -31,7 +31,7 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from grader.service.limits import Limits
+from grader.service.limits import ClientLimits
 
 CHECK_EVERY = 1.0  # seconds between a connection's looks at its clock
 
@@ -47,7 +47,7 @@ _LATE = (
 )
 
 
-def guarded_protocol(limits: Limits, trusted: Collection[str] = ()) -> type[H11Protocol]:
+def guarded_protocol(limits: ClientLimits, trusted: Collection[str] = ()) -> type[H11Protocol]:
     """uvicorn's h11 protocol class with these walls, for ``uvicorn.Config(http=...)``; its
     per-address counts are its own (one class per server)."""
     open_from: dict[str, int] = {}

@@ -15,7 +15,7 @@ def _limit(default: int, what: str) -> int:
 
 
 @dataclass(frozen=True)
-class Limits:
+class ClientLimits:
     # uploads (answered 429, with when to try again, or 507)
     uploads_per_minute: int = _limit(10, "uploads a person may make in any 60 s, all tasks together")
     uploads_per_task: int = _limit(
@@ -44,9 +44,9 @@ class Limits:
     @staticmethod
     def names() -> dict[str, str]:
         """Each bound's name on the command line, and what it bounds."""
-        return {f.name.replace("_", "-"): f.metadata["what"] for f in dataclasses.fields(Limits)}
+        return {f.name.replace("_", "-"): f.metadata["what"] for f in dataclasses.fields(ClientLimits)}
 
-    def changed(self, settings: list[str]) -> Limits:
+    def changed(self, settings: list[str]) -> ClientLimits:
         """These limits with ``NAME=VALUE`` settings applied; ValueError says which is wrong."""
         values = {}
         known = self.names()

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 
 from grader.records.wording import counted
 from grader.service import tokens
-from grader.service.limits import Limits
+from grader.service.limits import ClientLimits
 from grader.service.schema import DONE, GRADING, QUEUED, contents, people, sessions, submissions
 from grader.service.schema import tokens as token_table
 
@@ -63,7 +63,7 @@ class Submission:
 
 
 class OverBudget(Exception):
-    """An upload refused by one of the Limits: the words for its sender, and how many
+    """An upload refused by one of the ClientLimits: the words for its sender, and how many
     seconds until it would be taken (None: not by waiting)."""
 
     def __init__(self, message: str, retry_after: int | None = None):
@@ -166,7 +166,7 @@ class Store:
 
     # -- browser sessions
     def open_session(
-        self, person_id: str, token: str, keep: int = Limits.sessions_per_person
+        self, person_id: str, token: str, keep: int = ClientLimits.sessions_per_person
     ) -> tuple[str, str]:
         """A new session's cookie value and CSRF secret, for the sign-in ``token`` it was
         opened with (the session lasts only as long as that token's row). A person has at
@@ -230,7 +230,7 @@ class Store:
         filename: str,
         content: bytes,
         late: bool,
-        limits: Limits | None = None,
+        limits: ClientLimits | None = None,
     ) -> str:
         """Store an upload, queued; its public id. Committed before this returns: an upload
         the caller then acknowledges is never lost. Its bytes are stored once however often
@@ -498,7 +498,7 @@ def _store_once(db: Connection, sha256: str, content: bytes) -> None:
 
 
 def _within_budget(
-    db: Connection, limits: Limits, person: str, task: str, sha256: str, size: int, now: float
+    db: Connection, limits: ClientLimits, person: str, task: str, sha256: str, size: int, now: float
 ) -> None:
     """OverBudget when this upload would take a person past a limit (the database counts:
     what every server of it sees)."""

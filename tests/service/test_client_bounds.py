@@ -20,7 +20,7 @@ import httpx
 import pytest
 from live_server import client, healthy, multipart, rows, sign_in, until_closed, upload
 
-from grader.service.limits import Limits
+from grader.service.limits import ClientLimits
 
 PE = "positional-encoding"
 ATTACKER = "127.0.0.2"
@@ -63,7 +63,7 @@ def test_one_token_cannot_store_upload_after_upload(start_server):
     """Round four stored 40 uploads of 1 MiB from one token in 2.6 s. Now the 11th upload
     in a minute is 429 with Retry-After, nothing of it stored; another student uploads."""
     live = start_server()
-    limit = Limits().uploads_per_minute
+    limit = ClientLimits().uploads_per_minute
     answers = []
     with client(live, live.tokens["alice"]) as http:
         for k in range(40):
@@ -141,7 +141,7 @@ def test_a_thousand_slow_connections_from_one_address_lock_no_one_out(start_serv
     student and the staff out. Now one address holds at most connections-per-peer (512)
     open; the rest are answered 503 at the door, and everyone else is served meanwhile."""
     live = start_server()
-    per_peer = Limits().connections_per_peer
+    per_peer = ClientLimits().connections_per_peer
     with open_files(1400):
         held = []
         try:
@@ -265,7 +265,7 @@ def test_the_soft_open_file_limit_is_raised_at_start(start_server):
     with open(f"/proc/{live.process.pid}/limits") as f:
         line = next(x for x in f if x.startswith("Max open files"))
     served_soft = int(line.split()[3])
-    wanted = Limits().connections + 256
+    wanted = ClientLimits().connections + 256
     assert served_soft >= min(wanted, hard if hard != resource.RLIM_INFINITY else wanted)
     assert "limits uploads-per-minute=10" in open(os.path.join(live.folder, "stdout.txt")).read()
 
@@ -388,7 +388,7 @@ def test_one_person_sends_at_most_two_uploads_at_once(start_server):
     ).encode()
     slow = []
     try:
-        for _ in range(Limits().uploads_in_flight):
+        for _ in range(ClientLimits().uploads_in_flight):
             c = connect_from(live, "127.0.0.1")
             c.sendall(head + b"--zz\r\n")
             slow.append(c)

@@ -174,12 +174,12 @@ def test_the_position_told_follows_the_fair_turns(store):
 def test_a_person_s_upload_rate_is_bounded_with_when_to_try_again(store):
     """One token stored 40 uploads in 2.6 s: now the 11th upload within a minute is refused,
     saying in how many seconds one is taken again; another person is not slowed."""
-    from grader.service.limits import Limits
+    from grader.service.limits import ClientLimits
     from grader.service.store import OverBudget
 
     store.enrol("flood")
     store.enrol("honest")
-    limits = Limits()
+    limits = ClientLimits()
     for k in range(limits.uploads_per_minute):
         store.accept("flood", "t", f"f{k}.py", b"f%d" % k, False, limits)
     with pytest.raises(OverBudget) as refused:
@@ -193,13 +193,13 @@ def test_a_person_s_upload_rate_is_bounded_with_when_to_try_again(store):
 def test_identical_bytes_are_stored_once_and_a_person_s_bytes_per_task_are_bounded(store):
     from sqlalchemy import func, select
 
-    from grader.service.limits import Limits
+    from grader.service.limits import ClientLimits
     from grader.service.schema import contents
     from grader.service.store import OverBudget
 
     store.enrol("ana")
     store.enrol("ben")
-    limits = Limits(uploads_per_minute=1000, upload_mib_per_task=2)
+    limits = ClientLimits(uploads_per_minute=1000, upload_mib_per_task=2)
     mib = b"#" * (1 << 20)
     for k in range(20):  # the same MiB again and again: stored once, never over the budget
         store.accept("ana", "t", f"same{k}.py", mib, False, limits)
@@ -218,12 +218,12 @@ def test_identical_bytes_are_stored_once_and_a_person_s_bytes_per_task_are_bound
 def test_uploads_per_task_and_sessions_per_person_are_bounded(store):
     from sqlalchemy import func, select
 
-    from grader.service.limits import Limits
+    from grader.service.limits import ClientLimits
     from grader.service.schema import sessions
     from grader.service.store import OverBudget
 
     store.enrol("ana")
-    limits = Limits(uploads_per_minute=1000, uploads_per_task=3)
+    limits = ClientLimits(uploads_per_minute=1000, uploads_per_task=3)
     for _ in range(3):
         store.accept("ana", "t", "a.py", b"a", False, limits)
     with pytest.raises(OverBudget):

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from grader.classroom.page_files import page_name, student_page
+from grader.classroom.page_files import page_name, student_page_path
 from grader.grading.redact import for_students
 from grader.records.result import FAILED, PASSED, CheckResult, Diagnosis, Picture, Result
 from grader.report import RENDERERS, class_page, html, svg
@@ -284,6 +284,6 @@ def test_page_names_are_safe_and_never_shared(ids, tmp_path):
     assert len({n.lower() for n in names}) == len(ids)
     for student, name in zip(ids, names):
         assert re.fullmatch(r"[a-z0-9_][a-z0-9_-]*(\.[0-9a-f]{16})?\.html", name), name
-        path = student_page(str(tmp_path), "positional-encoding", student)
+        path = student_page_path(str(tmp_path), "positional-encoding", student)
         assert path.startswith(str(tmp_path / "pages-positional-encoding") + "/")
     assert page_name("alice") == "alice.html"  # a plain id keeps its name

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 GRADED_REF = "refs/grader/graded"
 # Transports git may use: not ext:: (runs a command) nor fd::.
 ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
-MESSAGE_BYTES = 600  # of git's stderr, in a reason
+GIT_MESSAGE_BYTES = 600  # of git's stderr, in a reason
 LISTING_BYTES = 4 << 20  # a folder's listing, a history: more is no course repository
 _URL_PASSWORD = re.compile(r"(?i)([a-z][a-z0-9+.-]*://[^/@\s:]*:)[^/@\s]+@")
 
@@ -59,7 +59,7 @@ class Secrets:
 
 
 @dataclass(frozen=True)
-class Entry:
+class TreeEntry:
     """One entry of a git tree, as ``git ls-tree -l`` lists it."""
 
     mode: str  # "100644", "100755" (files), "120000" (link), "160000" (submodule), "040000"
@@ -154,7 +154,7 @@ def _run(
     if process.returncode != 0:
         text = bytes(got[err_fd]).decode("utf-8", "replace").strip()
         text = text or f"git exited with {process.returncode}"
-        raise GitError(secrets.redact(" ".join(text.split()))[:MESSAGE_BYTES])
+        raise GitError(secrets.redact(" ".join(text.split()))[:GIT_MESSAGE_BYTES])
     return bytes(got[out_fd])
 
 
@@ -222,16 +222,16 @@ class Repository:
             raise GitError(f"its history holds more than {limit} commits")
         return history
 
-    def entry(self, commit: str, path: str) -> Entry | None:
+    def entry(self, commit: str, path: str) -> TreeEntry | None:
         """The entry at ``path`` (from the root) in ``commit``, or None."""
         entries = _parse(self.git("ls-tree", "-z", "-l", "--full-tree", commit, "--", path))
         return entries[0] if entries else None
 
-    def listing(self, tree: str) -> list[Entry]:
+    def listing(self, tree: str) -> list[TreeEntry]:
         """The entries of a tree object, never recursing."""
         return _parse(self.git("ls-tree", "-z", "-l", tree))
 
-    def blob(self, entry: Entry, cap: int) -> bytes:
+    def blob(self, entry: TreeEntry, cap: int) -> bytes:
         """A blob's bytes, at most ``cap`` (GitError beyond: its size was checked first)."""
         return self.git("cat-file", "blob", entry.object, cap=cap)
 
@@ -239,7 +239,7 @@ class Repository:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def _parse(out: bytes) -> list[Entry]:
+def _parse(out: bytes) -> list[TreeEntry]:
     """``<mode> <type> <object> <size>\\t<name>\\0`` records (``ls-tree -z -l``)."""
     entries = []
     for record in out.split(b"\0"):
@@ -247,5 +247,5 @@ def _parse(out: bytes) -> list[Entry]:
             continue
         head, _, name = record.partition(b"\t")
         mode, type_, obj, size = head.decode("ascii", "replace").split()
-        entries.append(Entry(mode, type_, obj, int(size) if size.isdigit() else None, os.fsdecode(name)))
+        entries.append(TreeEntry(mode, type_, obj, int(size) if size.isdigit() else None, os.fsdecode(name)))
     return entries

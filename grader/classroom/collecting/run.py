@@ -46,7 +46,7 @@ from grader.classroom.collecting import local_copy
 from grader.classroom.collecting.bare_repo import EmptyRepository, GitError, Repository, Secrets
 from grader.classroom.collecting.collection_csv import Record
 from grader.classroom.collecting.local_copy import Local, Network, Unusable
-from grader.classroom.collecting.solutions_tree import SOLUTIONS, Found, entry_described, find_hand_in
+from grader.classroom.collecting.solutions_tree import SOLUTIONS, HandInLookup, entry_described, find_hand_in
 from grader.classroom.roster import Enrolled, Roster
 from grader.records.wording import counted
 from grader.student_text import line, student_id
@@ -407,7 +407,7 @@ def _collect_repository(
             try:
                 found = find_hand_in(repo, listing, task.id)
             except GitError as exc:
-                found = Found(records.REFUSED, reason=f"{SOLUTIONS}/ cannot be read: {exc}")
+                found = HandInLookup(records.REFUSED, reason=f"{SOLUTIONS}/ cannot be read: {exc}")
             record = Record(
                 sid, task.id, found.status, found.reason, path=found.path, max_score=task.max_score, **graded
             )

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 
 from grader.classroom.collecting import collection_csv as records
-from grader.classroom.collecting.bare_repo import Entry, GitError, Repository
+from grader.classroom.collecting.bare_repo import GitError, Repository, TreeEntry
 from grader.student_text import student_id
 from grader.submission.file import (
     MAX_SOURCE_BYTES,
@@ -34,7 +34,7 @@ def shown(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class Found:
+class HandInLookup:
     status: str
     path: str = ""  # shown
     data: bytes = b""
@@ -42,7 +42,7 @@ class Found:
     reason: str = ""
 
 
-def entry_described(entry: Entry) -> str:
+def entry_described(entry: TreeEntry) -> str:
     """What an entry that is not a regular file is, in the words of a refusal."""
     if entry.mode == "120000":
         return "a symbolic link"
@@ -53,7 +53,7 @@ def entry_described(entry: Entry) -> str:
     return f"not a regular file (mode {entry.mode})"
 
 
-def _refused(repo: Repository, entry: Entry, path: str) -> Found:
+def _refused(repo: Repository, entry: TreeEntry, path: str) -> HandInLookup:
     what = entry_described(entry)
     if entry.mode == "120000" and entry.size is not None and entry.size <= LINK_TARGET_BYTES:
         try:  # the target is the link's blob: data, shown, never followed
@@ -61,29 +61,31 @@ def _refused(repo: Repository, entry: Entry, path: str) -> Found:
             what += f" (to '{shown(target)}')"
         except GitError:
             pass
-    return Found(records.REFUSED, path, reason=str(refusal(path, what)))
+    return HandInLookup(records.REFUSED, path, reason=str(refusal(path, what)))
 
 
-def _read(repo: Repository, entry: Entry, path: str) -> Found:
+def _read(repo: Repository, entry: TreeEntry, path: str) -> HandInLookup:
     if not entry.is_file:
         return _refused(repo, entry, path)
     if entry.size is None or entry.size > MAX_SOURCE_BYTES:  # (its size, before any byte)
-        return Found(records.REFUSED, path, reason=str(too_large(path)))
+        return HandInLookup(records.REFUSED, path, reason=str(too_large(path)))
     data = repo.blob(entry, MAX_SOURCE_BYTES)
     suffix = format_of(entry.name).suffixes[0]  # (a bare name, a blob: read as Python)
-    return Found(records.COLLECTED, path, data, suffix)
+    return HandInLookup(records.COLLECTED, path, data, suffix)
 
 
-def find_hand_in(repo: Repository, listing: list[Entry], task_id: str) -> Found:
-    """A task's hand-in in the solutions/ folder's ``listing`` (bare_repo.Entry), chosen as
+def find_hand_in(repo: Repository, listing: list[TreeEntry], task_id: str) -> HandInLookup:
+    """A task's hand-in in the solutions/ folder's ``listing`` (bare_repo.TreeEntry), chosen as
     ``grader ci`` chooses it, read only if it is a regular blob within the cap."""
     names = set(hand_ins_for(task_id, [e.name for e in listing]))
     found = sorted((e for e in listing if e.name in names), key=lambda e: e.name)
     if not found:
-        return Found(records.MISSING, reason=_missing(task_id, listing))
+        return HandInLookup(records.MISSING, reason=_missing(task_id, listing))
     if len(found) > 1:
         both = " and ".join(f"{SOLUTIONS}/{shown(e.name)}{'/' if e.type == 'tree' else ''}" for e in found)
-        return Found(records.TWO_HAND_INS, reason=f"two hand-ins for {task_id}: {both}; keep one of them")
+        return HandInLookup(
+            records.TWO_HAND_INS, reason=f"two hand-ins for {task_id}: {both}; keep one of them"
+        )
     entry = found[0]
     path = f"{SOLUTIONS}/{shown(entry.name)}"
     if entry.type != "tree":
@@ -92,17 +94,17 @@ def find_hand_in(repo: Repository, listing: list[Entry], task_id: str) -> Found:
     try:
         chosen = choose_in_folder(f"{path}/", [e.name for e in inside])
     except SubmissionError as exc:
-        return Found(records.REFUSED, f"{path}/", reason=shown(str(exc)))
+        return HandInLookup(records.REFUSED, f"{path}/", reason=shown(str(exc)))
     entries = [e for e in inside if e.name == chosen]
     file_path = f"{path}/{shown(chosen)}"
     if len(entries) > 1:
-        return Found(
+        return HandInLookup(
             records.REFUSED, file_path, reason=f"{file_path}: the folder holds two entries of that name"
         )
     return _read(repo, entries[0], file_path)
 
 
-def _missing(task_id: str, listing: list[Entry]) -> str:
+def _missing(task_id: str, listing: list[TreeEntry]) -> str:
     folder = f"a folder {SOLUTIONS}/{task_id}/ holding one"
     text = f"no hand-in for {task_id}: add {SOLUTIONS}/{named_each_way(task_id, (folder,))}"
     names = sorted(shown(e.name) + ("/" if e.type == "tree" else "") for e in listing)
