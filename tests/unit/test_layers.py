@@ -223,7 +223,38 @@ def test_no_module_imports_itself_through_others_inside_functions_or_not():
     assert loops == [], "modules that import each other:\n" + "\n".join(" <-> ".join(g) for g in loops)
 
 
+# Packages with a face: the rest of the grader imports only the package itself (its
+# ``__init__.py``, which names the public API), never a module inside it.
+FACED = ("grader.sandbox",)
+
+
+def through_the_back(found: list[tuple[str, str, bool]], faced: tuple[str, ...]) -> list[str]:
+    """Imports from outside a faced package of a module inside it."""
+    return sorted(
+        {
+            f"{importer} imports {imported}"
+            for importer, imported, _ in found
+            for package in faced
+            if imported.startswith(package + ".")
+            and not (importer == package or importer.startswith(package + "."))
+        }
+    )
+
+
+def test_the_rest_of_the_grader_imports_a_package_through_its_face():
+    assert through_the_back(edges(trusted_modules()), FACED) == []
+
+
 # --------------------------------------------------------------------------- controls
+
+
+def test_control_an_import_past_a_face_is_found():
+    found = [
+        ("grader.cli.check", "grader.cases", False),
+        ("grader.cli.check", "grader.cases.generate", True),
+        ("grader.cases.generate", "grader.cases.model", False),
+    ]
+    assert through_the_back(found, ("grader.cases",)) == ["grader.cli.check imports grader.cases.generate"]
 
 
 def test_control_a_module_loop_inside_a_package_is_found_and_a_face_is_none(tmp_path):
@@ -249,7 +280,6 @@ def test_control_a_module_loop_inside_a_package_is_found_and_a_face_is_none(tmp_
 def module_name_under(root: Path, path: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
 
 
 def test_control_a_loop_between_parts_is_found():
