@@ -47,7 +47,7 @@ def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later
 
     later: dict[str, Later] = {}
     for check in checks:
-        if check.kind.expected_private:
+        if check.kind.answer_is_private():
             later[check.name] = Later(
                 check.name, check.points, False, "this kit holds nothing of what it compares with"
             )
@@ -62,7 +62,7 @@ def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later
                 )
                 changed = True
     for check in checks:
-        if check.kind.policy and check.name not in later:
+        if check.kind.counts_only_with_work() and check.name not in later:
             supporters = judges(check, [c for c in checks if not c.hidden])
             if supporters and all(c.name in later for c in supporters):
                 names = " or ".join(c.name for c in supporters)

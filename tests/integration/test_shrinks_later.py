@@ -8,7 +8,7 @@ import os
 
 from conftest import PE_SAMPLES, PE_TASK
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading import grade as grading
 from grader.grading.checks import KINDS, imports
 from grader.grading.shrinking import search

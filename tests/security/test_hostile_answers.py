@@ -445,7 +445,7 @@ def test_batch_grader_failure_is_a_row_and_a_nonzero_exit(tmp_path, monkeypatch,
 
 def test_a_check_that_raises_is_that_checks_error(monkeypatch):
     """Whatever a submission makes a check trip over costs that check, not the grading."""
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
     from grader.grading import checks
     from grader.grading.grade import GradeOptions, grade
 

@@ -57,6 +57,9 @@ FUNCTION_LEVEL_IMPORTS = {
     ("grader.grading.shrinking.search", "grader.task.hypothesis_driver"): (
         "Hypothesis only when a failure is shrunk, never for a frozen task"
     ),
+    ("grader.task.task_yaml", "grader.task.edges"): (
+        "numpy (edges.py's) only when a whole task is read: grader check's head start reads the limits without it"
+    ),
     ("grader.sandbox", "grader.sandbox.launcher"): (
         "the Sandbox (and numpy with it) only when used: grader export, kit and --version never pay for it"
     ),
@@ -249,7 +252,6 @@ def test_control_a_module_loop_inside_a_package_is_found_and_a_face_is_none(tmp_
 def module_name_under(root: Path, path: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
 
 
 def test_control_a_loop_between_parts_is_found():
