@@ -1,8 +1,8 @@
 """Checks a student kit leaves to final grading, and how a kit's report says so.
 
-A check kind whose expected values must never leave the instructor's side declares
-``expected_private`` (checks/kind.py): the leaves kinds, whose expected value is the very
-table the script must compute (one who holds it can type it in). A kit holds nothing of
+A check kind whose expected values must never leave the instructor's side says so
+(``answer_is_private``, task/check_kind.py): the leaves kinds, whose expected value is the
+very table the script must compute (one who holds it can type it in). A kit holds nothing of
 such a check's expected values (no frozen value, nothing in its task.yaml), so it cannot
 run it: the check is graded at final grading only, on the full task. In a kit:
 

@@ -3,8 +3,8 @@
 Grading one file spends about 0.15 s importing numpy and the checks, reading the task and
 preparing it, and a sandboxed worker takes about as long to start (Python, numpy, the
 sandbox applied). Started one after the other, the second waits for the first; started from
-task.yaml's limits read on their own, before those imports, the worker is ready when the
-grade asks for one. It is taken only if the grade's limits and tier turn out to be exactly
+task.yaml's limits read on their own (task_yaml.read_head: the full read's parse, without
+the kinds), before those imports, the worker is ready when the grade asks for one. It is taken only if the grade's limits and tier turn out to be exactly
 those it was started with; otherwise it is ended unused and the grade starts its own.
 Until it is taken it has been sent nothing: the submission's bytes go to whichever worker
 loads them. This module imports no numpy and nothing of the checks (that is its point).

@@ -1,5 +1,5 @@
 """Which checks of a student kit wait for final grading (grader/grading/final_grading.py): decided
-by the check kinds (``expected_private``), not by a list of names."""
+by the check kinds (``answer_is_private``), not by a list of names."""
 
 import dataclasses
 
