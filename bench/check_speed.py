@@ -53,7 +53,7 @@ def timed(cmd: list[str], env: dict, sample: str) -> tuple[float, int]:
 
 def generated_cases(env: dict) -> int:
     sys.path.insert(0, ROOT)
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
 
     task = load_task(TASK)
     return sum(c.options.cases for c in task.checks if c.kind.name in ("property", "mutation"))

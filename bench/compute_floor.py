@@ -108,7 +108,7 @@ def batch_seconds(folder: str, env: dict) -> float:
 def frozen_calls(path: str) -> None:
     """Every call the task's checks make, as (function, keyword arguments), pickled to ``path``."""
     sys.path.insert(0, ROOT)
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
     from grader.grading.prepared import PreparedTask
 
     task = load_task(TASK)

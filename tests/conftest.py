@@ -100,7 +100,7 @@ def _private_cache(tmp_path_factory):
 
 @functools.cache
 def _points(task: str) -> dict[str, float]:
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
 
     return {c.name: c.points for c in load_task(task).checks}
 
@@ -122,7 +122,7 @@ IGNORES_BASE_LOSES = ("table-custom-base", "add-custom-base")  # mistake_ignores
 
 @pytest.fixture(scope="session")
 def pe_task():
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
 
     return load_task(PE_TASK)
 

@@ -15,10 +15,9 @@ from types import ModuleType
 from grader import __version__
 from grader.cases import freeze_files as frozen
 from grader.cases.freeze_files import ARRAYS, CASES, FOLDER, FORMAT, MANIFEST, digest_of, file_sha, sha256
-from grader.cases.generate import case_set, reference_value
+from grader.cases.generate import case_set, reference_value, tried_cases
 from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
 from grader.grading import mistakes
-from grader.grading.checks.examples import check_cases
 from grader.grading.policy import one_fill_checks
 from grader.sandbox import wire
 from grader.task.case_size import smallest_first
@@ -61,8 +60,8 @@ def freeze(
             }
             if any(cases.recipes):
                 entry["recipes"] = cases.recipes
-        elif (compute := check.kind.reference_value) is not None:
-            value = reference_value(reference, check, source) if kit else compute(reference, check)
+        elif check.kind.compares_with_reference_value():
+            value = reference_value(reference, check, source)
             entry = {"value": wire.encode(value, blobs)}
         else:
             continue
@@ -76,7 +75,7 @@ def freeze(
         raise SpecError(problems)
     filled = one_fill_checks(
         [c for c in chosen if c.name in frozen_sets],
-        lambda check: check_cases(check, lambda c: frozen_sets[c.name]).expected,
+        lambda check: tried_cases(check, lambda c: frozen_sets[c.name]).expected,
     )
     data = {"format": FORMAT, "task": task.id, "checks": checks, "one_fill": sorted(filled)}
     if not kit and only is None:
@@ -84,7 +83,7 @@ def freeze(
         runs = mistakes.MistakeRuns(task, mistakes.variants(task))
         if runs.variants:
             data["mistakes"] = runs.frozen_profile(
-                lambda check: check_cases(check, lambda c: frozen_sets[c.name])
+                lambda check: tried_cases(check, lambda c: frozen_sets[c.name])
             )
     cases_json = json.dumps(data, sort_keys=True, indent=1).encode()
     spec_sha = file_sha(spec_path or task.spec_path)

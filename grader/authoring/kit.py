@@ -102,7 +102,7 @@ def _refuse_leaks(task: Task, checks: Iterable[CheckSpec], texts: dict[str, str]
     problems = []
     reference, freeze = None, frozen.load(task)
     for check in checks:
-        if not check.kind.expected_private:
+        if not check.kind.answer_is_private():
             continue
         reference = reference or load_reference(task)
         value = reference_value(reference, check, freeze)

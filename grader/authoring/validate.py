@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from grader.cases import freeze_files as frozen
 from grader.cases import generate as cases
-from grader.grading.checks.examples import literal_expectation
 from grader.grading.compare import check_values
 from grader.grading.grade import GradeOptions, grade
 from grader.grading.load_check import LOAD_CHECK, RUN_CHECK
@@ -82,10 +81,10 @@ def validate(
         except (cases.ReferenceFailed, cases.CasesFailed) as exc:
             add(Finding(check.name, False, str(exc)))
             continue
-        if check.options.expected_given and reference is not None:  # (a kit has none to compare with)
-            literal_args = literal_case(check.options.literal_cases[0])
-            computed = cases.expected_output(task, reference, check, literal_args)
-            verdict = check_values(computed, literal_expectation(check), check.options.tolerance)
+        given = check.kind.given_case(check.options)  # (an example's literal expect:)
+        if given is not None and reference is not None:  # (a kit has none to compare with)
+            computed = cases.expected_output(task, reference, check, literal_case(given[0]))
+            verdict = check_values(computed, given[1], check.options.tolerance)
             if not verdict.ok:
                 add(
                     Finding(

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
@@ -90,7 +90,7 @@ def case_set(
         kind = check.kind
         literal = [literal_case(c) for c in check.options.literal_cases]
         generated = []
-        if kind.generated_cases:
+        if kind.draws_cases():
             from grader.task.hypothesis_driver import collect
 
             try:
@@ -101,7 +101,7 @@ def case_set(
                     f"{str(exc)[:500]}); check its draw: and args: ranges"
                 ) from None
         cases = literal + [drawn.args for drawn in generated]
-        needs_expected = kind.expected_values and not check.options.expected_given
+        needs_expected = kind.reference_computes_expected(check.options)
         expected = [expected_output(task, reference, check, c) if needs_expected else None for c in cases]
         found = CaseSet(
             cases, expected, len(literal), [{} for _ in literal] + [drawn.recipes for drawn in generated]
@@ -109,6 +109,17 @@ def case_set(
         if use_disk:
             _write(key, found)
     return found
+
+
+def tried_cases(check: CheckSpec, case_set_of: Callable[[CheckSpec], CaseSet]) -> CaseSet:
+    """What a check tries, with the expected outputs: the case the task gives with its
+    expected value (its kind says: an example's literal expect:), else its case set
+    (``case_set_of``): the prepared task's, or those ``grader freeze`` froze."""
+    given = check.kind.given_case(check.options)
+    if given is None:
+        return case_set_of(check)
+    args, expected = given
+    return CaseSet([literal_case(args)], [expected], 1)
 
 
 def avoided_edges(task: Task, check: CheckSpec, literal_cases: Iterable[dict[str, Any]]) -> tuple[Edge, ...]:
@@ -124,10 +135,9 @@ def reference_value(reference: ModuleType | None, check: CheckSpec, freeze: froz
     if freeze is not None:
         return frozen.value(freeze, check)
 
-    compute = check.kind.reference_value
-    if compute is None:
-        raise TypeError(f"a {check.kind.name} check compares with no reference value")
-    return compute(reference, check)
+    if reference is None:
+        raise SpecError([f"no reference and no frozen value for check '{check.name}'"])
+    return check.kind.reference_value(reference, check)
 
 
 @functools.cache

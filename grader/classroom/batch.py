@@ -255,4 +255,4 @@ def _store(
 
 def mismatch_words(task: Task) -> dict[str, str]:
     """For each check of a task (spec.Task), what a mismatch means (its kind says)."""
-    return {check.name: check.kind.mismatch(check.options) for check in task.checks}
+    return {check.name: check.kind.describe_mismatch(check.options) for check in task.checks}

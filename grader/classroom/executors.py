@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from multiprocessing.util import Finalize
 from typing import Any
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.grade import GradeOptions, grade
 from grader.grading.prepared import PreparedTask, prepare
 from grader.sandbox import close_warm_workers

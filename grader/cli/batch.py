@@ -7,7 +7,7 @@ import dataclasses
 import os
 import sys
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.classroom.batch import run_batch
 from grader.cli.common import EXIT_FULL, EXIT_GRADER_FAILED, UsageError, options_from
 from grader.records.wording import counted

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.cli import slips
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, refuse_open_output, write
 from grader.grading.grade import grade

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.classroom.collecting import CollectError, Template, parse_deadline, run_collect
 from grader.classroom.roster import RosterError, load_roster
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, print_problems

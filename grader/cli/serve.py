@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.classroom.roster import Roster, RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, options_from
 from grader.disk import cache_root

@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 
+from grader.authoring import load_task
 from grader.authoring.freeze import freeze
 from grader.authoring.kit import make_kit
-from grader.authoring.task_yaml import load_task
 from grader.authoring.validate import Finding, display_note, validate
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, options_from
 from grader.integrations.self_package import NotInstalled

@@ -151,6 +151,24 @@ def check_values(
 CHUNK = 1 << 15  # values compared at a time in a large array: the temporaries stay in cache
 
 
+def output_verdict(
+    expected: Any,
+    actual: object,
+    compare: str = "values",
+    tolerance: Tolerance = Tolerance(),
+    select: str | None = None,
+    returns: dict[str, Any] | None = None,
+) -> Verdict:
+    """A function's output against the expected one, as a check that compares outputs says
+    (its options: ``compare`` type, shape or values; the dtype it ``returns``; the values'
+    ``tolerance`` and ``select``): a student's output, or a known mistake's (mistakes.py)."""
+    if compare == "type":
+        return check_type(actual, returns or {}, expected)
+    if compare == "shape":
+        return check_shape(expected, actual)
+    return check_values(expected, actual, tolerance, select, name="the result")
+
+
 def _all_within(want: np.ndarray, got: np.ndarray, tol: Tolerance) -> bool:
     """Whether every value of a large real array is within the tolerance, a chunk at a
     time (about twice as fast as whole-array temporaries at a million values)."""

@@ -1,8 +1,8 @@
 """Checks a student kit leaves to final grading, and how a kit's report says so.
 
-A check kind whose expected values must never leave the instructor's side declares
-``expected_private`` (checks/kind.py): the leaves kinds, whose expected value is the very
-table the script must compute (one who holds it can type it in). A kit holds nothing of
+A check kind whose expected values must never leave the instructor's side says so
+(``answer_is_private``, task/check_kind.py): the leaves kinds, whose expected value is the
+very table the script must compute (one who holds it can type it in). A kit holds nothing of
 such a check's expected values (no frozen value, nothing in its task.yaml), so it cannot
 run it: the check is graded at final grading only, on the full task. In a kit:
 
@@ -47,7 +47,7 @@ def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later
 
     later: dict[str, Later] = {}
     for check in checks:
-        if check.kind.expected_private:
+        if check.kind.answer_is_private():
             later[check.name] = Later(
                 check.name, check.points, False, "this kit holds nothing of what it compares with"
             )
@@ -62,7 +62,7 @@ def in_a_kit(checks: list[CheckSpec] | tuple[CheckSpec, ...]) -> dict[str, Later
                 )
                 changed = True
     for check in checks:
-        if check.kind.policy and check.name not in later:
+        if check.kind.counts_only_with_work() and check.name not in later:
             supporters = judges(check, [c for c in checks if not c.hidden])
             if supporters and all(c.name in later for c in supporters):
                 names = " or ".join(c.name for c in supporters)

@@ -33,7 +33,6 @@ from grader.grading.policy import skip_idle_policy_checks
 from grader.grading.prepared import PreparedTask, prepare
 from grader.grading.prestart import HeadStart
 from grader.grading.shrinking.lanes import NOT_SHRUNK, shrink_both_ways
-from grader.grading.source_scan import read_source
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, total
 from grader.records.statuses import (
     IMPORTS,
@@ -47,6 +46,7 @@ from grader.sandbox import tier as sandbox_tier
 from grader.student_text import name as visible_name
 from grader.submission.file import SubmissionFile, read_submission
 from grader.submission.notebook import failed_cells_note
+from grader.submission.source_scan import read_source
 from grader.task import frameworks
 from grader.task.spec import CheckSpec, Task
 
@@ -69,7 +69,7 @@ def grade(
     source = read_source(
         submission,
         task.allowed_imports + task.stdlib_imports,
-        numbers=any(c.kind.expected_private for c in task.checks),
+        numbers=any(c.kind.answer_is_private() for c in task.checks),
         display=task.display_imports,
         tested=tuple(task.functions) if task.kind == "functions" else (),
     )
@@ -144,7 +144,7 @@ def grade(
 
         def run(checks: list[CheckSpec]) -> None:
             for check in checks:
-                if check.kind.reads_source:
+                if check.kind.judges_the_file():
                     _shrink_now(ctx, done)  # (it weighs what every call before it showed)
                 if check.name in later and not later[check.name].runs:
                     done.append(final_grading.not_run(check, later[check.name]))
@@ -221,7 +221,7 @@ def _in_running_order(checks: Sequence[CheckSpec]) -> list[CheckSpec]:
 
     def group(hidden: bool) -> list[CheckSpec]:
         members = [c for c in checks if c.hidden == hidden]
-        late = [c for c in members if c.kind.reads_source and c.name not in needed]
+        late = [c for c in members if c.kind.judges_the_file() and c.name not in needed]
         return [c for c in members if c not in late] + late
 
     return group(False) + group(True)
@@ -254,7 +254,7 @@ def _run_or_skip(
 ) -> CheckResult:
 
     skipped = None
-    if load.status == ERROR and not check.kind.reads_source:  # static checks still run
+    if load.status == ERROR and not check.kind.judges_the_file():  # static checks still run
         skipped = f"your file did not {'run' if load.name == RUN_CHECK else 'load'} (see '{load.name}' above)"
     elif check.call is not None and check.call not in defined:
         skipped = f"{check.call} is not defined in your file"

@@ -26,7 +26,7 @@ from typing import Any
 
 from grader.cases.generate import split_arguments
 from grader.cases.model import CaseSet
-from grader.grading.checks.calls import compare_output
+from grader.grading.compare import output_verdict
 from grader.task.case_size import nbytes
 from grader.task.deadline import TooSlow, deadline
 from grader.task.reference import call_reference
@@ -116,12 +116,7 @@ def profiled(check: CheckSpec) -> bool:
     """The checks a profile (and a diagnosis) looks at: visible ones that compare a
     function's output with the reference's."""
 
-    return (
-        check.call is not None
-        and not check.hidden
-        and check.kind.expected_values
-        and check.kind.name in ("example", "property")
-    )
+    return check.call is not None and not check.hidden and check.kind.compares_outputs()
 
 
 @dataclass
@@ -229,4 +224,7 @@ class MistakeRuns:
 def passes(check: CheckSpec, expected: Any, value: Any, args: dict[str, Any]) -> bool:
     """Whether ``check`` passes a mistake's output ``value`` (judged as a student's would be)."""
 
-    return compare_output(check, expected, types.SimpleNamespace(value=value), args).ok
+    options = check.options
+    return output_verdict(
+        expected, value, options.compare, options.tolerance, options.select, options.returns
+    ).ok

@@ -79,7 +79,7 @@ def one_fill_checks(
         check.name
         for check in checks
         if check.call is not None
-        and check.kind.expected_values
+        and check.kind.compares_outputs()
         and getattr(check.options, "compare", None) == "values"
         and one_fill(outputs_of(check), check.options.select)
     )
@@ -152,7 +152,7 @@ def _shows_work(check: CheckSpec, filled: frozenset[str]) -> bool:
 
 def _work_checks(checks: Iterable[CheckSpec], filled: frozenset[str]) -> list[CheckSpec]:
 
-    judged = [c for c in checks if not c.kind.policy]
+    judged = [c for c in checks if not c.kind.counts_only_with_work()]
     return [c for c in judged if _shows_work(c, filled)] or judged
 
 
@@ -186,7 +186,12 @@ def skip_idle_policy_checks(
     out = []
     for result in results:
         spec = specs.get(result.name)
-        if spec is None or result.status != PASSED or not spec.kind.policy or result.name in later:
+        if (
+            spec is None
+            or result.status != PASSED
+            or not spec.kind.counts_only_with_work()
+            or result.name in later
+        ):
             out.append(result)
             continue
         supporters = judges(spec, checks, filled)

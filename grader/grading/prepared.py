@@ -22,10 +22,9 @@ import numpy as np
 
 from grader.cases import freeze_files as frozen
 from grader.cases.call_limits import ReferenceTimes
-from grader.cases.generate import _versions, case_set, expected_output, reference_value
+from grader.cases.generate import _versions, case_set, expected_output, reference_value, tried_cases
 from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
 from grader.grading import final_grading, mistakes
-from grader.grading.checks.examples import check_cases
 from grader.grading.policy import one_fill_checks
 from grader.grading.shrinking.tree import ShrinkTrees
 from grader.grading.shrinking.tree_store import ShrinkStore
@@ -107,10 +106,11 @@ class PreparedTask:
         return self._case_sets[check.name]
 
     def check_cases(self, check: CheckSpec) -> CaseSet:
-        """What an example or property check tries: its literal expect:, else its case set
-        (the same object every time: a diagnosis keeps outputs by its cases)."""
+        """What a check tries: the case its task gives with its expected value (an example's
+        literal expect:), else its case set (the same object every time: a diagnosis keeps
+        outputs by its cases)."""
         if check.name not in self._tried:
-            self._tried[check.name] = check_cases(check, self.case_set)
+            self._tried[check.name] = tried_cases(check, self.case_set)
         return self._tried[check.name]
 
     def reference_value(self, check: CheckSpec) -> Any:
@@ -150,7 +150,7 @@ class PreparedTask:
         largest = 0
         if task.kind == "script":
             for check in task.checks:
-                if check.kind.arrays_in_answer and check.name in self.graded_here:
+                if check.kind.answer_carries_arrays() and check.name in self.graded_here:
                     with contextlib.suppress(Exception):
                         largest += int(np.asarray(self.reference_value(check), dtype=float).nbytes)
             return max(SCRIPT_FLOOR_BYTES, SCRIPT_MARGIN * largest)

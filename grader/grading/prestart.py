@@ -3,8 +3,8 @@
 Grading one file spends about 0.15 s importing numpy and the checks, reading the task and
 preparing it, and a sandboxed worker takes about as long to start (Python, numpy, the
 sandbox applied). Started one after the other, the second waits for the first; started from
-task.yaml's limits read on their own, before those imports, the worker is ready when the
-grade asks for one. It is taken only if the grade's limits and tier turn out to be exactly
+task.yaml's limits read on their own (task_yaml.read_head: the full read's parse, without
+the kinds), before those imports, the worker is ready when the grade asks for one. It is taken only if the grade's limits and tier turn out to be exactly
 those it was started with; otherwise it is ended unused and the grade starts its own.
 Until it is taken it has been sent nothing: the submission's bytes go to whichever worker
 loads them. This module imports no numpy and nothing of the checks (that is its point).
@@ -14,17 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 from collections.abc import Iterator
-
-import yaml
 
 from grader.grading.options import GradeOptions
 from grader.records.limits import Limits
 from grader.sandbox import Spawner, WorkerProcess, choose_tier, start_worker
 from grader.task import frameworks
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from grader.task.task_yaml import read_head
 
 
 class HeadStart:
@@ -75,14 +71,10 @@ def head_start(task_folder: str, options: GradeOptions) -> Iterator[HeadStart | 
 
 
 def _start(task_folder: str, options: GradeOptions) -> HeadStart | None:
-    with open(os.path.join(task_folder, "task.yaml"), encoding="utf-8") as f:
-        data = yaml.load(f, Loader=_Loader)
-    if not isinstance(data, dict):
-        return None
-    imports = data.get("imports") or {}
-    if frameworks.allowed(imports.get("allowed", ())):
+    head = read_head(task_folder)  # (task.yaml's limits and imports, parsed as a full read does)
+    if frameworks.allowed(head.allowed_imports):
         return None
     # as grading.grade works them out (with no framework to preload)
-    limits = dataclasses.replace(Limits(**(data.get("limits") or {})), **options.limits)
+    limits = dataclasses.replace(head.limits, **options.limits)
     tier = choose_tier(options.isolation, options.others_work, options.shared_state)
     return HeadStart(limits, tier, start_worker(limits, tier))

@@ -24,7 +24,7 @@ import dataclasses
 import os
 import sys
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.final_grading import score_here
 from grader.grading.grade import GradeOptions, grade
 from grader.grading.redact import for_students

@@ -1,14 +1,15 @@
 """A task as records: ``Task``, its ``CheckSpec``s and ``MistakeSpec``s, and ``SpecError``.
 
-Plain data, built by ``grader.authoring.task_yaml.load_task`` from a task.yaml (reading needs
-the check kinds, which live in grading/); everything below grading reads these records.
+Plain data, built from a task.yaml by task_yaml.py (given the check kinds, which live in
+grading/: ``grader.authoring.load_task`` passes them); everything below grading reads these
+records.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from grader.records.limits import Limits
 from grader.task.tolerance import Tolerance
@@ -39,7 +40,7 @@ class CheckSpec(Generic[O]):
     module defines: grader/grading/checks/)."""
 
     name: str
-    kind: CheckKind  # its kind, resolved when task.yaml is read (grading/checks/)
+    kind: CheckKind[CheckSpec[Any]]  # its kind, resolved when task.yaml is read (check_kind.py)
     options: O
     points: float = 1.0
     description: str = ""

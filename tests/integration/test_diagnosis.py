@@ -10,7 +10,7 @@ import shutil
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli, write
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.task.samples import read_diagnosis, sample_files
 
 DIAGNOSED = [p for p in sample_files(PE_SAMPLES) if read_diagnosis(p)]

@@ -16,7 +16,7 @@ import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli, score_without, write
 from plotting import IMPORTS_CHECK, by_name, grade
 
-from grader.grading.checks.imports import scan
+from grader.submission.import_scan import scan
 
 with open(os.path.join(PE_SAMPLES, "correct_vectorized.py")) as _f:
     CORRECT = _f.read().replace("# expect: full marks\n", "")

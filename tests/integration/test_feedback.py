@@ -202,7 +202,7 @@ def test_a_script_near_miss_names_the_variable_that_holds_the_result():
     message is about the table it built, not the step before it."""
     from conftest import ROOT
 
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
 
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))
     result = grade(task, os.path.join(ROOT, "submissions", "pe-table-shape", "mistake_sin_cos_swapped.py"))
@@ -255,7 +255,7 @@ def test_shrinking_a_failure_to_show_it_costs_no_verdict(tmp_path):
     budget the submission had left, and passes."""
     from conftest import make_task
 
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
 
     task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
     result = grade(task, write(tmp_path / "slow_sub.py", SLOW_AND_WRONG_ON_LARGE))
@@ -293,7 +293,7 @@ def test_what_a_submission_prepares_while_its_failure_is_shrunk_serves_no_later_
     later check meets the submission as it was loaded, as if no shrinking had happened."""
     from conftest import make_task
 
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
 
     task = load_task(make_task(tmp_path / "slow", SLOW_TASK))
     result = grade(task, write(tmp_path / "prepares.py", PREPARES_WHILE_SHRUNK))

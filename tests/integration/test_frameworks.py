@@ -16,7 +16,7 @@ import textwrap
 import pytest
 from conftest import ROOT, make_task
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.grade import GradeOptions, grade
 
 SUBMISSIONS = os.path.join(ROOT, "submissions")

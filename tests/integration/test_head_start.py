@@ -9,7 +9,7 @@ import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli
 
 from grader import sandbox
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading import prestart as head_start_module
 from grader.grading.grade import GradeOptions, grade
 from grader.grading.prestart import head_start

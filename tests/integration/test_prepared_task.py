@@ -8,7 +8,7 @@ import shutil
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.cases import freeze_files as frozen
 from grader.classroom import executors
 from grader.grading import mistakes, policy

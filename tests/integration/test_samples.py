@@ -6,7 +6,7 @@ import os
 import pytest
 from conftest import PE_SAMPLES, ROOT
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.grade import GradeOptions, grade
 from grader.grading.load_check import LOAD_CHECK, RUN_CHECK
 from grader.records.result import ERROR, PASSED

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 from conftest import ROOT
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.grade import grade
 
 
@@ -319,7 +319,7 @@ def test_no_statement_writes_its_expected_answer_in_a_printable_form():
     statement: no code span of a statement reads, by the prints rule, as the answer."""
     import re
 
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
     from grader.cases import freeze_files as frozen
     from grader.cases.generate import reference_value
     from grader.grading.checks.printed_answer import read_answer

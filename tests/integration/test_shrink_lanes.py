@@ -8,7 +8,7 @@ import os
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, write
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.grade import GradeOptions, grade
 from grader.grading.shrinking import lanes as shrink_lanes
 from grader.sandbox.launcher import Sandbox

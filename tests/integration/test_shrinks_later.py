@@ -3,14 +3,13 @@ checks/case_runs.py), while Hypothesis is imported beside them: the input shown 
 its own shrink finds, and the shrinks' calls still come before the imports check, which
 weighs what the submission was seen doing in every call before it."""
 
-import dataclasses
 import os
 
 from conftest import PE_SAMPLES, PE_TASK
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading import grade as grading
-from grader.grading.checks import KINDS, imports
+from grader.grading.checks import imports
 from grader.grading.shrinking import search
 
 SWAPPED = os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")
@@ -35,11 +34,11 @@ def test_the_shrinks_run_after_the_other_visible_checks_and_before_the_imports_c
     run_or_skip = grading._run_or_skip
     monkeypatch.setattr(search, "_shrink", shrinking)
     monkeypatch.setattr(grading, "_run_or_skip", checking)
-    monkeypatch.setitem(KINDS, imports.KIND.name, dataclasses.replace(imports.KIND, run=weighing))
+    monkeypatch.setattr(imports.KIND, "run", weighing)
     task = load_task(PE_TASK)
     result = grading.grade(task, SWAPPED)
     shrinks = [i for i, (what, _) in enumerate(events) if what == "shrink"]
-    reads_source = [c.name for c in task.checks if c.kind.reads_source]
+    reads_source = [c.name for c in task.checks if c.kind.judges_the_file()]
     checked = [i for i, (what, name) in enumerate(events) if what == "check" and name not in reads_source]
     weighed = [i for i, (what, _) in enumerate(events) if what == "imports"]
     assert shrinks and weighed and checked

@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from conftest import COURSE, INSTRUCTOR_TASKS, ROOT, WRONG_NORMALIZE, course_with_full_tasks, run_cli, write
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.integrations import gradescope_build, gradescope_finish
 
 SHIM = os.path.join(ROOT, "tests", "without_posix")

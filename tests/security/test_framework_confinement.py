@@ -15,7 +15,7 @@ import shutil
 import pytest
 from conftest import ISOLATING, ROOT, in_container, make_task, write
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.grade import GradeOptions, grade
 
 PROBE = """

@@ -142,14 +142,14 @@ def test_stored_outputs_are_not_an_answer(tmp_path):
 
 # --------------------------------------------------------------------------- documents that expand
 # A hand-in's bytes are capped (1 MiB), but what the grader builds when it reads them is not,
-# unless the reading is bounded (grader/submission/bounded.py, grader/grading/source_scan.py): an 866-byte
+# unless the reading is bounded (grader/submission/bounded.py, grader/submission/source_scan.py): an 866-byte
 # notebook of format 3 whose heading has level 2*10^8 became gigabytes when converted, a
 # 1 MiB file of `a;a;a;...` a syntax tree of 900 MiB, in the grader's own process.
 
 GRADE_AND_MEASURE = """
 import json, sys
 from grader.grading.grade import GradeOptions, grade
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 result = grade(load_task(sys.argv[1]), sys.argv[2], GradeOptions(others_work=True))
 # The peak of this process's own memory (VmHWM): ru_maxrss would start at the forking
 # parent's size (Linux carries it over exec), here the test run's, which grows with the

@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 from conftest import ROOT
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.grade import GradeOptions, grade
 from grader.grading.prepared import PreparedTask
 from grader.sandbox import Sandbox, choose_tier

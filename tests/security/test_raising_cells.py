@@ -14,7 +14,7 @@ import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli, score_without
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.records.statuses import OK
 from grader.sandbox.inside import protocol, wire
 from grader.sandbox.replies import outcome_from_reply

@@ -237,7 +237,7 @@ def test_a_typed_in_table_earns_nothing_from_the_work_checks(tmp_path, tier, tas
 
 
 def test_the_message_names_the_line_and_shows_no_expected_value(tmp_path):
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
     from grader.grading.grade import grade
 
     path = tmp_path / "typed.py"
@@ -254,7 +254,7 @@ def test_the_message_names_the_line_and_shows_no_expected_value(tmp_path):
 
 
 def test_a_table_typed_in_a_notebook_is_named_by_its_cell(tmp_path):
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
     from grader.grading.grade import grade
 
     cells = [

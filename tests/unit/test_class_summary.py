@@ -136,7 +136,7 @@ def test_common_failures_are_counted_per_check_and_read_as_sentences():
     check's kind says it means), not from the students' messages."""
     from conftest import PE_TASK
 
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
     from grader.classroom.batch import mismatch_words
 
     words = mismatch_words(load_task(PE_TASK))

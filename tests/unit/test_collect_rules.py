@@ -249,7 +249,7 @@ def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, mo
 
     from conftest import INSTRUCTOR_TASKS
 
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
     from grader.classroom.collecting import run
 
     task = load_task(os.path.join(INSTRUCTOR_TASKS, "normalize-rows"))

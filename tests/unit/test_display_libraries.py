@@ -15,7 +15,7 @@ from conftest import make_task
 from inside_modules import inside_module
 from test_spec import GOOD_YAML
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.sandbox.inside import display
 from grader.submission.notebook import display_helper, notebook_code
 from grader.task.spec import SpecError

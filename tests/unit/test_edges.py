@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from conftest import make_task
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.cases.generate import case_set
 from grader.task.reference import load_reference
 from grader.task.spec import SpecError

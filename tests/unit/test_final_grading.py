@@ -1,15 +1,15 @@
 """Which checks of a student kit wait for final grading (grader/grading/final_grading.py): decided
-by the check kinds (``expected_private``), not by a list of names."""
+by the check kinds (``answer_is_private``), not by a list of names."""
 
 import dataclasses
 
 from grader.grading.checks import KINDS
-from grader.grading.checks.kind import CheckOptions
 from grader.grading.checks.script_output import PrintsOptions
 from grader.grading.checks.script_work import LeavesOptions
 from grader.grading.final_grading import decided_later, in_a_kit, not_run
 from grader.records.result import PASSED, CheckResult
 from grader.records.statuses import FINAL_GRADING
+from grader.task.check_kind import CheckOptions
 from grader.task.spec import CheckSpec
 
 IMPORTS = CheckSpec("allowed-imports", KINDS["imports"], CheckOptions(), points=1)
@@ -20,7 +20,10 @@ LATER = dataclasses.replace(PRINTS, name="after-that", needs=("prints-after-the-
 
 
 def test_the_kinds_that_keep_their_expected_values_private():
-    assert {name for name, kind in KINDS.items() if kind.expected_private} == {"leaves-array", "leaves-sum"}
+    assert {name for name, kind in KINDS.items() if kind.answer_is_private()} == {
+        "leaves-array",
+        "leaves-sum",
+    }
 
 
 def test_a_work_check_what_needs_it_and_a_policy_check_hanging_on_it_wait():

@@ -7,9 +7,9 @@ import os
 from conftest import ROOT
 from workflow_commands import parse_command
 
-from grader.grading.checks.imports import scan
 from grader.records.result import FAILED, PASSED, CheckResult, Result
 from grader.report import github
+from grader.submission.import_scan import scan
 
 COURSE = os.path.join(ROOT, "examples", "course")
 # The first major of each action that runs on Node 24 (older ones run on the deprecated Node 20).

@@ -4,12 +4,12 @@ withheld from students with the rest of a hidden check's message."""
 import json
 
 from grader.grading.checks import KINDS
-from grader.grading.checks.kind import CheckOptions
 from grader.grading.grade import with_hint
 from grader.grading.redact import for_students
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 from grader.records.statuses import BUDGET, CRASHED, MISMATCH, RAISED, TASK, TIMEOUT
 from grader.report import gradescope, text
+from grader.task.check_kind import CheckOptions
 from grader.task.spec import CheckSpec
 
 HINT = "build a new array: m / norms, not m /= norms."

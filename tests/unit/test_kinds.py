@@ -1,4 +1,5 @@
-"""Check kinds: one module each, one registry line, the schema assembled from them."""
+"""Check kinds: one module each, one registry line, the schema assembled from them; what
+each answers of the contract (task/check_kind.py)."""
 
 import dataclasses
 import json
@@ -8,11 +9,13 @@ import textwrap
 import jsonschema
 import pytest
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.checks import KINDS
-from grader.grading.checks.kind import ANY_TASK, COMMON_FIELDS, FUNCTIONS, SCRIPT, CheckOptions, Kind, Reading
-from grader.grading.checks.schema import SCHEMA_PATH, check_schema, task_schema, text
+from grader.grading.checks.kind import ANY_TASK, FUNCTIONS, SCRIPT, Kind
+from grader.grading.checks.schema import SCHEMA_PATH, task_schema, text
+from grader.task.check_kind import COMMON_FIELDS, CheckKind, CheckOptions, Reading
 from grader.task.spec import SpecError
+from grader.task.task_yaml import check_schema
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -36,6 +39,7 @@ def test_registry_order_and_families():
         "leaves-sum",
     ]
     assert KINDS["imports"].families == ANY_TASK
+    assert KINDS["imports"].fits("script") and not KINDS["example"].fits("script")
     assert {n for n, k in KINDS.items() if k.families == FUNCTIONS} == {"example", "property", "mutation"}
     assert {n for n, k in KINDS.items() if k.families == SCRIPT} == {"prints", "leaves-array", "leaves-sum"}
 
@@ -50,12 +54,38 @@ def test_each_kind_declares_what_it_requires(name):
 
 
 def test_what_the_kinds_say_about_cases():
-    generated = {n for n, k in KINDS.items() if k.generated_cases}
-    expected = {n for n, k in KINDS.items() if k.expected_values}
+    task = load_task(os.path.join(ROOT, "tasks", "positional-encoding"))
+    options = {c.kind.name: c.options for c in task.checks}
+    generated = {n for n, k in KINDS.items() if k.draws_cases()}
+    expected = {n for n, k in KINDS.items() if n in options and k.reference_computes_expected(options[n])}
     assert generated == {"property", "mutation"}
     assert expected == {"example", "property"}
-    assert {n for n, k in KINDS.items() if k.reference_value} == {"prints", "leaves-array", "leaves-sum"}
-    assert [n for n, k in KINDS.items() if k.reads_source] == ["imports"]
+    assert {n for n, k in KINDS.items() if k.compares_outputs()} == {"example", "property"}
+    assert {n for n, k in KINDS.items() if k.compares_with_reference_value()} == {
+        "prints",
+        "leaves-array",
+        "leaves-sum",
+    }
+    assert [n for n, k in KINDS.items() if k.judges_the_file()] == ["imports"]
+    assert {n for n, k in KINDS.items() if k.answer_carries_arrays()} == {"leaves-array", "leaves-sum"}
+
+
+def test_an_example_with_a_literal_expect_tries_that_case_alone():
+    task = load_task(os.path.join(ROOT, "tasks", "positional-encoding"))
+    given = [c for c in task.checks if c.kind.given_case(c.options) is not None]
+    assert given and all(c.options.expected_given for c in given)
+    example = given[0]
+    args, expected = example.kind.given_case(example.options)
+    assert args == example.options.literal_cases[0] and expected is not None
+    assert not example.kind.reference_computes_expected(example.options)
+
+
+def test_every_kind_meets_the_contract():
+    """Each registered kind has every method the contract names (task/check_kind.py)."""
+    asked = [m for m in vars(CheckKind) if not m.startswith("_")]
+    assert "counts_only_with_work" in asked and "run" in asked
+    for kind in KINDS.values():
+        assert all(callable(getattr(kind, m)) for m in asked if m != "name"), kind.name
 
 
 def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
@@ -71,14 +101,16 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
             r.problem(r.at + ("at_least",), "too many.")
         return CountsOptions(at_least=r.raw["at_least"])
 
-    counts = Kind(
-        "counts",
-        SCRIPT,
-        run=lambda ctx, check: None,
-        read=read,
-        required=("at_least",),
-        fields={"at_least": {"type": "integer", "minimum": 0}},
-    )
+    class Counts(Kind):
+        name = "counts"
+        families = SCRIPT
+        required = ("at_least",)
+        fields = {"at_least": {"type": "integer", "minimum": 0}}
+
+        def read(self, reading: Reading) -> CountsOptions:
+            return read(reading)
+
+    counts = Counts()
     registry = {**KINDS, "counts": counts}
     schema = json.loads(text(task_schema()))
     schema["$defs"]["check"] = check_schema(registry)
@@ -109,12 +141,7 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
           - {name: d, kind: counts, at_least: 300}
         """)
     )
-    import grader.authoring.task_yaml
-
-    monkeypatch.setitem(KINDS, "counts", counts)
-    # (the schema in force and its validator are built once per process: built again here)
-    monkeypatch.setattr(grader.authoring.task_yaml, "_schema_in_force", None)
-    monkeypatch.setattr(grader.authoring.task_yaml, "_validator", None)
+    monkeypatch.setitem(KINDS, "counts", counts)  # (the one registry line)
     with pytest.raises(SpecError) as caught:
         load_task(str(folder))
     assert "checks[1].at_least: too many." in str(caught.value)

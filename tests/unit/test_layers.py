@@ -57,6 +57,9 @@ FUNCTION_LEVEL_IMPORTS = {
     ("grader.grading.shrinking.search", "grader.task.hypothesis_driver"): (
         "Hypothesis only when a failure is shrunk, never for a frozen task"
     ),
+    ("grader.task.task_yaml", "grader.task.edges"): (
+        "numpy (edges.py's) only when a whole task is read: grader check's head start reads the limits without it"
+    ),
     ("grader.sandbox", "grader.sandbox.launcher"): (
         "the Sandbox (and numpy with it) only when used: grader export, kit and --version never pay for it"
     ),

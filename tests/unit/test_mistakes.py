@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import PE_TASK, make_task, write
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading import mistakes
 from grader.grading.checks.calls import compare_output
 from grader.grading.context import Context

@@ -15,7 +15,6 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from workflow_commands import parse_command
 
 from grader.grading.checks.calls import describe_error, error_cell, error_line
-from grader.grading.checks.imports import hidden_routes, static_imports
 from grader.records.result import FAILED, CheckResult, Result
 from grader.records.worker_error import ErrorFrame, WorkerError
 from grader.report import github, junit
@@ -25,6 +24,7 @@ from grader.submission.file import (
     read_submission,
     submission_source,
 )
+from grader.submission.import_scan import hidden_routes, static_imports
 from grader.submission.ipython_syntax import python_lines
 from grader.submission.python_file import python_source
 from grader.submission.source_map import SourceMap
@@ -309,7 +309,7 @@ def test_import_scan_findings_say_cell_and_line():
         new_markdown_cell("intro"), new_code_cell("import numpy as np"), new_code_cell("x = 1\n_f = eval")
     )
     source = source_of("a.ipynb", data)
-    assert hidden_routes(source.text, None, source.where) == ["eval (cell 3, line 2: dynamic code)"]
+    assert hidden_routes(source.text, (), source.where) == ["eval (cell 3, line 2: dynamic code)"]
 
 
 def _notebook_result(path, check):
@@ -437,7 +437,7 @@ def test_a_folder_with_solution_py_and_solution_ipynb_is_ambiguous(tmp_path):
 
 
 def test_course_ci_finds_a_notebook_solution_in_any_case(tmp_path):
-    from grader.authoring.task_yaml import load_task
+    from grader.authoring import load_task
     from grader.integrations.course_ci import solution_for
 
     task = load_task(os.path.join(ROOT, "tasks", "pe-table-shape"))

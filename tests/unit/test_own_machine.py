@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 from conftest import COURSE, INSTRUCTOR_TASKS, PE_TASK
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.grading.options import GradeOptions
 from grader.grading.own_machine import is_kit, kit_at_home
 from grader.sandbox.call_request import calls_request, sent_back

@@ -6,10 +6,10 @@ import pytest
 
 from grader.grading.checks import KINDS
 from grader.grading.checks.calls import DrawnOptions
-from grader.grading.checks.kind import CheckOptions
 from grader.grading.policy import skip_idle_policy_checks
 from grader.records.result import FAILED, PASSED, SKIPPED, CheckResult
 from grader.records.statuses import IDLE, IMPORTS, MISMATCH
+from grader.task.check_kind import CheckOptions
 from grader.task.spec import CheckSpec
 
 IMPORTS_CHECK = CheckSpec("numpy-only", KINDS["imports"], CheckOptions())
@@ -34,7 +34,7 @@ def _by_name(results):
 
 
 def test_the_policy_kinds_are_the_ones_that_judge_how():
-    assert {n for n, k in KINDS.items() if k.policy} == {"imports", "mutation"}
+    assert {n for n, k in KINDS.items() if k.counts_only_with_work()} == {"imports", "mutation"}
 
 
 def test_a_file_that_does_nothing_gets_no_policy_point_and_is_told_why():

@@ -5,9 +5,9 @@ test_github_annotations.py)."""
 import json
 import xml.etree.ElementTree as ET
 
-from grader.grading.checks.imports import scan
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 from grader.report import RENDERERS, gradescope, json_report, junit, text
+from grader.submission.import_scan import scan
 from grader.task.spec import HIDDEN_VISIBILITIES
 
 

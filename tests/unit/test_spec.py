@@ -3,7 +3,7 @@
 import pytest
 from conftest import make_task
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.task.spec import DEFAULT_HIDDEN_VISIBILITY, HIDDEN_VISIBILITIES, SCHEMA_PATH, SpecError
 
 GOOD_YAML = """

@@ -90,6 +90,27 @@ def test_the_command_line_s_common_parts_load_no_grading_stack():
     assert heavy(done.stdout.split()) == []
 
 
+def test_the_head_start_reads_its_limits_without_the_grading_stack():
+    """grader check's head start (grading/prestart.py) reads task.yaml's limits and imports
+    with the reader's own parse (task_yaml.read_head), before numpy and the checks."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, grader.grading.prestart; from grader.task.task_yaml import read_head; "
+            "assert read_head('tasks/positional-encoding').limits; print('\\n'.join(sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "grader.task.task_yaml" in done.stdout.split()
+    assert heavy(done.stdout.split()) == []
+
+
 def test_control_the_grading_command_does_import_them():
     """The listing does see the stack when a command needs it (checking a file loads the
     task, which needs the check kinds): the tests above are not passing on an empty list."""

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from conftest import make_task
 
-from grader.authoring.task_yaml import load_task
+from grader.authoring import load_task
 from grader.task.hypothesis_driver import collect, explore
 from grader.task.strategies import NotLiteral, literal_case, materialize
 

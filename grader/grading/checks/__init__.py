@@ -1,6 +1,6 @@
-"""The check kinds: each module declares one ``KIND`` (kind.py says what it holds). To add a
-kind, write its module and add its ``KIND`` below, one line; the order is the one task.yaml
-errors list the kinds in."""
+"""The check kinds: each module declares one ``KIND`` (a kind.Kind subclass meeting the
+contract of task/check_kind.py). To add a kind, write its module and add its ``KIND`` below,
+one line; the order is the one task.yaml errors list the kinds in."""
 
 from __future__ import annotations
 

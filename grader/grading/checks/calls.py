@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from grader.cases.generate import split_arguments
 from grader.grading.checks import fields
-from grader.grading.checks.kind import CheckOptions, Reading
-from grader.grading.compare import Verdict, check_shape, check_type, check_values
+from grader.grading.checks.kind import Kind
+from grader.grading.compare import Verdict, output_verdict
 from grader.grading.pictures import picture
 from grader.records.result import ERROR, FAILED, PASSED, CheckResult, Picture
 from grader.records.statuses import (
@@ -30,6 +30,7 @@ from grader.records.statuses import (
 )
 from grader.records.worker_error import WorkerError
 from grader.submission.source_map import location_text
+from grader.task.check_kind import CheckOptions, Reading
 from grader.task.rebuild import expression
 from grader.task.spec import DEFAULT_CASES, CheckSpec
 from grader.task.strategies import Drawn
@@ -111,11 +112,20 @@ def call_options(r: Reading) -> dict[str, Any]:
     )
 
 
-def mismatch_meaning(options: CallOptions) -> str:
-    """What a mismatch of a check that compares the output means (kind.Kind.mismatch)."""
-    return {"type": "the result is of the wrong type", "shape": "the result has the wrong shape"}.get(
-        options.compare, "the values differ from the reference"
-    )
+class OutputKind(Kind):
+    """Example and property checks: a function's output compared with the expected one
+    (``compare_output``), which the reference computes unless the task gives it."""
+
+    def reference_computes_expected(self, options: CallOptions) -> bool:
+        return not options.expected_given
+
+    def compares_outputs(self) -> bool:
+        return True
+
+    def describe_mismatch(self, options: CallOptions) -> str:
+        return {"type": "the result is of the wrong type", "shape": "the result has the wrong shape"}.get(
+            options.compare, "the values differ from the reference"
+        )
 
 
 def read_drawn(r: Reading) -> DrawnOptions:
@@ -238,11 +248,9 @@ class _CompareOutput:
         self, check: CheckSpec[CallOptions], expected: Any, outcome: Any, sent: dict[str, Any]
     ) -> Verdict:
         options = check.options
-        if options.compare == "type":
-            return check_type(outcome.value, options.returns, expected)
-        if options.compare == "shape":
-            return check_shape(expected, outcome.value)
-        return check_values(expected, outcome.value, options.tolerance, options.select, name="the result")
+        return output_verdict(
+            expected, outcome.value, options.compare, options.tolerance, options.select, options.returns
+        )
 
 
 compare_output = _CompareOutput()

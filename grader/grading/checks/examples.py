@@ -3,27 +3,25 @@ value is the reference's output, or a literal ``expect:`` given in task.yaml."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from grader.cases.model import CaseSet
 from grader.grading.checks import fields
 from grader.grading.checks.calls import (
     CALL_FIELDS,
     COMPARE_FIELDS,
     CallOptions,
+    OutputKind,
     call_options,
     compare_output,
-    mismatch_meaning,
 )
 from grader.grading.checks.case_runs import run_cases
-from grader.grading.checks.kind import FUNCTIONS, Kind, Reading
+from grader.grading.checks.kind import FUNCTIONS
 from grader.records.result import CheckResult
+from grader.task.check_kind import Reading
 from grader.task.spec import CheckSpec
-from grader.task.strategies import literal_case
 
 if TYPE_CHECKING:
     from grader.grading.context import Context
@@ -57,39 +55,40 @@ def read(r: Reading) -> ExampleOptions:
     )
 
 
-def literal_expectation(check: CheckSpec[ExampleOptions]) -> Any:
+def literal_expectation(options: ExampleOptions) -> Any:
     try:
-        value = np.asarray(check.options.expect)
+        value = np.asarray(options.expect)
     except ValueError:
-        return check.options.expect
-    return value if value.dtype.kind in "biufc" else check.options.expect
+        return options.expect
+    return value if value.dtype.kind in "biufc" else options.expect
 
 
-def check_cases(check: CheckSpec, case_set_of: Callable[[CheckSpec], CaseSet]) -> CaseSet:
-    """The cases an example or property check tries, with their expected outputs: the
-    literal expect: of an example that gives one, else the check's case set (``case_set_of``)."""
-    if getattr(check.options, "has_expect", False):
-        return CaseSet([literal_case(check.options.fixed_cases[0])], [literal_expectation(check)], 1)
-    return case_set_of(check)
+EXAMPLE_FIELDS = {
+    **CALL_FIELDS,
+    "cases": {"oneOf": [fields.CASE_COUNT, fields.LITERAL_CASES]},
+    **COMPARE_FIELDS,
+    "expect": {"description": "Literal expected value; by default the reference computes it."},
+    "tolerance": fields.TOLERANCE,
+}
 
 
-def run(ctx: Context, check: CheckSpec[ExampleOptions]) -> CheckResult:
-    return run_cases(ctx, check, compare_output, ctx.check_cases(check))
+class Example(OutputKind):
+    name = "example"
+    families = FUNCTIONS
+    fields = EXAMPLE_FIELDS
+    required = ("call",)
+
+    def read(self, reading: Reading) -> ExampleOptions:
+        return read(reading)
+
+    def given_case(self, options: ExampleOptions) -> tuple[dict[str, Any], Any] | None:
+        """The literal expect: of an example that gives one, on its one argument set."""
+        if not options.has_expect:
+            return None
+        return options.fixed_cases[0], literal_expectation(options)
+
+    def run(self, ctx: Context, check: CheckSpec[ExampleOptions]) -> CheckResult:
+        return run_cases(ctx, check, compare_output, ctx.check_cases(check))
 
 
-KIND = Kind(
-    "example",
-    FUNCTIONS,
-    run,
-    read,
-    required=("call",),
-    expected_values=True,
-    mismatch=mismatch_meaning,
-    fields={
-        **CALL_FIELDS,
-        "cases": {"oneOf": [fields.CASE_COUNT, fields.LITERAL_CASES]},
-        **COMPARE_FIELDS,
-        "expect": {"description": "Literal expected value; by default the reference computes it."},
-        "tolerance": fields.TOLERANCE,
-    },
-)
+KIND = Example()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from grader.grading.checks.kind import Reading
+from grader.task.check_kind import Reading
 from grader.task.index_expr import parse_select
 
 JSON = dict[str, Any]  # a piece of JSON Schema

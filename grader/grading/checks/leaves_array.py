@@ -6,21 +6,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from grader.grading.checks import fields
-from grader.grading.checks.kind import SCRIPT, Kind, Reading
 from grader.grading.checks.script_work import (
     REFERENCE_FIELD,
+    LeavesKind,
     LeavesOptions,
     close,
     differences,
     inventory,
     leaves_options,
     reference_array,
-    reference_value,
     typed,
     typed_result,
 )
 from grader.grading.policy import near_miss
 from grader.records.result import CheckResult, judged
+from grader.task.check_kind import Reading
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
@@ -85,14 +85,19 @@ def run(ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
     )
 
 
-KIND = Kind(
-    "leaves-array",
-    SCRIPT,
-    run,
-    read,
-    required=("reference",),
-    fields={**REFERENCE_FIELD, "args": fields.ARGS, "tolerance": fields.TOLERANCE},
-    reference_value=reference_value,
-    arrays_in_answer=True,
-    expected_private=True,
-)
+LEAVES_ARRAY_FIELDS = {**REFERENCE_FIELD, "args": fields.ARGS, "tolerance": fields.TOLERANCE}
+
+
+class LeavesArray(LeavesKind):
+    name = "leaves-array"
+    fields = LEAVES_ARRAY_FIELDS
+    required = ("reference",)
+
+    def read(self, reading: Reading) -> LeavesOptions:
+        return read(reading)
+
+    def run(self, ctx: Context, check: CheckSpec[LeavesOptions]) -> CheckResult:
+        return run(ctx, check)
+
+
+KIND = LeavesArray()

@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from grader.grading.checks import fields
-from grader.grading.checks.kind import SCRIPT, Kind, Reading
 from grader.grading.checks.script_work import (
     OPERANDS,
     REFERENCE_FIELD,
+    LeavesKind,
     LeavesOptions,
     inventory,
     leaves_options,
     reference_array,
-    reference_value,
     typed,
     typed_result,
 )
@@ -26,6 +25,7 @@ from grader.grading.checks.typed_in import non_trivial
 from grader.grading.compare import parse_select
 from grader.records.result import CheckResult, judged
 from grader.records.statuses import TYPED_IN
+from grader.task.check_kind import Reading
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
@@ -214,24 +214,29 @@ def _numbers(arr: np.ndarray) -> np.ndarray:
     return arr.astype(np.int8) if arr.dtype.kind == "b" else arr
 
 
-KIND = Kind(
-    "leaves-sum",
-    SCRIPT,
-    run,
-    read,
-    required=("reference", "select", "shape"),
-    fields={
-        **REFERENCE_FIELD,
-        "args": fields.ARGS,
-        "select": fields.SELECT,
-        "shape": {
-            "type": "array",
-            "items": {"type": "integer", "minimum": 0},
-            "description": "Shape of the sum the script must compute.",
-        },
-        "tolerance": fields.TOLERANCE,
+LEAVES_SUM_FIELDS = {
+    **REFERENCE_FIELD,
+    "args": fields.ARGS,
+    "select": fields.SELECT,
+    "shape": {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 0},
+        "description": "Shape of the sum the script must compute.",
     },
-    reference_value=reference_value,
-    arrays_in_answer=True,
-    expected_private=True,
-)
+    "tolerance": fields.TOLERANCE,
+}
+
+
+class LeavesSum(LeavesKind):
+    name = "leaves-sum"
+    fields = LEAVES_SUM_FIELDS
+    required = ("reference", "select", "shape")
+
+    def read(self, reading: Reading) -> LeavesSumOptions:
+        return read(reading)
+
+    def run(self, ctx: Context, check: CheckSpec[LeavesSumOptions]) -> CheckResult:
+        return run(ctx, check)
+
+
+KIND = LeavesSum()

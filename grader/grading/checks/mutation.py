@@ -29,6 +29,7 @@ from grader.grading.checks.kind import FUNCTIONS, Kind
 from grader.grading.compare import Verdict, check_inputs_unchanged
 from grader.records.result import FAILED, PASSED, CheckResult
 from grader.records.statuses import UNVERIFIED
+from grader.task.check_kind import Reading
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
@@ -63,36 +64,44 @@ class _InputsUntouched:
 inputs_untouched = _InputsUntouched()
 
 
-def run(ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
-    result = run_cases(ctx, check, inputs_untouched, ctx.case_set(check))
-    # The arguments reach the function through the worker's harness, which runs in the
-    # submission's own process: code that can reach that harness could hand the function
-    # copies, so the evidence is worth nothing for it (asked after the calls: what the
-    # worker saw during them counts too).
-    reach = harness_reach(ctx) if result.status == PASSED else []
-    if not reach:
-        return result
-    return dataclasses.replace(
-        result,
-        status=FAILED,
-        score=0.0,
-        reason=UNVERIFIED,
-        message=(
-            f"not verified: the file can reach the grader's code that hands the function its "
-            f"arguments ({', '.join(reach[:5])}), so an unchanged input proves nothing; "
-            f"remove that code."
-        ),
-    )
+class Mutation(Kind):
+    name = "mutation"
+    families = FUNCTIONS
+    fields = DRAWN_FIELDS
+    required = ("call", "args")
+
+    def read(self, reading: Reading) -> DrawnOptions:
+        return read_drawn(reading)
+
+    def draws_cases(self) -> bool:
+        return True
+
+    def counts_only_with_work(self) -> bool:
+        return True
+
+    def describe_mismatch(self, options: DrawnOptions) -> str:
+        return "the function changed an argument in place or returned it"
+
+    def run(self, ctx: Context, check: CheckSpec[DrawnOptions]) -> CheckResult:
+        result = run_cases(ctx, check, inputs_untouched, ctx.case_set(check))
+        # The arguments reach the function through the worker's harness, which runs in the
+        # submission's own process: code that can reach that harness could hand the function
+        # copies, so the evidence is worth nothing for it (asked after the calls: what the
+        # worker saw during them counts too).
+        reach = harness_reach(ctx) if result.status == PASSED else []
+        if not reach:
+            return result
+        return dataclasses.replace(
+            result,
+            status=FAILED,
+            score=0.0,
+            reason=UNVERIFIED,
+            message=(
+                f"not verified: the file can reach the grader's code that hands the function its "
+                f"arguments ({', '.join(reach[:5])}), so an unchanged input proves nothing; "
+                f"remove that code."
+            ),
+        )
 
 
-KIND = Kind(
-    "mutation",
-    FUNCTIONS,
-    run,
-    read_drawn,
-    fields=DRAWN_FIELDS,
-    required=("call", "args"),
-    generated_cases=True,
-    policy=True,
-    mismatch=lambda options: "the function changed an argument in place or returned it",
-)
+KIND = Mutation()

@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from grader.grading.checks.kind import SCRIPT, CheckOptions, Kind, Reading
+from grader.grading.checks.kind import SCRIPT, Kind
 from grader.grading.checks.printed_answer import read_answer
 from grader.records.result import CheckResult, judged
+from grader.task.check_kind import CheckOptions, Reading
 from grader.task.spec import CheckSpec
 
 if TYPE_CHECKING:
@@ -100,14 +101,11 @@ def run(ctx: Context, check: CheckSpec[PrintsOptions]) -> CheckResult:
     )
 
 
-KIND = Kind(
-    "prints",
-    SCRIPT,
-    run,
-    read,
-    required=("answer", "format"),
-    reference_value=reference_value,
-    fields={
+class Prints(Kind):
+    name = "prints"
+    families = SCRIPT
+    required = ("answer", "format")
+    fields = {
         "answer": {
             "$ref": "#/$defs/identifier",
             "description": "Reference function that returns the answer the script must print.",
@@ -116,5 +114,19 @@ KIND = Kind(
             "enum": ["shape", "integer"],
             "description": "How the printed answer is read (see docs/task-writers.md: Script tasks).",
         },
-    },
-)
+    }
+
+    def read(self, reading: Reading) -> PrintsOptions:
+        return read(reading)
+
+    def compares_with_reference_value(self) -> bool:
+        return True
+
+    def reference_value(self, reference: Any, check: CheckSpec[PrintsOptions]) -> Any:
+        return reference_value(reference, check)
+
+    def run(self, ctx: Context, check: CheckSpec[PrintsOptions]) -> CheckResult:
+        return run(ctx, check)
+
+
+KIND = Prints()

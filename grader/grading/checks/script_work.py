@@ -26,11 +26,12 @@ import numpy as np
 import numpy.typing as npt
 
 from grader.grading.checks import fields
-from grader.grading.checks.kind import CheckOptions, Reading
+from grader.grading.checks.kind import SCRIPT, Kind
 from grader.grading.checks.typed_in import Typed, typed_in
 from grader.grading.compare import check_values
 from grader.records.result import CheckResult, judged
 from grader.records.statuses import TYPED_IN
+from grader.task.check_kind import CheckOptions, Reading
 from grader.task.spec import CheckSpec
 from grader.task.tolerance import Tolerance
 
@@ -67,8 +68,23 @@ def leaves_options(r: Reading) -> dict[str, Any]:
     return dict(reference=r.raw["reference"], args=r.raw.get("args", {}), tolerance=r.tolerance())
 
 
-def reference_value(reference: Any, check: CheckSpec[LeavesOptions]) -> Any:
-    return getattr(reference, check.options.reference)(**check.options.args)
+class LeavesKind(Kind):
+    """leaves-array and leaves-sum: an array the script must have computed, compared with
+    the reference's, which is the answer itself (kept from kits: final grading)."""
+
+    families = SCRIPT
+
+    def compares_with_reference_value(self) -> bool:
+        return True
+
+    def reference_value(self, reference: Any, check: CheckSpec[LeavesOptions]) -> Any:
+        return getattr(reference, check.options.reference)(**check.options.args)
+
+    def answer_is_private(self) -> bool:
+        return True
+
+    def answer_carries_arrays(self) -> bool:
+        return True
 
 
 def close(a: np.ndarray, b: np.ndarray, check: CheckSpec[LeavesOptions]) -> bool:

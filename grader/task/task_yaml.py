@@ -3,30 +3,36 @@
 Validation has two layers: the published JSON Schema (``grader/schema/task.schema.json``,
 also what editors use) for the shape of the file, then the rules a schema cannot express
 (names that refer to each other, files that must exist, index expressions that must parse).
-It lives in grading/ because each check's own fields are read by its kind (checks/).
+Each check's own fields are its kind's: ``read_task`` is given the kinds (a name -> a
+check_kind.CheckKind; the grader's are grading/checks/, passed by ``grader.authoring.load_task``)
+and asks each check's kind for its piece of the schema and its fields' reading.
+
+``read_head`` reads what a worker is started with (limits, imports) by the same parse,
+without the kinds, the schema or numpy: `grader check` starts one before the grading stack
+is imported (grading/prestart.py).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from grader.disk import cache_folder
-from grader.grading.checks import KINDS
-from grader.grading.checks.kind import Reading
-from grader.grading.checks.schema import task_schema
-from grader.sandbox import Limits
-from grader.task import edges
+from grader.records.limits import Limits
+from grader.task.check_kind import COMMON_FIELDS, CheckKind, Reading
 from grader.task.spec import (
     DEFAULT_CASES,
     DEFAULT_DISPLAY,
     DEFAULT_HIDDEN_VISIBILITY,
     MISTAKES_FILE,
+    SCHEMA_PATH,
     CheckSpec,
     MistakeSpec,
     SpecError,
@@ -38,6 +44,9 @@ if TYPE_CHECKING:  # (jsonschema is imported when a spec is read)
     from jsonschema.exceptions import ValidationError
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# The check kinds a task.yaml may name: name -> kind, in the order errors list them.
+Kinds = Mapping[str, CheckKind[CheckSpec[Any]]]
 
 
 # --------------------------------------------------------------------------- YAML with lines
@@ -102,19 +111,54 @@ def _line(lines: dict, at: tuple) -> int:
 
 # --------------------------------------------------------------------------- schema
 
-_validator = None
+
+def check_schema(kinds: Kinds) -> dict[str, Any]:
+    """The schema of one check: the common fields, then each kind's piece."""
+    properties = copy.deepcopy(COMMON_FIELDS)
+    properties["kind"] = {"enum": list(kinds)}
+    return {
+        "type": "object",
+        "required": ["name", "kind"],
+        "properties": properties,
+        "allOf": [kind.schema() for kind in kinds.values()],
+    }
 
 
-def _schema_problems(data: Any, lines: dict, path: str) -> list[str]:
-    global _validator
-    if _validator is None:
+def task_schema(kinds: Kinds) -> dict[str, Any]:
+    """The schema in force: the published one with its check part made from ``kinds``."""
+    with open(SCHEMA_PATH, encoding="utf-8") as f:
+        schema = json.load(f)
+    schema["$defs"]["check"] = check_schema(kinds)
+    return schema
+
+
+# kinds -> (the schema in force, its validator once built): made once per process
+_schemas: dict[tuple, tuple[dict[str, Any], Any]] = {}
+
+
+def _schema(kinds: Kinds) -> dict[str, Any]:
+    key = tuple(kinds.items())
+    if key not in _schemas:
+        _schemas[key] = (task_schema(kinds), None)
+    return _schemas[key][0]
+
+
+def _validator(kinds: Kinds) -> Any:
+    key = tuple(kinds.items())
+    schema, validator = _schemas.get(key) or (_schema(kinds), None)
+    if validator is None:
         import jsonschema  # only when a spec is read: its import is not free
 
-        _validator = jsonschema.Draft202012Validator(_schema())
+        validator = jsonschema.Draft202012Validator(schema)
+        _schemas[key] = (schema, validator)
+    return validator
+
+
+def _schema_problems(data: Any, lines: dict, path: str, kinds: Kinds) -> list[str]:
     from jsonschema.exceptions import best_match, relevance
 
     problems = []
-    for error in sorted(_validator.iter_errors(data), key=relevance):
+    for error in sorted(_validator(kinds).iter_errors(data), key=relevance):
         if error.context:
             error = best_match(error.context) or error
         at = tuple(error.absolute_path)
@@ -130,17 +174,6 @@ def _schema_problems(data: Any, lines: dict, path: str) -> list[str]:
         problems.append(f"{path}:{_line(lines, at)}: {_dotted(at)}: {text}")
     # (a check without a kind meets every kind's rules, some of them alike: each said once)
     return list(dict.fromkeys(problems))[:10]
-
-
-_schema_in_force: dict[str, Any] | None = None
-
-
-def _schema() -> dict[str, Any]:
-    """The schema in force: the published one with its check part made from the kinds."""
-    global _schema_in_force
-    if _schema_in_force is None:
-        _schema_in_force = task_schema()
-    return _schema_in_force
 
 
 def _unknown_keys(error: ValidationError) -> list[str]:
@@ -174,22 +207,22 @@ def _hint(error: ValidationError) -> str:
     return ""
 
 
-def _validity_marker(path: str) -> str:
+def _validity_marker(path: str, kinds: Kinds) -> str:
     """A cache entry named by the hash of the spec and the schema: same bytes, same verdict."""
 
     h = hashlib.sha256()
     with open(path, "rb") as f:
         h.update(f.read())
-    h.update(json.dumps(_schema(), sort_keys=True).encode())
+    h.update(json.dumps(_schema(kinds), sort_keys=True).encode())
     return os.path.join(cache_folder("valid-specs"), h.hexdigest()[:32])
 
 
-def _known_valid(path: str) -> bool:
-    return os.path.exists(_validity_marker(path))
+def _known_valid(path: str, kinds: Kinds) -> bool:
+    return os.path.exists(_validity_marker(path, kinds))
 
 
-def _remember_valid(path: str) -> None:
-    marker = _validity_marker(path)
+def _remember_valid(path: str, kinds: Kinds) -> None:
+    marker = _validity_marker(path, kinds)
     try:
         os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
         open(marker, "w").close()
@@ -200,7 +233,29 @@ def _remember_valid(path: str) -> None:
 # --------------------------------------------------------------------------- the task
 
 
-def load_task(folder: str) -> Task:
+@dataclass(frozen=True)
+class TaskHead:
+    """What a task's workers are started with: its limits and the imports it allows."""
+
+    limits: Limits
+    allowed_imports: tuple[str, ...]
+    stdlib_imports: tuple[str, ...]
+    display_imports: tuple[str, ...]
+
+
+def _head(data: dict) -> TaskHead:
+    imports = data.get("imports") or {}
+    return TaskHead(
+        limits=Limits(**(data.get("limits") or {})),
+        allowed_imports=tuple(imports.get("allowed", ())),
+        stdlib_imports=tuple(imports.get("stdlib", ())),
+        display_imports=tuple(imports.get("display", DEFAULT_DISPLAY)),
+    )
+
+
+def _parsed(folder: str) -> tuple[str, str, object, dict[tuple, int]]:
+    """(folder, task.yaml's path, its data, the line of each node); a SpecError when the
+    folder, the file or its YAML is wrong."""
     folder = os.path.abspath(folder)
     path = os.path.join(folder, "task.yaml")
     if not os.path.isdir(folder):
@@ -214,14 +269,29 @@ def load_task(folder: str) -> Task:
         problems = [f"{path}:1: the file is empty. Start with id:, title:, version:, functions:, checks:."]
     if problems:
         raise SpecError(problems)
-    if not _known_valid(path):
-        problems = _schema_problems(data, lines, path)
+    return folder, path, data, lines
+
+
+def read_head(folder: str) -> TaskHead:
+    """The limits and imports of the task in ``folder``, read as ``read_task`` reads them but
+    not checked against the schema (the full read says what is wrong; a SpecError or a
+    TypeError here for a file it cannot take)."""
+    _, path, data, _ = _parsed(folder)
+    if not isinstance(data, dict):
+        raise SpecError([f"{path}:1: the file is not a mapping of fields"])
+    return _head(data)
+
+
+def read_task(folder: str, kinds: Kinds) -> Task:
+    """The task in ``folder``, each check's ``kind:`` one of ``kinds``."""
+    folder, path, data, lines = _parsed(folder)
+    if not _known_valid(path, kinds):
+        problems = _schema_problems(data, lines, path, kinds)
         if problems:
             raise SpecError(problems)
-        _remember_valid(path)
+        _remember_valid(path, kinds)
     assert isinstance(data, dict)  # (the schema wants a mapping at the top)
-    task = _build(data, folder, path, lines)
-    return task
+    return _build(data, folder, path, lines, kinds)
 
 
 def _is_kit(folder: str) -> bool:
@@ -233,7 +303,8 @@ def _is_kit(folder: str) -> bool:
         return False
 
 
-def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
+def _build(data: dict, folder: str, path: str, lines: dict, kinds: Kinds) -> Task:
+    from grader.task import edges  # (numpy: never for read_head, which grader check's head start asks)
 
     problems: list[str] = []
 
@@ -252,9 +323,9 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
     for i, raw in enumerate(data["checks"]):
         at = ("checks", i)
         _check_names(raw, at, checks, problem)
-        if kind not in KINDS[raw["kind"]].families:
+        if not kinds[raw["kind"]].fits(kind):
             article = "an" if raw["kind"][0] in "aeiou" else "a"
-            fitting = [k.name for k in KINDS.values() if kind in k.families]
+            fitting = [k.name for k in kinds.values() if k.fits(kind)]
             problem(
                 at + ("kind",),
                 f"{article} {raw['kind']} check does not fit a {kind} task. Use {', '.join(fitting)}.",
@@ -278,8 +349,8 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
         checks.append(
             CheckSpec(
                 name=raw["name"],
-                kind=KINDS[raw["kind"]],
-                options=KINDS[raw["kind"]].read(reading),
+                kind=kinds[raw["kind"]],
+                options=kinds[raw["kind"]].read(reading),
                 points=float(raw.get("points", 1)),
                 description=raw.get("description", ""),
                 needs=tuple(raw.get("needs", ())),
@@ -301,12 +372,11 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
                     f"({', '.join(e.name for e in task_edges) or 'none'}). Declare it under "
                     "edges: or fix the name.",
                 )
-    imports = data.get("imports", {})
     mistakes_path = os.path.join(folder, MISTAKES_FILE)
     mistakes = _mistakes(data, kind, functions, mistakes_path, lines, problem)
     if problems:
         raise SpecError(problems)
-    limits = Limits(**data.get("limits", {}))
+    head = _head(data)
     return Task(
         id=data["id"],
         title=data["title"],
@@ -317,10 +387,10 @@ def _build(data: dict, folder: str, path: str, lines: dict) -> Task:
         statement_path=files["statement"],
         reference_path=files["reference"],
         functions=functions,
-        allowed_imports=tuple(imports.get("allowed", ())),
-        stdlib_imports=tuple(imports.get("stdlib", ())),
-        limits=limits,
-        display_imports=tuple(imports.get("display", DEFAULT_DISPLAY)),
+        allowed_imports=head.allowed_imports,
+        stdlib_imports=head.stdlib_imports,
+        limits=head.limits,
+        display_imports=head.display_imports,
         tolerance=default_tolerance,
         checks=tuple(checks),
         digest=_digest(path, files["reference"]),

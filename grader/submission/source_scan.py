@@ -2,7 +2,7 @@
 
 Everything the trusted side reads of a hand-in's content happens here: decoding it as Python
 decodes a file, making a notebook's code cells into one module (notebook.py), and the static
-scan the imports and mutation checks decide on (checks/imports.py ``scan``). The bytes are
+scan the imports and mutation checks decide on (import_scan.py ``scan``). The bytes are
 the student's, and each of these steps builds what they choose: an 866-byte notebook of
 format 3 becomes gigabytes when converted, a 1 MiB file of ``a;a;a;...`` a syntax tree of a
 million nodes. So they run in a child under a bound (bounded.py), and a file that breaks it
@@ -15,11 +15,11 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
-from grader.grading.checks.imports import scan
 from grader.student_text import name as visible_name
 from grader.submission import bounded, source_numbers
 from grader.submission.file import SubmissionFile, submission_source
 from grader.submission.formats import warm_readers
+from grader.submission.import_scan import scan
 from grader.submission.python_file import PythonSource, SourceScan
 from grader.submission.source_map import SourceMap
 
@@ -38,7 +38,7 @@ def read_source(
     which decide whether a module reached as an attribute is a route); with ``numbers``, the
     numbers its text holds too (source_numbers.py: for the typed-in rule). ``display``: the
     task's display libraries, whose values a notebook cell's last line does not show, and
-    which the functions under test (``tested``) may not use (checks/imports.py)."""
+    which the functions under test (``tested``) may not use (import_scan.py)."""
     warm_readers(submission.name, submission.data)
     request = {
         "name": submission.name,
@@ -49,7 +49,7 @@ def read_source(
         "tested": list(tested),
     }
     try:
-        answer = bounded.call("grader.grading.source_scan:read_in_child", request, BOUND)
+        answer = bounded.call("grader.submission.source_scan:read_in_child", request, BOUND)
     except bounded.TooCostly as exc:
         return PythonSource(
             None,
