@@ -20,9 +20,10 @@ from grader.authoring.task_yaml import load_task
 from grader.classroom.roster import Roster, RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, options_from
 from grader.disk import cache_root
+from grader.grading.options import tier_for
 from grader.grading.prepared import PreparedTask
 from grader.records.wording import counted
-from grader.sandbox import SandboxUnavailable, choose_tier, refuse_open_paths
+from grader.sandbox import SandboxUnavailable, refuse_open_paths
 from grader.sandbox import tier as sandbox_tier
 from grader.service.app import Service, create_app
 from grader.service.connections import guarded_protocol, quiet_client_noise
@@ -221,7 +222,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Students' work, graded as `grader batch` grades it: never in a tier that could reach
     # the task or the results, warm workers in each pool process.
     options = dataclasses.replace(options_from(args, warm_workers=True), others_work=True)
-    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
+    tier = tier_for(options)  # (once for every task: others' work, never a kit)
     walls = sandbox_tier(tier).file_permissions_are_walls
     if walls:  # (as grade() refuses each upload: said once, before any)
         refuse_open_paths([t.folder for t in tasks.values()] + [cache_root()])

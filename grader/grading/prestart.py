@@ -19,9 +19,9 @@ from collections.abc import Iterator
 
 import yaml
 
-from grader.grading.options import GradeOptions
+from grader.grading.options import GradeOptions, tier_for
 from grader.records.limits import Limits
-from grader.sandbox import Spawner, WorkerProcess, choose_tier, start_worker
+from grader.sandbox import Spawner, WorkerProcess, start_worker
 from grader.task import frameworks
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -84,5 +84,5 @@ def _start(task_folder: str, options: GradeOptions) -> HeadStart | None:
         return None
     # as grading.grade works them out (with no framework to preload)
     limits = dataclasses.replace(Limits(**(data.get("limits") or {})), **options.limits)
-    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
+    tier = tier_for(options)  # (no Task yet: never a kit-only tier ahead)
     return HeadStart(limits, tier, start_worker(limits, tier))
