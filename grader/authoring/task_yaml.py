@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from grader.disk import cache_folder
+from grader.disk import cache_folder, write_entry
 from grader.grading.checks import KINDS
 from grader.grading.checks.kind import Reading
 from grader.grading.checks.schema import task_schema
@@ -189,12 +189,8 @@ def _known_valid(path: str) -> bool:
 
 
 def _remember_valid(path: str) -> None:
-    marker = _validity_marker(path)
-    try:
-        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
-        open(marker, "w").close()
-    except OSError:
-        pass  # only costs the schema check next time
+    # (a marker that cannot be written costs the schema check next time)
+    write_entry(_validity_marker(path), b"")
 
 
 # --------------------------------------------------------------------------- the task

@@ -19,7 +19,7 @@ import uvicorn
 from grader.authoring.task_yaml import load_task
 from grader.classroom.roster import Roster, RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, options_from
-from grader.disk import cache_root
+from grader.disk import cache_root, create_private
 from grader.grading.options import tier_for
 from grader.grading.prepared import PreparedTask
 from grader.records.wording import counted
@@ -104,15 +104,9 @@ def _make_private(path: str) -> None:
     umask, and gives its -wal, -shm and -journal the database's own mode); an existing one,
     and those files, closed to group and others (said): they hold every upload."""
     try:
-        made = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        create_private(path).close()
     except OSError:
         pass  # (there already, or not to be made: then Store says why)
-    else:
-        try:
-            if hasattr(os, "fchmod"):
-                os.fchmod(made, 0o600)  # (what the umask took from 0600 too)
-        finally:
-            os.close(made)
     if os.name != "posix":
         return
     tightened = []
