@@ -17,6 +17,7 @@ from grader.cases import freeze_files as frozen
 from grader.cases.freeze_files import ARRAYS, CASES, FOLDER, FORMAT, MANIFEST, digest_of, file_sha, sha256
 from grader.cases.generate import case_set, reference_value, tried_cases
 from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
+from grader.disk import swap_folder
 from grader.grading import mistakes
 from grader.grading.policy import one_fill_checks
 from grader.sandbox import wire
@@ -134,14 +135,7 @@ def _write_folder(target: str, cases_json: bytes, arrays: dict[str, bytes], mani
             json.dump(manifest, f, indent=1, sort_keys=True)
             f.write("\n")
         os.chmod(fresh, 0o755)
-        old = None
-        if os.path.exists(target):
-            old = target + ".old"
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(target, old)
-        os.replace(fresh, target)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)
+        swap_folder(fresh, target)
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)
         raise

@@ -27,6 +27,7 @@ import yaml
 from grader.authoring import freeze as freezing
 from grader.cases import freeze_files as frozen
 from grader.cases.generate import reference_value
+from grader.disk import swap_folder
 from grader.grading import final_grading
 from grader.grading.checks.typed_in import Numbers, typed_in
 from grader.submission.source_numbers import scan
@@ -81,8 +82,7 @@ def make_kit(task: Task, out_dir: str) -> str:
         freezing.freeze(
             task, load_reference(task), only=frozen_here, out_folder=staging, spec_path=spec_path, kit=True
         )
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(staging, folder)
+        swap_folder(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

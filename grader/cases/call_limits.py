@@ -13,8 +13,6 @@ case cache.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import platform
 import time
@@ -23,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from grader import __version__
-from grader.cases.generate import _versions, expected_output
+from grader.cases.generate import expected_output, generated_by
 from grader.cases.model import CaseSet, ReferenceFailed
-from grader.disk import read_json, write_json
+from grader.disk import entry_name, read_json, versions, write_json
 from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.task.frameworks import allowed
 from grader.task.spec import CheckSpec, Task
@@ -188,21 +185,18 @@ def _time_one(task: Task, reference: ModuleType, check: CheckSpec, args: dict[st
 def _key(task: Task, freeze_digest: str, check: CheckSpec, count: int) -> str:
     # Frozen cases are named by the freeze's digest; generated ones by the versions that
     # made them (which costs importlib.metadata: not paid by a frozen task).
-    made_by = f"{__version__}/{np.__version__}" if freeze_digest else _versions()
-    ident = json.dumps(
-        [
-            made_by,
-            task.digest,
-            freeze_digest,
-            repr(check),
-            count,
-            platform.node(),
-            platform.machine(),
-            os.cpu_count(),
-        ],
-        default=str,
+    made_by = versions("numpy") if freeze_digest else generated_by()
+    return entry_name(
+        f"{task.id}-{check.name}",
+        made_by,
+        task.digest,
+        freeze_digest,
+        repr(check),
+        count,
+        platform.node(),
+        platform.machine(),
+        os.cpu_count(),
     )
-    return f"{task.id}-{check.name}-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
 
 
 def _read(key: str) -> list[float] | None:

@@ -9,21 +9,16 @@ unreadable entry is simply rebuilt.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from grader import __version__
 from grader.cases import freeze_files as frozen
 from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
-from grader.disk import cache_folder
+from grader.disk import cache_folder, entry_name, read_entry, versions, write_entry
 from grader.sandbox import wire
 from grader.task.edges import Edge, judged_by
 from grader.task.reference import call_reference
@@ -140,22 +135,14 @@ def reference_value(reference: ModuleType | None, check: CheckSpec, freeze: froz
     return check.kind.reference_value(reference, check)
 
 
-@functools.cache
-def _versions() -> str:
-    """What generated cases depend on besides the task: looked up once per process."""
-    from importlib.metadata import version
-
-    try:
-        hypothesis_version = version("hypothesis")
-    except Exception:
-        hypothesis_version = "?"
-
-    return f"{CACHE_FORMAT}/{__version__}/{hypothesis_version}/{np.__version__}"
+def generated_by() -> str:
+    """What generated cases depend on besides the task: the cache's format, the grader's,
+    Hypothesis's and numpy's versions (looked up once per process)."""
+    return f"{CACHE_FORMAT}/{versions('hypothesis', 'numpy')}"
 
 
 def _key(task: Task, check: CheckSpec) -> str:
-    ident = json.dumps([_versions(), task.digest, repr(check)], default=str)
-    return f"{task.id}-{check.name}-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
+    return entry_name(f"{task.id}-{check.name}", generated_by(), task.digest, repr(check))
 
 
 def cache_dir() -> str:
@@ -163,17 +150,17 @@ def cache_dir() -> str:
 
 
 def _read(key: str) -> CaseSet | None:
-    try:
-        with open(os.path.join(cache_dir(), key + ".frame"), "rb") as f:
-            header, blobs = wire.unpack(f.read(), _CACHE_CAPS)
-        return CaseSet(
-            wire.decode(header["cases"], blobs, _CACHE_CAPS),
-            wire.decode(header["expected"], blobs, _CACHE_CAPS),
-            int(header["literal_count"]),
-            list(header["recipes"]),
-        )
-    except (OSError, wire.WireError, KeyError, TypeError, ValueError):
-        return None
+    return read_entry(os.path.join(cache_dir(), key + ".frame"), _decode)
+
+
+def _decode(data: bytes) -> CaseSet:
+    header, blobs = wire.unpack(data, _CACHE_CAPS)
+    return CaseSet(
+        wire.decode(header["cases"], blobs, _CACHE_CAPS),
+        wire.decode(header["expected"], blobs, _CACHE_CAPS),
+        int(header["literal_count"]),
+        list(header["recipes"]),
+    )
 
 
 def _write(key: str, cases: CaseSet) -> None:
@@ -185,17 +172,7 @@ def _write(key: str, cases: CaseSet) -> None:
             "literal_count": cases.literal_count,
             "recipes": cases.recipes,
         }
-        folder = cache_dir()
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    except (OSError, TypeError, ValueError):
-        return  # a cache that cannot be written only costs time
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(wire.pack(header, blobs))
-        os.replace(tmp, os.path.join(folder, key + ".frame"))
-    except (OSError, TypeError, ValueError):
-        try:
-            os.remove(tmp)  # no half-written entry left behind
-        except OSError:
-            pass
+        data = wire.pack(header, blobs)
+    except (TypeError, ValueError):
+        return  # (a value the wire does not carry: not kept, which only costs time)
+    write_entry(os.path.join(cache_dir(), key + ".frame"), data)

@@ -20,11 +20,12 @@ from grader.classroom.export import write_detailed
 from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.classroom.progress import Progress
 from grader.grading.grade import GradeOptions
+from grader.grading.options import tier_for
 from grader.grading.prepared import prepare
 from grader.records.result import Result, ungradable
 from grader.records.wording import counted
 from grader.report.class_summary import render_markdown, render_text, summarize
-from grader.sandbox import choose_tier, downgrade_note, refuse_open_paths, warm_supported
+from grader.sandbox import downgrade_note, refuse_open_paths, warm_supported
 from grader.sandbox import tier as sandbox_tier
 from grader.student_text import clean_report, line, visible
 from grader.task.spec import Task
@@ -46,7 +47,7 @@ def _choose_sandbox(options: GradeOptions, folder: str, out_dir: str, stream: Te
     tier) and say how submissions will be isolated, what is weaker than bubblewrap, and
     whether workers are warm (a batch without warm workers is several times slower; the
     instructor should know why)."""
-    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
+    tier = tier_for(options)  # (a class: others' work, never a kit)
     if sandbox_tier(
         tier
     ).file_permissions_are_walls:  # classmates' files and the results must be closed to a worker

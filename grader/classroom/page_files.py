@@ -17,9 +17,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from dataclasses import replace
 
+from grader import disk
 from grader.classroom.grade_files import task_file, task_folder
 from grader.grading.redact import for_students
 from grader.records.result import Result
@@ -56,22 +56,13 @@ def class_page_path(out_dir: str, task_id: str) -> str:
     return task_file(out_dir, "class", task_id, "html")
 
 
-def write_whole(path: str, content: str) -> None:
+def _write_page(path: str, content: str) -> None:
     """Write ``path`` by a temporary file and a rename: a batch killed meanwhile leaves the
     old page or the new one, never half of one (and a leftover temporary, see ``tidy``)."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}{TEMPORARY_SUFFIX}")
-    # (O_EXCL: never through a file or link already there; 0o666: the umask decides, as for
-    # the batch's other files)
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(content)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    # (0o666: the umask decides, as for the batch's other files)
+    with disk.write_whole(path, "w", permissions=0o666, suffix=TEMPORARY_SUFFIX, encoding="utf-8") as f:
+        f.write(content)
 
 
 def tidy(out_dir: str, task_id: str) -> None:
@@ -88,7 +79,7 @@ def tidy(out_dir: str, task_id: str) -> None:
 
 def write_student_page(out_dir: str, task_id: str, student: str, report: Result) -> None:
     """The student's page: the student view (hidden checks redacted, as `grader check`)."""
-    write_whole(student_page_path(out_dir, task_id, student), student_html(for_students(report)))
+    _write_page(student_page_path(out_dir, task_id, student), student_html(for_students(report)))
 
 
 def without_pictures(report: Result) -> Result:
@@ -107,5 +98,5 @@ def write_class_page(
         link = os.path.relpath(path, out_dir).replace(os.sep, "/") if os.path.exists(path) else None
         lines.append(StudentLine(student, report.score, report.max_score, str(report.status), link))
     path = class_page_path(out_dir, task_id)
-    write_whole(path, class_html(summary, lines))
+    _write_page(path, class_html(summary, lines))
     return path

@@ -12,7 +12,6 @@ from grader.cli import slips
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, refuse_open_output, write
 from grader.grading.grade import grade
 from grader.grading.options import GradeOptions
-from grader.grading.own_machine import kit_at_home
 from grader.grading.prestart import HeadStart
 from grader.grading.redact import for_students
 from grader.records.statuses import PASSED
@@ -28,7 +27,7 @@ def check(args: argparse.Namespace, options: GradeOptions, started: HeadStart | 
     except SpecError as exc:
         raise slips.spec_problems_for_students(exc) from None
     if args.output:
-        refuse_open_output(options, args.output, kit_at_home(task, options))
+        refuse_open_output(options, args.output, task)
     if args.file:
         problem = name_problem(args.file) or (
             "a file of a folder, not of stdin" if args.submission == "-" else None

@@ -6,11 +6,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from grader.grading.options import GradeOptions  # not grade.py: every command would load numpy and the checks
-from grader.sandbox import NAMES, choose_tier, refuse_open_paths, tier
+# (not grade.py: every command would load numpy and the checks)
+from grader.grading.options import GradeOptions, tier_for
+from grader.sandbox import NAMES, refuse_open_paths, tier
 from grader.student_text import line
+
+if TYPE_CHECKING:  # (an annotation: the task's module is not loaded for every command)
+    from grader.task.spec import Task
 
 EXIT_FULL, EXIT_BELOW, EXIT_CANNOT_RUN = 0, 1, 2
 EXIT_GRADER_FAILED = 3  # the grader itself failed (batch: some submissions got an error row)
@@ -54,12 +58,10 @@ def options_from(args: argparse.Namespace, warm_workers: bool = False) -> GradeO
     )
 
 
-def refuse_open_output(options: GradeOptions, path: str, kit: bool = False) -> None:
+def refuse_open_output(options: GradeOptions, path: str, task: Task | None = None) -> None:
     """In the unprivileged tier, the folder a report is written to must not be open to
-    every user (the worker could plant the file first). ``kit``: choose_tier's."""
-    if tier(
-        choose_tier(options.isolation, options.others_work, options.shared_state, kit)
-    ).file_permissions_are_walls:
+    every user (the worker could plant the file first). ``task``: tier_for's."""
+    if tier(tier_for(options, task)).file_permissions_are_walls:
         refuse_open_paths([], [os.path.dirname(os.path.abspath(path))])
 
 

@@ -19,10 +19,11 @@ import uvicorn
 from grader.authoring import load_task
 from grader.classroom.roster import Roster, RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, options_from
-from grader.disk import cache_root
+from grader.disk import cache_root, create_private
+from grader.grading.options import tier_for
 from grader.grading.prepared import PreparedTask
 from grader.records.wording import counted
-from grader.sandbox import SandboxUnavailable, choose_tier, refuse_open_paths
+from grader.sandbox import SandboxUnavailable, refuse_open_paths
 from grader.sandbox import tier as sandbox_tier
 from grader.service.app import Service, create_app
 from grader.service.connections import guarded_protocol, quiet_client_noise
@@ -103,15 +104,9 @@ def _make_private(path: str) -> None:
     umask, and gives its -wal, -shm and -journal the database's own mode); an existing one,
     and those files, closed to group and others (said): they hold every upload."""
     try:
-        made = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        create_private(path).close()
     except OSError:
         pass  # (there already, or not to be made: then Store says why)
-    else:
-        try:
-            if hasattr(os, "fchmod"):
-                os.fchmod(made, 0o600)  # (what the umask took from 0600 too)
-        finally:
-            os.close(made)
     if os.name != "posix":
         return
     tightened = []
@@ -221,7 +216,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Students' work, graded as `grader batch` grades it: never in a tier that could reach
     # the task or the results, warm workers in each pool process.
     options = dataclasses.replace(options_from(args, warm_workers=True), others_work=True)
-    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
+    tier = tier_for(options)  # (once for every task: others' work, never a kit)
     walls = sandbox_tier(tier).file_permissions_are_walls
     if walls:  # (as grade() refuses each upload: said once, before any)
         refuse_open_paths([t.folder for t in tasks.values()] + [cache_root()])

@@ -27,8 +27,7 @@ from grader.grading.load_check import (
     undefined_because,
     unreadable,
 )
-from grader.grading.options import GradeOptions  # (also imported from here: batch, ci, validate)
-from grader.grading.own_machine import kit_at_home
+from grader.grading.options import GradeOptions, tier_for  # (also imported from here: batch, ci, validate)
 from grader.grading.policy import skip_idle_policy_checks
 from grader.grading.prepared import PreparedTask, prepare
 from grader.grading.prestart import HeadStart
@@ -41,7 +40,7 @@ from grader.records.statuses import (
     TASK,
     TIMED_OUT_BEFORE,
 )
-from grader.sandbox import Sandbox, choose_tier, downgrade_note, refuse_open_paths, workers
+from grader.sandbox import Sandbox, downgrade_note, refuse_open_paths, workers
 from grader.sandbox import tier as sandbox_tier
 from grader.student_text import name as visible_name
 from grader.submission.file import SubmissionFile, read_submission
@@ -73,9 +72,7 @@ def grade(
         display=task.display_imports,
         tested=tuple(task.functions) if task.kind == "functions" else (),
     )
-    tier = choose_tier(
-        options.isolation, options.others_work, options.shared_state, kit_at_home(task, options)
-    )
+    tier = tier_for(options, task)
     if sandbox_tier(tier).file_permissions_are_walls:
         refuse_open_paths([task.folder, cache_root()])  # (every cache: cases, times, shrink paths)
     # The frameworks the task allows and the file imports: imported by its worker (or the

@@ -22,7 +22,7 @@ import numpy as np
 
 from grader.cases import freeze_files as frozen
 from grader.cases.call_limits import ReferenceTimes
-from grader.cases.generate import _versions, case_set, expected_output, reference_value, tried_cases
+from grader.cases.generate import case_set, expected_output, generated_by, reference_value, tried_cases
 from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
 from grader.grading import final_grading, mistakes
 from grader.grading.policy import one_fill_checks
@@ -95,7 +95,7 @@ class PreparedTask:
     def cases_digest(self) -> str:
         """Which cases a grade was decided on: the freeze's digest, or the versions that
         generated them (a grade then holds for those versions only)."""
-        return self.freeze.digest if self.freeze is not None else f"generated ({_versions()})"
+        return self.freeze.digest if self.freeze is not None else f"generated ({generated_by()})"
 
     def case_set(self, check: CheckSpec) -> CaseSet:
         """The check's cases and expected outputs (read-only for every caller)."""

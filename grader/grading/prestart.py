@@ -16,9 +16,9 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator
 
-from grader.grading.options import GradeOptions
+from grader.grading.options import GradeOptions, tier_for
 from grader.records.limits import Limits
-from grader.sandbox import Spawner, WorkerProcess, choose_tier, start_worker
+from grader.sandbox import Spawner, WorkerProcess, start_worker
 from grader.task import frameworks
 from grader.task.task_yaml import read_head
 
@@ -76,5 +76,5 @@ def _start(task_folder: str, options: GradeOptions) -> HeadStart | None:
         return None
     # as grading.grade works them out (with no framework to preload)
     limits = dataclasses.replace(head.limits, **options.limits)
-    tier = choose_tier(options.isolation, options.others_work, options.shared_state)
+    tier = tier_for(options)  # (no Task yet: never a kit-only tier ahead)
     return HeadStart(limits, tier, start_worker(limits, tier))

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import os
 import shlex
-import tempfile
 import zipfile
 from dataclasses import dataclass
 
+from grader.disk import write_whole
 from grader.integrations import gradescope_finish, self_package, target_pins
 from grader.task import frameworks
 from grader.task.spec import Task
@@ -207,19 +207,15 @@ def build(
     setup = SETUP_SH.format(wheel=wheel, python=python, binary="--only-binary=:all: " if index else "")
     folder = os.path.dirname(os.path.abspath(output))
     os.makedirs(folder, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".autograder-", suffix=".zip.part", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
-            _add(archive, "setup.sh", setup, executable=True)
-            _add(archive, "run_autograder", run_autograder(parts), executable=True)
-            _add(archive, "finish_results.py", _finish_source())
-            _add(archive, "requirements.txt", requirements)
-            _add(archive, wheel, wheel_data)
-            for part in parts:
-                _add_tree(archive, part.task.folder, f"tasks/{part.task.id}")
-        os.chmod(temp, 0o644)
-        os.replace(temp, output)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    with (
+        write_whole(output, permissions=0o644, exact=True, suffix=".zip.part") as f,
+        zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive,
+    ):
+        _add(archive, "setup.sh", setup, executable=True)
+        _add(archive, "run_autograder", run_autograder(parts), executable=True)
+        _add(archive, "finish_results.py", _finish_source())
+        _add(archive, "requirements.txt", requirements)
+        _add(archive, wheel, wheel_data)
+        for part in parts:
+            _add_tree(archive, part.task.folder, f"tasks/{part.task.id}")
     return notes

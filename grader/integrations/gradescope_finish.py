@@ -155,6 +155,7 @@ def _results_folder(folder: str) -> None:
 
 
 def write_atomically(folder: str, data: dict[str, Any]) -> str:
+    # (its own temporary and rename, not grader.disk.write_whole: this file runs alone)
     _results_folder(folder)
     target = os.path.join(folder, "results.json")
     if os.path.isdir(target) and not os.path.islink(target):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from grader.disk import cache_folder
+from grader.disk import cache_folder, write_entry
 from grader.records.limits import Limits
 from grader.task.check_kind import COMMON_FIELDS, CheckKind, Reading
 from grader.task.spec import (
@@ -222,12 +222,8 @@ def _known_valid(path: str, kinds: Kinds) -> bool:
 
 
 def _remember_valid(path: str, kinds: Kinds) -> None:
-    marker = _validity_marker(path, kinds)
-    try:
-        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
-        open(marker, "w").close()
-    except OSError:
-        pass  # only costs the schema check next time
+    # (a marker that cannot be written costs the schema check next time)
+    write_entry(_validity_marker(path, kinds), b"")
 
 
 # --------------------------------------------------------------------------- the task

@@ -1,4 +1,4 @@
-"""Which grade may run unsandboxed (grader/grading/own_machine.py): a kit, holding nothing
+"""Which grade may run unsandboxed (tier_for's kit rule, grader/grading/options.py): a kit, holding nothing
 of the instructor's, checked by its own student; and what a worker that shares no memory
 hands back of a call's arguments (grader/sandbox/call_request.py)."""
 
@@ -9,8 +9,7 @@ import numpy as np
 from conftest import COURSE, INSTRUCTOR_TASKS, PE_TASK
 
 from grader.authoring import load_task
-from grader.grading.options import GradeOptions
-from grader.grading.own_machine import is_kit, kit_at_home
+from grader.grading.options import GradeOptions, is_kit, kit_at_home
 from grader.sandbox.call_request import calls_request, sent_back
 
 KIT = os.path.join(COURSE, "tasks", "normalize-rows")

@@ -257,3 +257,47 @@ def test_unsandboxed_starts_the_student_s_own_python_with_no_confinement():
     assert start.command[2].endswith("connect_back.py") and start.command[3] == "40123"
     assert start.env["TMPDIR"] == "/nowhere" and start.env["OPENBLAS_NUM_THREADS"] == "1"
     assert tier("unsandboxed").confinement(Limits(), "/nowhere", False) == {}
+
+
+def test_the_tier_is_chosen_in_one_place_outside_the_sandbox():
+    """Outside the sandbox, choose_tier is imported and called by grading.options.tier_for
+    only: every command asks tier_for, which applies the kit rule, so no caller can forget it
+    or assemble the arguments its own way."""
+    import ast
+
+    import grader
+
+    class Uses(ast.NodeVisitor):
+        def __init__(self, module: str):
+            self.module, self.where, self.found = module, [module], set()
+
+        def visit_FunctionDef(self, node):
+            self.where.append(node.name)
+            self.generic_visit(node)
+            self.where.pop()
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_Name(self, node):
+            if node.id == "choose_tier":
+                self.found.add(".".join(self.where))
+
+        def visit_Attribute(self, node):
+            if node.attr == "choose_tier":
+                self.found.add(".".join(self.where))
+            self.generic_visit(node)
+
+        def visit_ImportFrom(self, node):
+            if any(alias.name == "choose_tier" for alias in node.names):
+                self.found.add(f"{self.module} (its import)")
+
+    root = Path(grader.__file__).parent
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        module = path.relative_to(root.parent).with_suffix("").as_posix().replace("/", ".")
+        if module == "grader.sandbox" or module.startswith("grader.sandbox."):
+            continue
+        uses = Uses(module)
+        uses.visit(ast.parse(path.read_text(encoding="utf-8")))
+        found |= uses.found
+    assert found == {"grader.grading.options.tier_for", "grader.grading.options (its import)"}

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from dataclasses import dataclass, fields
 
 from grader.classroom.grade_files import NO_SUBMISSION, Row, Rows
+from grader.disk import create_private
 from grader.records.result import ungradable
 from grader.records.wording import counted
 from grader.student_text import for_csv
@@ -82,11 +82,7 @@ class CollectionError(Exception):
 def write_collection(path: str, records: list[Record]) -> None:
     """The record, as a new file the instructor alone reads (0600 whatever the umask: it
     names every student and their files; never through a link, never over another's)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags, 0o600)
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, 0o600)  # (a umask may take bits of 0o600 too)
-    with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+    with create_private(path, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f, lineterminator="\r\n")
         out.writerow(COLUMNS)
         for r in records:

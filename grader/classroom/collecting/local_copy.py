@@ -34,6 +34,8 @@ import tempfile
 import urllib.parse
 from dataclasses import dataclass
 
+from grader.disk import create_private
+
 # A short exercise's repository is a few MiB and a few thousand entries.
 ENTRIES = 100_000
 BYTES = 256 << 20
@@ -52,7 +54,6 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _HELPER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*::")
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -289,8 +290,7 @@ def _copy_file(
         now = os.fstat(fd)
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
             raise Refused(f"{shown} changed while it was read")
-        out = os.open(name, _NEW, 0o600, dir_fd=dst)
-        with os.fdopen(out, "wb") as f:
+        with create_private(name, dir_fd=dst) as f:
             while chunk := os.read(fd, 1 << 20):
                 budget.spend(len(chunk))
                 f.write(chunk)
@@ -330,6 +330,5 @@ def _write_config(git_dir: int, out: int) -> None:
     lines = ["[core]", f"\trepositoryformatversion = {1 if extensions else 0}", "\tbare = true"]
     if extensions:
         lines += ["[extensions]", *(f"\t{key} = {value}" for key, value in sorted(extensions.items()))]
-    fd = os.open("config", _NEW, 0o600, dir_fd=out)
-    with os.fdopen(fd, "w", encoding="ascii") as f:
+    with create_private("config", "w", dir_fd=out, encoding="ascii") as f:
         f.write("\n".join(lines) + "\n")

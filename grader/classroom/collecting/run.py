@@ -48,6 +48,7 @@ from grader.classroom.collecting.collection_csv import Record
 from grader.classroom.collecting.local_copy import Local, Network, Unusable
 from grader.classroom.collecting.solutions_tree import SOLUTIONS, HandInLookup, entry_described, find_hand_in
 from grader.classroom.roster import Enrolled, Roster
+from grader.disk import create_private, swap_folder
 from grader.records.wording import counted
 from grader.student_text import line, student_id
 from grader.submission.formats import written_suffixes
@@ -413,7 +414,9 @@ def _collect_repository(
             )
             if found.status == records.COLLECTED:
                 file = f"{task.id}/{sid}{found.suffix}"
-                _write_new(os.path.join(staging, file), found.data)
+                # (a new file of ours: never through a link, never over another's)
+                with create_private(os.path.join(staging, file)) as f:
+                    f.write(found.data)
                 record = Record(
                     sid,
                     task.id,
@@ -429,13 +432,6 @@ def _collect_repository(
         return out
     finally:
         repo.remove()
-
-
-def _write_new(path: str, data: bytes) -> None:
-    """A new file of ours (never through a link, never over another's)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
 
 
 # --------------------------------------------------------------------------- the class
@@ -519,7 +515,7 @@ def run_collect(
             ]
             collected = [r for future in futures for r in future.result()]
         records.write_collection(os.path.join(staging, records.FILE_NAME), collected)
-        _replace(out, staging, parent)
+        _replace(out, staging)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(staging, ignore_errors=True)
@@ -527,12 +523,6 @@ def run_collect(
     return Outcome(collected, unreachable, os.path.join(out, records.FILE_NAME))
 
 
-def _replace(out: str, staging: str, parent: str) -> None:
-    if os.path.exists(out):
-        prepare_out(out)  # (still ours: checked again just before it goes)
-        trash = tempfile.mkdtemp(prefix=".collect-old-", dir=parent)
-        os.rename(out, os.path.join(trash, "old"))
-        os.rename(staging, out)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.rename(staging, out)
+def _replace(out: str, staging: str) -> None:
+    prepare_out(out)  # (still ours: checked again just before it goes)
+    swap_folder(staging, out)

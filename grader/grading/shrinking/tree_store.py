@@ -1,4 +1,4 @@
-"""Shrink paths kept on disk, in the grader's cache (cache_folder.py), so that the pool
+"""Shrink paths kept on disk, in the grader's cache (disk.py), so that the pool
 processes of a batch, and later runs on this machine, walk each other's shrinks
 (shrink_traces.py) instead of each running Hypothesis for the first of every mistake.
 
@@ -13,12 +13,10 @@ submission on every input, and a path that cannot be read is passed over.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import tempfile
 
-from grader.cases.generate import _versions
-from grader.disk import cache_folder
+from grader.cases.generate import generated_by
+from grader.disk import cache_folder, entry_name, read_entry, write_entry
 from grader.grading.shrinking.tree import Step
 from grader.sandbox import wire
 from grader.task.spec import CheckSpec, Task
@@ -38,8 +36,8 @@ class ShrinkStore:
         self.read: dict[str, set[str]] = {}
 
     def folder(self, check: CheckSpec) -> str:
-        ident = json.dumps([_versions(), self.task.digest, repr(check)], default=str)
-        return os.path.join(cache_folder(FOLDER), hashlib.sha256(ident.encode()).hexdigest()[:32])
+        name = entry_name("", generated_by(), self.task.digest, repr(check), digits=32)
+        return os.path.join(cache_folder(FOLDER), name)
 
     def new_paths(self, check: CheckSpec) -> list[list[Step]]:
         """The paths of the check written since this store last looked (by anyone)."""
@@ -52,7 +50,7 @@ class ShrinkStore:
         paths = []
         for name in names[: max(0, PATHS_PER_CHECK - len(seen))]:
             seen.add(name)
-            steps = _read(os.path.join(folder, name))
+            steps = read_entry(os.path.join(folder, name), _decode, PATH_BYTES)
             if steps:
                 paths.append(steps)
         return paths
@@ -78,42 +76,23 @@ class ShrinkStore:
         if len(data) > PATH_BYTES:
             return
         name = hashlib.sha256(data).hexdigest()[:32] + ".frame"
-        folder = self.folder(check)
         self.read.setdefault(check.name, set()).add(name)  # (this process has it already)
-        try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        except OSError:
-            return  # a cache that cannot be written only costs time
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, os.path.join(folder, name))
-        except OSError:
-            try:
-                os.remove(tmp)
-            except OSError:
-                pass
+        write_entry(os.path.join(self.folder(check), name), data)
 
 
-def _read(path: str) -> list[Step] | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
-        with os.fdopen(fd, "rb") as f:
-            if os.fstat(f.fileno()).st_size > PATH_BYTES:
-                return None
-            header, blobs = wire.unpack(f.read(), _CAPS)
-        steps = []
-        for entry in header["steps"]:
-            args = wire.decode(entry["args"], blobs, _CAPS)
-            recipes = entry.get("recipes", {})
-            answered, failed = entry["answered"], entry["failed"]
-            if not (isinstance(args, dict) and isinstance(recipes, dict)):
-                return None
-            if type(answered) is not bool or type(failed) is not bool:
-                return None
-            expected = wire.decode(entry["expected"], blobs, _CAPS)
-            steps.append(Step(Drawn(args, recipes), expected, answered, failed))
-        return steps
-    except (OSError, KeyError, TypeError, ValueError, wire.WireError):
-        return None  # (damaged or foreign: passed over)
+def _decode(data: bytes) -> list[Step] | None:
+    """A path as written by ``save``; None (or an error: read_entry passes it over) for a
+    damaged or foreign one."""
+    header, blobs = wire.unpack(data, _CAPS)
+    steps = []
+    for entry in header["steps"]:
+        args = wire.decode(entry["args"], blobs, _CAPS)
+        recipes = entry.get("recipes", {})
+        answered, failed = entry["answered"], entry["failed"]
+        if not (isinstance(args, dict) and isinstance(recipes, dict)):
+            return None
+        if type(answered) is not bool or type(failed) is not bool:
+            return None
+        expected = wire.decode(entry["expected"], blobs, _CAPS)
+        steps.append(Step(Drawn(args, recipes), expected, answered, failed))
+    return steps

@@ -72,7 +72,7 @@ def choose_tier(
     results; unsandboxed) is refused rather than taken, and so is a tier whose workers could
     share state here (Tier.gaps) unless ``shared_state`` says the instructor accepts that.
     ``kit``: the grade is of a kit checked by its own student (the caller has made sure:
-    grading/own_machine.py); only then may a kit-only tier (unsandboxed) be taken, by auto
+    grading/options.py's tier_for); only then may a kit-only tier (unsandboxed) be taken, by auto
     only where no stronger tier works; never with ``others_work``, whatever ``kit`` says."""
     if requested != "auto":
         named = tier(requested)
