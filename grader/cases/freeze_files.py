@@ -9,7 +9,9 @@ grader version that froze it, the SHA-256 of ``task.yaml`` and of the reference 
 frozen from, and the digest of it all). A freeze is stale when ``task.yaml`` or the
 reference changed since: grading refuses it with the command that refreezes.
 
-A kit (kit.py) carries a freeze of the public checks only, made from the full task, with
+Written here too (``write``, from the entries ``cases_entry`` and ``value_entry`` make), by
+``grader freeze`` (authoring/freeze.py, which computes what goes in), so that the format is
+one module's. A kit (kit.py) carries a freeze of the public checks only, made from the full task, with
 no reference: its manifest says ``kit`` and records the kit's own ``task.yaml``.
 """
 
@@ -18,11 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from grader import __version__
 from grader.cases.model import CaseSet
-from grader.disk import read_json, write_json
+from grader.disk import read_json, swap_folder, write_json
 from grader.sandbox import wire
 from grader.task.spec import CheckSpec, SpecError, Task
 
@@ -237,3 +242,83 @@ def _entry(freeze: Freeze, check: CheckSpec) -> dict:
             ]
         )
     return entry
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def cases_entry(cases: CaseSet, arrays: dict[str, bytes]) -> dict:
+    """A check's case set as its entry in cases.json; its arrays added to ``arrays``."""
+    blobs: list[bytes] = []
+    entry: dict[str, Any] = {
+        "cases": wire.encode(cases.cases, blobs),
+        "expected": wire.encode(cases.expected, blobs),
+        "literal_count": cases.literal_count,
+    }
+    if any(cases.recipes):
+        entry["recipes"] = cases.recipes
+    return _with_arrays(entry, blobs, arrays)
+
+
+def value_entry(value: Any, arrays: dict[str, bytes]) -> dict:
+    """A script check's reference value as its entry in cases.json."""
+    blobs: list[bytes] = []
+    return _with_arrays({"value": wire.encode(value, blobs)}, blobs, arrays)
+
+
+def _with_arrays(entry: dict, blobs: list[bytes], arrays: dict[str, bytes]) -> dict:
+    names = []
+    for blob in blobs:
+        arrays[sha256(blob)] = blob
+        names.append(sha256(blob))
+    entry["arrays"] = names
+    return entry
+
+
+def write(
+    target: str,
+    task: Task,
+    data: dict,
+    arrays: dict[str, bytes],
+    spec_sha: str | None,
+    reference_sha: str | None,
+    kit: bool,
+) -> str:
+    """Write a freeze of ``data`` (its ``checks`` entries, and what else cases.json keeps)
+    to ``target``; returns its digest."""
+    cases_json = json.dumps({"format": FORMAT, "task": task.id, **data}, sort_keys=True, indent=1).encode()
+    digest = digest_of(spec_sha, reference_sha, sha256(cases_json), sorted(arrays))
+    manifest = {
+        "format": FORMAT,
+        "grader_version": __version__,
+        "task": task.id,
+        "kit": kit,
+        "spec_sha256": spec_sha,
+        "reference_sha256": reference_sha,
+        "cases_sha256": sha256(cases_json),
+        "digest": digest,
+    }
+    _write_folder(target, cases_json, arrays, manifest)
+    return digest
+
+
+def _write_folder(target: str, cases_json: bytes, arrays: dict[str, bytes], manifest: dict) -> None:
+    """Write the whole freeze beside the old one, then swap: never half a freeze."""
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    fresh = tempfile.mkdtemp(prefix=".frozen-", dir=parent)
+    try:
+        os.makedirs(os.path.join(fresh, ARRAYS))
+        for name, blob in arrays.items():
+            with open(os.path.join(fresh, ARRAYS, name + ".npy"), "wb") as f:
+                f.write(blob)
+        with open(os.path.join(fresh, CASES), "wb") as f:
+            f.write(cases_json)
+        with open(os.path.join(fresh, MANIFEST), "w") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.chmod(fresh, 0o755)
+        swap_folder(fresh, target)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
