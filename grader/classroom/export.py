@@ -1,5 +1,6 @@
 """The grade files of a gradebook, written again: the detailed ones always, and each LMS
-format asked for (Canvas, Moodle: they need a roster), joined with a collection when given."""
+format asked for (export_formats.py: they need a roster), joined with a collection when
+given."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 from grader.classroom import grade_files
 from grader.classroom.collecting import Collection, join_collection
+from grader.classroom.export_formats import DETAILED, LMS_FORMATS
 from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.classroom.roster import Roster
 from grader.records.result import Result
@@ -39,7 +41,7 @@ def write_detailed(
         matched = join_collection(
             matched, task_id, collection, {s: row.content_hash for s, row in stored.items()}
         )
-    grades = grade_files.task_file(out_dir, "grades", task_id, "csv")
+    grades = grade_files.task_file(out_dir, DETAILED.prefix, task_id, "csv")
     grade_files.write_detailed(
         grades,
         matched,
@@ -55,7 +57,7 @@ def write_detailed(
 
 def export(
     out_dir: str,
-    formats: AbstractCollection[str] = ("detailed",),
+    formats: AbstractCollection[str] = (),
     roster: Roster | None = None,
     task: str | None = None,
     assignment: str | None = None,
@@ -64,8 +66,9 @@ def export(
 ) -> list[Exported]:
     """Write a task's grade files again from the gradebook (every task's, without ``task``):
     the detailed grades-<task>.csv and reports-<task>.jsonl always, and each LMS format
-    asked for (they need ``roster``). With a ``collection`` (collection.py, with a roster),
-    its tasks too, and each row says what was collected for that student, or why nothing was."""
+    named in ``formats`` (LMS_FORMATS; they need ``roster``). With a ``collection``
+    (collection.py, with a roster), its tasks too, and each row says what was collected for
+    that student, or why nothing was."""
     book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
     try:
         tasks = book.tasks()
@@ -93,14 +96,11 @@ def export(
                     r.max_score for r in collection.by_task.get(task_id, {}).values()
                 )
             column = assignment or task_id
-            if "canvas" in formats:
-                path = grade_files.task_file(out_dir, "canvas", task_id, "csv")
-                grade_files.write_canvas(path, exported.matched, column, points, excel)
-                exported.paths.append(path)
-            if "moodle" in formats:
-                path = grade_files.task_file(out_dir, "moodle", task_id, "csv")
-                grade_files.write_moodle(path, exported.matched, column, excel)
-                exported.paths.append(path)
+            for lms in LMS_FORMATS:
+                if lms.name in formats:
+                    path = grade_files.task_file(out_dir, lms.prefix, task_id, "csv")
+                    getattr(grade_files, lms.writer)(path, exported.matched, column, points, excel)
+                    exported.paths.append(path)
             done.append(exported)
     finally:
         book.close()

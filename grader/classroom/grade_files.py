@@ -39,17 +39,17 @@ NO_SUBMISSION = "no submission"  # the status of a roster student with nothing g
 _TASK_FILE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,99}")
 
 
-def task_file(out_dir: str, kind: str, task_id: str, extension: str) -> str:
-    """``OUT/<kind>-<task id>.<extension>``; a task id that is not a plain task id (an old
+def task_file(out_dir: str, prefix: str, task_id: str, extension: str) -> str:
+    """``OUT/<prefix>-<task id>.<extension>``; a task id that is not a plain task id (an old
     or damaged gradebook) becomes a name built from its hash, never a path."""
-    return f"{task_folder(out_dir, kind, task_id)}.{extension}"
+    return f"{task_folder(out_dir, prefix, task_id)}.{extension}"
 
 
-def task_folder(out_dir: str, kind: str, task_id: str) -> str:
-    """``OUT/<kind>-<task id>``, named as ``task_file`` names files."""
+def task_folder(out_dir: str, prefix: str, task_id: str) -> str:
+    """``OUT/<prefix>-<task id>``, named as ``task_file`` names files."""
     if not _TASK_FILE_ID.fullmatch(task_id):
         task_id = "task-" + hashlib.sha256(task_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return os.path.join(out_dir, f"{kind}-{task_id}")
+    return os.path.join(out_dir, f"{prefix}-{task_id}")
 
 
 @dataclass
@@ -206,7 +206,10 @@ def write_canvas(
     _write(path, out, excel)
 
 
-def write_moodle(path: str, matched: Rows, assignment: str, excel: bool = False) -> None:
+def write_moodle(
+    path: str, matched: Rows, assignment: str, points: float | None = None, excel: bool = False
+) -> None:
+    """(``points``: Moodle's file holds none; its grade item has them.)"""
     out = [["lms_id", "name", for_csv(assignment)]]
     out += [
         [for_csv(row.enrolled.lms_id), for_csv(row.enrolled.name), _total(row)]

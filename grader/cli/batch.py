@@ -9,6 +9,7 @@ import sys
 
 from grader.authoring import load_task
 from grader.classroom.batch import run_batch
+from grader.classroom.export_formats import LMS_FORMATS
 from grader.cli.common import EXIT_FULL, EXIT_GRADER_FAILED, UsageError, options_from
 from grader.records.wording import counted
 
@@ -24,7 +25,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     sys.stdout.write(outcome.summary_text)  # (the .md file keeps the Markdown)
     print(
         f"\nwrote {', '.join(outcome.written)} and {os.path.join(args.out, 'gradebook.sqlite')}"
-        f"\n(for an LMS: grader export {args.out} --roster ROSTER.csv --format canvas|moodle)",
+        f"\n(for an LMS: grader export {args.out} --roster ROSTER.csv --format "
+        f"{'|'.join(f.name for f in LMS_FORMATS)})",
         file=sys.stderr,
     )
     if outcome.grader_failed:

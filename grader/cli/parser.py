@@ -8,6 +8,7 @@ import sys
 from typing import NoReturn
 
 from grader import __version__
+from grader.classroom.export_formats import LMS_FORMATS
 from grader.cli.common import EXIT_CANNOT_RUN
 from grader.report import RENDERERS
 from grader.sandbox import NAMES
@@ -127,7 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox_options(batch)
 
     export = commands.add_parser(
-        "export", help="grade files from a gradebook: detailed, and for an LMS (Canvas, Moodle) with a roster"
+        "export",
+        help="grade files from a gradebook: detailed, and for an LMS "
+        f"({', '.join(f.label for f in LMS_FORMATS)}) with a roster",
     )
     export.add_argument("out", nargs="?", default="out", help="the batch's --out folder")
     export.add_argument(
@@ -139,10 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         dest="formats",
         action="append",
-        choices=["canvas", "moodle"],
+        choices=[f.name for f in LMS_FORMATS],
         default=[],
-        help="also write canvas-<task>.csv or moodle-<task>.csv (total "
-        "points only; needs --roster); may be given twice",
+        help="also write "
+        + " or ".join(f"{f.pattern} ({f.description})" for f in LMS_FORMATS)
+        + "; needs --roster; may be given twice",
     )
     export.add_argument("--task", help="only this task (default: every task of the gradebook)")
     export.add_argument(

@@ -39,6 +39,7 @@ from starlette.routing import Route
 
 from grader.classroom.export import ExportError
 from grader.classroom.export import export as export_grades
+from grader.classroom.export_formats import DETAILED, EXPORT_FORMATS, ExportFormat
 from grader.classroom.grade_files import task_file
 from grader.classroom.gradebook import Gradebook
 from grader.classroom.roster import Roster
@@ -61,8 +62,6 @@ COOKIE = "grader_session"
 # Over HTTPS the cookie's name says it was set by this host itself, over a secure connection,
 # for the whole site: a sibling subdomain cannot plant one (a session of its own choosing).
 SECURE_COOKIE = "__Host-grader_session"
-EXPORT_FORMATS = ("csv", "canvas", "moodle")
-EXPORT_NAMES = {"csv": "grades", "canvas": "canvas", "moodle": "moodle"}  # as grader export names them
 
 
 @dataclass(frozen=True)
@@ -468,30 +467,30 @@ class _Routes:
         session = await self._staff(request)
         if isinstance(session, Response):
             return session
-        kind = request.query_params.get("format", "csv")
+        format = EXPORT_FORMATS.get(request.query_params.get("format", DETAILED.name))
         task = request.query_params.get("task") or (
             next(iter(self.s.tasks)) if len(self.s.tasks) == 1 else ""
         )
-        if kind not in EXPORT_FORMATS or task not in self.s.tasks:
+        if format is None or task not in self.s.tasks:
             return PlainTextResponse(
                 f"give format ({', '.join(EXPORT_FORMATS)}) and task ({', '.join(self.s.tasks)})\n",
                 status_code=400,
             )
-        if kind != "csv" and self.s.roster is None:
+        if format is not DETAILED and self.s.roster is None:
             return PlainTextResponse(
-                f"{kind} needs the roster: start grader serve with --roster\n", status_code=400
+                f"{format.name} needs the roster: start grader serve with --roster\n", status_code=400
             )
         try:
-            data = await run_in_threadpool(self._exported, task, kind)
+            data = await run_in_threadpool(self._exported, task, format)
         except ExportError:
             return PlainTextResponse(f"nothing of {task} is graded yet\n", status_code=404)
         return Response(
             data,
             media_type="text/csv; charset=utf-8",
-            headers={"content-disposition": f'attachment; filename="{EXPORT_NAMES[kind]}-{task}.csv"'},
+            headers={"content-disposition": f'attachment; filename="{format.prefix}-{task}.csv"'},
         )
 
-    def _exported(self, task_id: str, kind: str) -> bytes:
+    def _exported(self, task_id: str, format: ExportFormat) -> bytes:
         """The file `grader export` writes, from each person's latest graded upload."""
         task = self.s.tasks[task_id]
         latest = self.s.store.latest(reports=True)
@@ -505,9 +504,8 @@ class _Routes:
                         book.record(task_id, person, found.sha256, task.version, task.digest, report)
             finally:
                 book.close()
-            formats = ("detailed",) if kind == "csv" else ("detailed", kind)
-            export_grades(out, formats, self.s.roster, task=task_id)
-            with open(task_file(out, "grades" if kind == "csv" else kind, task_id, "csv"), "rb") as f:
+            export_grades(out, () if format is DETAILED else (format.name,), self.s.roster, task=task_id)
+            with open(task_file(out, format.prefix, task_id, "csv"), "rb") as f:
                 return f.read()
 
 

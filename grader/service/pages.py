@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 
+from grader.classroom.export_formats import EXPORT_FORMATS
 from grader.records.wording import counted
 from grader.service.store import Person, Submission
 from grader.student_text import for_html
@@ -211,7 +212,7 @@ def class_page(
     exports = " · ".join(
         f'<a href="/staff/export?format={f}&amp;task={for_html(t)}">{for_html(t)} {f}</a>'
         for t, _ in tasks
-        for f in ("csv", "canvas", "moodle")
+        for f in EXPORT_FORMATS
     )
     regrade = (
         f'<form method="post" action="/staff/regrade">{_csrf(csrf)}'
