@@ -204,7 +204,7 @@ def remember_verified(freeze: Freeze) -> None:
         write_json(VERIFIED, _verified_key(freeze), freeze._stamps)
 
 
-def case_set(freeze: Freeze, check: CheckSpec) -> CaseSet:
+def frozen_cases(freeze: Freeze, check: CheckSpec) -> CaseSet:
     """A check's frozen cases, decoded (read and checked once per prepared task: read per
     submission, they cost a pool process ~0.25 s each)."""
     entry = _entry(freeze, check)

@@ -76,7 +76,7 @@ def case_set(
     (never generated again: frozen.py), else generated here (cached on disk by the versions
     that made them)."""
     if freeze is not None:
-        return frozen.case_set(freeze, check)
+        return frozen.frozen_cases(freeze, check)
     if reference is None:
         raise SpecError([f"{task.folder}: no reference and no frozen cases: a task needs one"])
     key = _key(task, check)
