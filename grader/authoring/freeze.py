@@ -9,9 +9,20 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-from grader.cases import freeze_files as frozen
-from grader.cases.generate import case_set, reference_value, tried_cases
-from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
+from grader.cases import (
+    FREEZE_FOLDER,
+    CaseSet,
+    CasesFailed,
+    ReferenceFailed,
+    case_set,
+    cases_entry,
+    file_sha,
+    load_freeze,
+    reference_value,
+    tried_cases,
+    value_entry,
+    write_freeze,
+)
 from grader.grading import mistakes
 from grader.grading.policy import one_fill_checks
 from grader.task.case_size import smallest_first
@@ -31,8 +42,8 @@ def freeze(
     A ``kit`` copies them from the task's own freeze instead, never generating anew.
     A reference that raises on a case, or cases that cannot be drawn, are the task's bugs:
     a SpecError naming each check's line, as grading says it (prepared.py), and nothing written."""
-    target = os.path.join(out_folder or task.folder, frozen.FOLDER)
-    source = frozen.load(task) if kit else None  # (a kit copies the task's own freeze)
+    target = os.path.join(out_folder or task.folder, FREEZE_FOLDER)
+    source = load_freeze(task) if kit else None  # (a kit copies the task's own freeze)
     arrays: dict[str, bytes] = {}
     checks = {}
     frozen_sets: dict[str, CaseSet] = {}
@@ -46,9 +57,9 @@ def freeze(
                 problems.append(f"{task.spec_path}:{check.line}: check '{check.name}': {exc}")
                 continue
             frozen_sets[check.name] = cases
-            checks[check.name] = frozen.cases_entry(cases, arrays)
+            checks[check.name] = cases_entry(cases, arrays)
         elif check.kind.compares_with_reference_value():
-            checks[check.name] = frozen.value_entry(reference_value(reference, check, source), arrays)
+            checks[check.name] = value_entry(reference_value(reference, check, source), arrays)
     if problems:
         raise SpecError(problems)
     filled = one_fill_checks(
@@ -63,10 +74,8 @@ def freeze(
             data["mistakes"] = runs.frozen_profile(
                 lambda check: tried_cases(check, lambda c: frozen_sets[c.name])
             )
-    reference_sha = None if kit else frozen.file_sha(task.reference_path)
-    return frozen.write(
-        target, task, data, arrays, frozen.file_sha(spec_path or task.spec_path), reference_sha, kit
-    )
+    reference_sha = None if kit else file_sha(task.reference_path)
+    return write_freeze(target, task, data, arrays, file_sha(spec_path or task.spec_path), reference_sha, kit)
 
 
 def _by_size(cases: CaseSet) -> CaseSet:

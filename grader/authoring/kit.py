@@ -25,8 +25,7 @@ from collections.abc import Iterable
 import yaml
 
 from grader.authoring import freeze as freezing
-from grader.cases import freeze_files as frozen
-from grader.cases.generate import reference_value
+from grader.cases import load_freeze, reference_value
 from grader.disk import swap_folder
 from grader.grading import final_grading
 from grader.grading.checks.typed_in import Numbers, typed_in
@@ -42,7 +41,7 @@ HEADER = (
 
 def make_kit(task: Task, out_dir: str) -> str:
     """Write the kit of ``task`` under ``out_dir``; returns its folder."""
-    if frozen.load(task) is None:
+    if load_freeze(task) is None:
         raise SpecError(
             [
                 f"{task.folder}: not frozen; a kit is cut from the task's frozen cases, "
@@ -100,7 +99,7 @@ def _refuse_leaks(task: Task, checks: Iterable[CheckSpec], texts: dict[str, str]
 
     numbers = {name: Numbers(scan(text)) for name, text in texts.items()}
     problems = []
-    reference, freeze = None, frozen.load(task)
+    reference, freeze = None, load_freeze(task)
     for check in checks:
         if not check.kind.answer_is_private():
             continue

@@ -8,8 +8,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from grader.cases import freeze_files as frozen
-from grader.cases import generate as cases
+from grader.cases import CasesFailed, ReferenceFailed, expected_output, load_freeze
 from grader.grading.compare import check_values
 from grader.grading.grade import GradeOptions, grade
 from grader.grading.load_check import LOAD_CHECK, RUN_CHECK
@@ -58,7 +57,7 @@ def validate(
             progress(finding)
 
     try:
-        freeze = frozen.load(task)
+        freeze = load_freeze(task)
     except SpecError as exc:
         add(Finding("frozen cases", False, " ".join(exc.problems)))
         return report
@@ -78,12 +77,12 @@ def validate(
             continue
         try:
             case_set = prepared.case_set(check)
-        except (cases.ReferenceFailed, cases.CasesFailed) as exc:
+        except (ReferenceFailed, CasesFailed) as exc:
             add(Finding(check.name, False, str(exc)))
             continue
         given = check.kind.given_case(check.options)  # (an example's literal expect:)
         if given is not None and reference is not None:  # (a kit has none to compare with)
-            computed = cases.expected_output(task, reference, check, literal_case(given[0]))
+            computed = expected_output(task, reference, check, literal_case(given[0]))
             verdict = check_values(computed, given[1], check.options.tolerance)
             if not verdict.ok:
                 add(

@@ -9,7 +9,7 @@ grader version that froze it, the SHA-256 of ``task.yaml`` and of the reference 
 frozen from, and the digest of it all). A freeze is stale when ``task.yaml`` or the
 reference changed since: grading refuses it with the command that refreezes.
 
-Written here too (``write``, from the entries ``cases_entry`` and ``value_entry`` make), by
+Written here too (``write_freeze``, from the entries ``cases_entry`` and ``value_entry`` make), by
 ``grader freeze`` (authoring/freeze.py, which computes what goes in), so that the format is
 one module's. A kit (kit.py) carries a freeze of the public checks only, made from the full task, with
 no reference: its manifest says ``kit`` and records the kit's own ``task.yaml``.
@@ -31,7 +31,7 @@ from grader.disk import read_json, swap_folder, write_json
 from grader.sandbox import wire
 from grader.task.spec import CheckSpec, SpecError, Task
 
-FOLDER, CASES, MANIFEST, ARRAYS = "frozen", "cases.json", "manifest.json", "arrays"
+FREEZE_FOLDER, CASES, MANIFEST, ARRAYS = "frozen", "cases.json", "manifest.json", "arrays"
 # Hashing every array on every run costs more than decoding them (20 MB for the
 # positional-encoding task): a file found to hash to its name is remembered in the cache by
 # its size, times and inode, as git's index does, and hashed again only when one changed.
@@ -72,8 +72,8 @@ def file_sha(path: str) -> str | None:
         return None
 
 
-def present(task_folder: str) -> bool:
-    return os.path.isfile(os.path.join(task_folder, FOLDER, MANIFEST))
+def freeze_present(task_folder: str) -> bool:
+    return os.path.isfile(os.path.join(task_folder, FREEZE_FOLDER, MANIFEST))
 
 
 def refreeze_command(task: Task) -> str:
@@ -90,10 +90,10 @@ def digest_of(
 # --------------------------------------------------------------------------- reading
 
 
-def load(task: Task) -> Freeze | None:
+def load_freeze(task: Task) -> Freeze | None:
     """The task's freeze, checked current; None when the task has none. A stale or damaged
     freeze is a SpecError (exit 2) that says how to refreeze."""
-    folder = os.path.join(task.folder, FOLDER)
+    folder = os.path.join(task.folder, FREEZE_FOLDER)
     manifest_path = os.path.join(folder, MANIFEST)
     if not os.path.isfile(manifest_path):
         return None
@@ -275,7 +275,7 @@ def _with_arrays(entry: dict, blobs: list[bytes], arrays: dict[str, bytes]) -> d
     return entry
 
 
-def write(
+def write_freeze(
     target: str,
     task: Task,
     data: dict,

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from grader.cases.call_limits import CallLimit, derived_limit
-from grader.cases.model import CaseSet
+from grader.cases import CaseSet, derived_limit
 from grader.grading.checks.typed_in import Numbers
 from grader.grading.prepared import PreparedTask
+from grader.records.limits import CallLimit
 from grader.sandbox import Sandbox
 from grader.submission.python_file import PythonSource
 from grader.submission.source_numbers import SourceNumbers

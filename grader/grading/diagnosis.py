@@ -28,8 +28,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from grader.cases.generate import split_arguments
-from grader.cases.model import CaseSet, ReferenceFailed
+from grader.cases import CaseSet, ReferenceFailed, split_arguments
 from grader.grading.compare import check_values
 from grader.grading.mistakes import Variant, passes, profiled
 from grader.records.limits import CallLimit

@@ -24,7 +24,7 @@ import dataclasses
 import textwrap
 from dataclasses import dataclass
 
-from grader.cases import freeze_files as frozen
+from grader.cases import load_freeze
 from grader.grading.policy import judges
 from grader.records.result import SKIPPED, CheckResult
 from grader.records.statuses import FINAL_GRADING
@@ -76,7 +76,7 @@ def score_here(task: Task) -> float:
     """The most a submission scores on ``task`` here: in a kit, without the checks left to
     final grading (for a submission that cannot be graded at all, say)."""
 
-    freeze = frozen.load(task)
+    freeze = load_freeze(task)
     if freeze is None or not freeze.kit:
         return task.max_score
     later = in_a_kit(task.checks)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from grader import __version__
-from grader.cases.model import ReferenceFailed
+from grader.cases import ReferenceFailed
 from grader.disk import cache_root
 from grader.grading import final_grading
 from grader.grading.checks.case_runs import settled, shrunk

@@ -24,8 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader.cases.generate import split_arguments
-from grader.cases.model import CaseSet
+from grader.cases import CaseSet, split_arguments
 from grader.grading.compare import output_verdict
 from grader.task.case_size import nbytes
 from grader.task.deadline import TooSlow, deadline

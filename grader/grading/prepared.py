@@ -20,10 +20,20 @@ from typing import Any
 
 import numpy as np
 
-from grader.cases import freeze_files as frozen
-from grader.cases.call_limits import ReferenceTimes
-from grader.cases.generate import case_set, expected_output, generated_by, reference_value, tried_cases
-from grader.cases.model import CaseSet, CasesFailed, ReferenceFailed
+from grader.cases import (
+    CaseSet,
+    CasesFailed,
+    Freeze,
+    ReferenceFailed,
+    ReferenceTimes,
+    case_set,
+    expected_output,
+    generated_by,
+    load_freeze,
+    reference_value,
+    remember_verified,
+    tried_cases,
+)
 from grader.grading import final_grading, mistakes
 from grader.grading.policy import one_fill_checks
 from grader.grading.shrinking.tree import ShrinkTrees
@@ -45,7 +55,7 @@ ANSWER_MARGIN, SCRIPT_MARGIN = 4, 16
 class PreparedTask:
     task: Task
     reference: ModuleType | None  # None: a kit, which has frozen cases instead
-    freeze: frozen.Freeze | None
+    freeze: Freeze | None
     use_cache: bool  # generated cases and reference times also kept on disk, across runs
     times: ReferenceTimes
     _mistakes: mistakes.MistakeRuns | None = field(default=None, repr=False)
@@ -62,11 +72,11 @@ class PreparedTask:
     _shrink_store: ShrinkStore | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, task: Task, use_cache: bool = True, freeze: frozen.Freeze | None = None) -> PreparedTask:
+    def of(cls, task: Task, use_cache: bool = True, freeze: Freeze | None = None) -> PreparedTask:
         """The task with its reference and freeze loaded (``freeze``, if already read); the
         rest is built when first asked (``prepare`` asks for all of it at once)."""
         reference = load_reference(task)
-        freeze = freeze or frozen.load(task)
+        freeze = freeze or load_freeze(task)
         times = ReferenceTimes(task, reference, freeze.digest if freeze else "", use_cache)
         return cls(task, reference, freeze, use_cache, times)
 
@@ -193,7 +203,7 @@ def prepare(task: Task, use_cache: bool = True, profile_mistakes: bool = True) -
     prepared.answer_bytes()
     prepared.one_fill_checks()
     if prepared.freeze is not None:
-        frozen.remember_verified(prepared.freeze)
+        remember_verified(prepared.freeze)
     if profile_mistakes:
         prepared.profile()
     return prepared

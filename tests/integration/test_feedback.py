@@ -162,7 +162,7 @@ def _failing_frozen_cases(task, check_name, student, reference):
     from grader.task.case_size import case_size
 
     check = next(c for c in task.checks if c.name == check_name)
-    cases = frozen.frozen_cases(frozen.load(task), check)
+    cases = frozen.frozen_cases(frozen.load_freeze(task), check)
     failing = []
     for args in cases.cases:
         function = getattr(student, check.call)

@@ -21,7 +21,7 @@ COMPARED_AS_VALUES = "odd-width-last-column-zero"  # one repeated value (0) pass
 
 def test_the_freeze_holds_the_one_fill_table_and_grading_reads_it(monkeypatch):
     task = load_task(PE_TASK)
-    freeze = frozen.load(task)
+    freeze = frozen.load_freeze(task)
     assert freeze is not None and COMPARED_AS_VALUES in (freeze.one_fill or ())
 
     def sorted_again(*args, **kwargs):
@@ -77,7 +77,7 @@ def test_an_edited_one_fill_table_makes_the_freeze_stale(tmp_path):
     data["one_fill"] = []
     cases_path.write_bytes(json.dumps(data, sort_keys=True, indent=1).encode())
     with pytest.raises(SpecError) as caught:
-        frozen.load(load_task(str(task_folder)))
+        frozen.load_freeze(load_task(str(task_folder)))
     assert "cases.json: changed since it was written" in " ".join(caught.value.problems)
 
 
@@ -118,7 +118,7 @@ def test_the_freeze_holds_the_mistakes_profile_and_a_diagnosis_reads_it(monkeypa
     """Which checks each known mistake fails is found at `grader freeze`: a diagnosis of one
     file runs no mistake on a whole case set, and names the same mistake."""
     task = load_task(PE_TASK)
-    freeze = frozen.load(task)
+    freeze = frozen.load_freeze(task)
     assert freeze is not None and freeze.mistakes is not None
     assert set(freeze.mistakes["fails"]) == {m.name for m in task.mistakes}
 

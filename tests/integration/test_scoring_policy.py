@@ -206,7 +206,7 @@ def _literal_cases(task, check):
     from grader.cases import freeze_files as frozen
     from grader.cases.generate import case_set
 
-    cases = case_set(task, None, check, freeze=frozen.load(task))
+    cases = case_set(task, None, check, freeze=frozen.load_freeze(task))
     return cases.cases[: cases.literal_count]
 
 

@@ -330,7 +330,7 @@ def test_no_statement_writes_its_expected_answer_in_a_printable_form():
         with open(task.statement_path, encoding="utf-8") as f:
             spans = re.findall(r"`([^`\n]+)`", f.read())
         for check in (c for c in task.checks if c.kind.name == "prints"):
-            value = reference_value(None, check, frozen.load(task))
+            value = reference_value(None, check, frozen.load_freeze(task))
             shape = check.options.format == "shape"
             want = tuple(float(d) for d in value) if shape else (float(value),)
             for span in spans:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from grader.cases.generate import split_arguments
+from grader.cases import split_arguments
 from grader.grading.checks import fields
 from grader.grading.checks.kind import Kind
 from grader.grading.compare import Verdict, output_verdict

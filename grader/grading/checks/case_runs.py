@@ -17,8 +17,7 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, cast
 
-from grader.cases.generate import split_arguments
-from grader.cases.model import CaseSet
+from grader.cases import CaseSet, split_arguments
 from grader.grading.checks.calls import (
     CallOptions,
     DrawnOptions,

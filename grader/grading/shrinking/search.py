@@ -9,8 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from grader.cases.generate import avoided_edges
-from grader.cases.model import ReferenceFailed
+from grader.cases import ReferenceFailed, avoided_edges
 from grader.grading.checks.calls import CallOptions, Failure, Judge, evaluate
 from grader.grading.shrinking.tree import Node, Step, same_args
 from grader.records.statuses import MISMATCH, RAISED, Reason

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from grader.cases.generate import generated_by
+from grader.cases import generated_by
 from grader.disk import cache_folder, entry_name, read_entry, write_entry
 from grader.grading.shrinking.tree import Step
 from grader.sandbox import wire
