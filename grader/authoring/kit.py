@@ -24,11 +24,10 @@ from collections.abc import Iterable
 
 import yaml
 
-from grader.authoring import freeze as freezing
+from grader.authoring.freezing import freeze as freeze_cases
 from grader.cases import load_freeze, reference_value
 from grader.disk import swap_folder
-from grader.grading import final_grading
-from grader.grading.checks.typed_in import Numbers, typed_in
+from grader.grading import Numbers, header_lines, in_a_kit, typed_in
 from grader.submission.source_numbers import scan
 from grader.task.reference import load_reference
 from grader.task.spec import CheckSpec, SpecError, Task
@@ -58,10 +57,10 @@ def make_kit(task: Task, out_dir: str) -> str:
     statement = os.path.basename(task.statement_path)
     spec["statement"] = statement
     public = [c for c in task.checks if not c.hidden]
-    later = final_grading.in_a_kit(public)
+    later = in_a_kit(public)
     frozen_here = [c for c in public if c.name not in later or later[c.name].runs]
     header = HEADER.format(id=task.id, version=task.version) + "".join(
-        line + "\n" for line in final_grading.header_lines(later)
+        line + "\n" for line in header_lines(later)
     )
     body = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
     _refuse_leaks(
@@ -78,7 +77,7 @@ def make_kit(task: Task, out_dir: str) -> str:
         spec_path = os.path.join(staging, "task.yaml")
         with open(spec_path, "w", encoding="utf-8") as f:
             f.write(header + body)
-        freezing.freeze(
+        freeze_cases(
             task, load_reference(task), only=frozen_here, out_folder=staging, spec_path=spec_path, kit=True
         )
         swap_folder(staging, folder)

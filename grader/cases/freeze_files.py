@@ -10,7 +10,7 @@ frozen from, and the digest of it all). A freeze is stale when ``task.yaml`` or 
 reference changed since: grading refuses it with the command that refreezes.
 
 Written here too (``write_freeze``, from the entries ``cases_entry`` and ``value_entry`` make), by
-``grader freeze`` (authoring/freeze.py, which computes what goes in), so that the format is
+``grader freeze`` (authoring/freezing.py, which computes what goes in), so that the format is
 one module's. A kit (kit.py) carries a freeze of the public checks only, made from the full task, with
 no reference: its manifest says ``kit`` and records the kit's own ``task.yaml``.
 """

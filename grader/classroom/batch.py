@@ -19,9 +19,7 @@ from grader.classroom.executors import POOL_GENERATIONS, DaskExecutor, LocalExec
 from grader.classroom.export import write_detailed
 from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.classroom.progress import Progress
-from grader.grading.grade import GradeOptions
-from grader.grading.options import tier_for
-from grader.grading.prepared import prepare
+from grader.grading import GradeOptions, prepare, tier_for
 from grader.records.result import Result, ungradable
 from grader.records.wording import counted
 from grader.report.class_summary import render_markdown, render_text, summarize

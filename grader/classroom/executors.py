@@ -20,8 +20,7 @@ from multiprocessing.util import Finalize
 from typing import Any
 
 from grader.authoring import load_task
-from grader.grading.grade import GradeOptions, grade
-from grader.grading.prepared import PreparedTask, prepare
+from grader.grading import GradeOptions, PreparedTask, grade, prepare
 from grader.sandbox import close_warm_workers
 from grader.submission.file import SubmissionError, SubmissionFile
 from grader.task.spec import Task

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from grader import disk
 from grader.classroom.grade_files import task_file, task_folder
-from grader.grading.redact import for_students
+from grader.grading import for_students
 from grader.records.result import Result
 from grader.report.class_page import StudentLine
 from grader.report.class_page import render as class_html

@@ -11,7 +11,7 @@ import dataclasses
 
 from grader.cli.common import UsageError, options_from
 from grader.cli.slips import check_slips
-from grader.grading.prestart import head_start
+from grader.grading import head_start
 
 
 def cmd_check(args: argparse.Namespace) -> int:

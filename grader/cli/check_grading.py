@@ -10,10 +10,7 @@ import sys
 from grader.authoring import load_task
 from grader.cli import slips
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, refuse_open_output, write
-from grader.grading.grade import grade
-from grader.grading.options import GradeOptions
-from grader.grading.prestart import HeadStart
-from grader.grading.redact import for_students
+from grader.grading import GradeOptions, HeadStart, for_students, grade
 from grader.records.statuses import PASSED
 from grader.report import RENDERERS
 from grader.report.gradescope import cannot_grade

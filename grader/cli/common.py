@@ -8,8 +8,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-# (not grade.py: every command would load numpy and the checks)
-from grader.grading.options import GradeOptions, tier_for
+# (not run.py: every command would load numpy and the checks)
+from grader.grading import GradeOptions, tier_for
 from grader.sandbox import NAMES, refuse_open_paths, tier
 from grader.student_text import line
 

@@ -7,8 +7,7 @@ import argparse
 import dataclasses
 import sys
 
-from grader.authoring import load_task
-from grader.authoring.validate import validate
+from grader.authoring import load_task, validate
 from grader.cli.common import EXIT_CANNOT_RUN, EXIT_FULL, UsageError, options_from
 from grader.integrations.course_ci import run_ci
 from grader.integrations.gradescope_build import Part, build

@@ -20,8 +20,7 @@ from grader.authoring import load_task
 from grader.classroom.roster import Roster, RosterError, load_roster
 from grader.cli.common import EXIT_FULL, UsageError, options_from
 from grader.disk import cache_root, create_private
-from grader.grading.options import tier_for
-from grader.grading.prepared import PreparedTask
+from grader.grading import PreparedTask, tier_for
 from grader.records.wording import counted
 from grader.sandbox import SandboxUnavailable, refuse_open_paths
 from grader.sandbox import tier as sandbox_tier

@@ -6,10 +6,7 @@ import argparse
 import os
 import sys
 
-from grader.authoring import load_task
-from grader.authoring.freeze import freeze
-from grader.authoring.kit import make_kit
-from grader.authoring.validate import Finding, display_note, validate
+from grader.authoring import Finding, display_note, freeze, load_task, make_kit, validate
 from grader.cli.common import EXIT_BELOW, EXIT_FULL, UsageError, options_from
 from grader.integrations.self_package import NotInstalled
 from grader.integrations.student_install import write_installer

@@ -1,6 +1,6 @@
 """What a check may use while it grades one submission: the prepared task (its cases,
 the reference, the call limits' times), the submission's sandbox and source, and what the
-earlier checks left for the later ones. Built by grade.py, one per submission."""
+earlier checks left for the later ones. Built by run.py, one per submission."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class Context:
     # diagnosis.py does not call it again for them; trusted side only, never in a result
     answered: dict[str, dict[int, tuple[dict, Answered]]] = field(default_factory=dict)
     # the visible checks' failures waiting to be shrunk (checks/calls.py: Found), once the
-    # other checks have run (grade.py); None: a failure is shrunk as it is found
+    # other checks have run (run.py); None: a failure is shrunk as it is found
     shrinks_later: list[Any] | None = None
     shrink_lanes: bool = False  # shrink them in two lanes (shrink_lanes.py: one file in one process)
     _numbers: Numbers | None = field(default=None, repr=False)

@@ -14,7 +14,7 @@ then).
 
 Plain data and a light import (the sandbox's facade, as the command line already has it): the
 command line builds the options without loading the grading stack (numpy, the checks), and
-grade.py takes them.
+run.py takes them.
 """
 
 from __future__ import annotations

@@ -25,9 +25,7 @@ import os
 import sys
 
 from grader.authoring import load_task
-from grader.grading.final_grading import score_here
-from grader.grading.grade import GradeOptions, grade
-from grader.grading.redact import for_students
+from grader.grading import GradeOptions, for_students, grade, score_here
 from grader.records.result import ERROR, FAILED, PASSED, Result, ungradable
 from grader.records.wording import final_grading_summary
 from grader.report import github

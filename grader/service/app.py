@@ -43,7 +43,7 @@ from grader.classroom.export_formats import DETAILED, EXPORT_FORMATS, ExportForm
 from grader.classroom.grade_files import task_file
 from grader.classroom.gradebook import Gradebook
 from grader.classroom.roster import Roster
-from grader.grading.redact import for_students
+from grader.grading import for_students
 from grader.records.result import Result
 from grader.records.wording import counted
 from grader.report import html as report_html

@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from grader.classroom.executors import DaskExecutor, LocalExecutor, TaskFiles, task_files
-from grader.grading.grade import GradeOptions
+from grader.grading import GradeOptions
 from grader.records.result import ungradable
 from grader.service.store import Claimed, Store
 from grader.student_text import line

@@ -134,7 +134,7 @@ class CheckKind(Protocol[C]):
         """That value, computed by the trusted reference."""
         ...
 
-    # ------------------------------------------------------------------ grading (grade.py)
+    # ------------------------------------------------------------------ grading (run.py)
 
     def run(self, ctx: Any, check: C) -> CheckResult:
         """Judge one check of one submission; ``ctx`` is the grade's context (grading/

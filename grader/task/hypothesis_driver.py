@@ -24,7 +24,7 @@ _ahead: threading.Thread | None = None  # importing Hypothesis ahead of its firs
 def import_ahead() -> None:
     """Start importing Hypothesis, and what a first draw imports (numpy.random), in a thread
     of this process, once: a failed check's shrink needs it once the other checks have run
-    (grade.py), and the import (about 0.1 s) is made while the worker computes those."""
+    (run.py), and the import (about 0.1 s) is made while the worker computes those."""
     global _ahead
     if _ahead is None and "hypothesis.core" not in sys.modules:
         _ahead = threading.Thread(target=_import_hypothesis, name="import-hypothesis", daemon=True)

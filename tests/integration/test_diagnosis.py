@@ -301,7 +301,7 @@ def test_a_kit_carries_no_mistakes_and_diagnoses_nothing(tmp_path):
 def test_a_diagnosis_does_not_ask_again_what_the_checks_had_answered(monkeypatch):
     """The shown input and the smallest cases were answered while the checks ran: the
     diagnosis takes those answers, and calls the file only for the rest."""
-    from grader.grading import grade as grading
+    from grader.grading import run as grading
     from grader.grading.shrinking.tree import same_args
     from grader.sandbox.launcher import Sandbox
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli, write
 
-from grader.grading.grade import grade
+from grader.grading.run import grade
 
 
 def _check(pe_task, sample, name):
@@ -78,7 +78,7 @@ def test_same_report_every_time(pe_task):
 
 
 def test_cached_and_fresh_cases_agree(pe_task, tmp_path, monkeypatch):
-    from grader.grading.grade import GradeOptions
+    from grader.grading.run import GradeOptions
 
     path = os.path.join(PE_SAMPLES, "mistake_odd_last_column_filled.py")
     cached = grade(pe_task, path)  # (each grade prepares the task anew: nothing kept in memory)

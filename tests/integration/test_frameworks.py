@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, make_task
 
 from grader.authoring import load_task
-from grader.grading.grade import GradeOptions, grade
+from grader.grading.run import GradeOptions, grade
 
 SUBMISSIONS = os.path.join(ROOT, "submissions")
 
@@ -210,14 +210,14 @@ def test_missing_framework_is_an_environment_problem(tmp_path):
 
 
 def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_path):
-    from grader.authoring.validate import validate
+    from grader.authoring.validation import validate
 
     folder = _task_allowing_absent(tmp_path)
     samples = tmp_path / "samples"
     samples.mkdir()
     (samples / "with_mxnet.py").write_text("# expect: full marks\nimport mxnet\nprint(4)\n")
     (samples / "plain.py").write_text("# expect: full marks\nprint(2 + 2)\n")
-    from grader.authoring.freeze import freeze
+    from grader.authoring.freezing import freeze
     from grader.task.reference import load_reference
 
     freeze(load_task(folder), load_reference(load_task(folder)))

@@ -11,8 +11,8 @@ from conftest import PE_SAMPLES, PE_TASK, run_cli
 from grader import sandbox
 from grader.authoring import load_task
 from grader.grading import prestart as head_start_module
-from grader.grading.grade import GradeOptions, grade
 from grader.grading.prestart import head_start
+from grader.grading.run import GradeOptions, grade
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 

@@ -12,8 +12,8 @@ from grader.authoring import load_task
 from grader.cases import freeze_files as frozen
 from grader.classroom import executors
 from grader.grading import mistakes, policy
-from grader.grading.grade import GradeOptions, grade
 from grader.grading.prepared import PreparedTask, prepare
+from grader.grading.run import GradeOptions, grade
 from grader.task.spec import SpecError
 
 COMPARED_AS_VALUES = "odd-width-last-column-zero"  # one repeated value (0) passes it

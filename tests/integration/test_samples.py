@@ -7,8 +7,8 @@ import pytest
 from conftest import PE_SAMPLES, ROOT
 
 from grader.authoring import load_task
-from grader.grading.grade import GradeOptions, grade
 from grader.grading.load_check import LOAD_CHECK, RUN_CHECK
+from grader.grading.run import GradeOptions, grade
 from grader.records.result import ERROR, PASSED
 from grader.task.samples import mismatch, read_expectation, sample_files
 

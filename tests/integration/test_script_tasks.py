@@ -8,7 +8,7 @@ import pytest
 from conftest import ROOT
 
 from grader.authoring import load_task
-from grader.grading.grade import grade
+from grader.grading.run import grade
 
 
 def task(name):

@@ -9,7 +9,7 @@ import pytest
 from conftest import PE_SAMPLES, PE_TASK, write
 
 from grader.authoring import load_task
-from grader.grading.grade import GradeOptions, grade
+from grader.grading.run import GradeOptions, grade
 from grader.grading.shrinking import lanes as shrink_lanes
 from grader.sandbox.launcher import Sandbox
 
@@ -62,7 +62,7 @@ def test_the_report_is_the_one_a_single_lane_gives(sample, tmp_path, plain_tier,
         lanes_used.append(len(waiting))
         return both_ways(ctx, waiting)
 
-    monkeypatch.setattr("grader.grading.grade.shrink_both_ways", counted)
+    monkeypatch.setattr("grader.grading.run.shrink_both_ways", counted)
     alone = _graded(task, path, lanes=False, tier=plain_tier)
     monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "another-cache"))
     two = _graded(task, path, lanes=True, tier=plain_tier)

@@ -10,8 +10,8 @@ import pytest
 from conftest import PE_SAMPLES
 
 import grader.task.hypothesis_driver as hypothesis_driver
-from grader.grading.grade import grade
 from grader.grading.prepared import prepare
+from grader.grading.run import grade
 from grader.sandbox.launcher import Sandbox
 
 

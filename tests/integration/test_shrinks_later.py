@@ -1,4 +1,4 @@
-"""A visible check's failure is shrunk once the other visible checks have run (grade.py,
+"""A visible check's failure is shrunk once the other visible checks have run (run.py,
 checks/case_runs.py), while Hypothesis is imported beside them: the input shown is the one
 its own shrink finds, and the shrinks' calls still come before the imports check, which
 weighs what the submission was seen doing in every call before it."""
@@ -8,7 +8,7 @@ import os
 from conftest import PE_SAMPLES, PE_TASK
 
 from grader.authoring import load_task
-from grader.grading import grade as grading
+from grader.grading import run as grading
 from grader.grading.checks import imports
 from grader.grading.shrinking import search
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import ISOLATING, ROOT, in_container, make_task, write
 
 from grader.authoring import load_task
-from grader.grading.grade import GradeOptions, grade
+from grader.grading.run import GradeOptions, grade
 
 PROBE = """
 import os

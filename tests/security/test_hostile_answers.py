@@ -446,7 +446,7 @@ def test_a_check_that_raises_is_that_checks_error(monkeypatch):
     """Whatever a submission makes a check trip over costs that check, not the grading."""
     from grader.authoring import load_task
     from grader.grading import checks
-    from grader.grading.grade import GradeOptions, grade
+    from grader.grading.run import GradeOptions, grade
 
     def tripping(ctx, check):
         raise OverflowError("cannot convert float infinity to integer")

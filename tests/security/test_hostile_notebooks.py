@@ -148,7 +148,7 @@ def test_stored_outputs_are_not_an_answer(tmp_path):
 
 GRADE_AND_MEASURE = """
 import json, sys
-from grader.grading.grade import GradeOptions, grade
+from grader.grading.run import GradeOptions, grade
 from grader.authoring import load_task
 result = grade(load_task(sys.argv[1]), sys.argv[2], GradeOptions(others_work=True))
 # The peak of this process's own memory (VmHWM): ru_maxrss would start at the forking

@@ -11,8 +11,8 @@ import numpy as np
 from conftest import ROOT
 
 from grader.authoring import load_task
-from grader.grading.grade import GradeOptions, grade
 from grader.grading.prepared import PreparedTask
+from grader.grading.run import GradeOptions, grade
 from grader.sandbox import Sandbox, choose_tier
 
 TASKS = os.path.join(ROOT, "tasks")

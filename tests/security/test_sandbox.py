@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import BUBBLEWRAP, PE_TASK, RLIMITS, ROOT, runtime_mount_points_in_tmp, tier_works, write
 
-from grader.grading.grade import GradeOptions, grade
+from grader.grading.run import GradeOptions, grade
 from grader.records.limits import Limits
 from grader.sandbox import warm
 from grader.sandbox.launcher import Sandbox

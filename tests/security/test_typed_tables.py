@@ -238,7 +238,7 @@ def test_a_typed_in_table_earns_nothing_from_the_work_checks(tmp_path, tier, tas
 
 def test_the_message_names_the_line_and_shows_no_expected_value(tmp_path):
     from grader.authoring import load_task
-    from grader.grading.grade import grade
+    from grader.grading.run import grade
 
     path = tmp_path / "typed.py"
     path.write_text(TABLE_SHAPE["np_array"].replace("table = ", "\n\ntable = ", 1))
@@ -255,7 +255,7 @@ def test_the_message_names_the_line_and_shows_no_expected_value(tmp_path):
 
 def test_a_table_typed_in_a_notebook_is_named_by_its_cell(tmp_path):
     from grader.authoring import load_task
-    from grader.grading.grade import grade
+    from grader.grading.run import grade
 
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": ["# The table\n"]},

@@ -277,7 +277,7 @@ def test_a_server_is_renewed_after_many_submissions(slot, tmp_path, monkeypatch)
 
 
 def test_warm_workers_grade_exactly_like_fresh_ones(pe_task, monkeypatch):
-    from grader.grading.grade import GradeOptions, grade
+    from grader.grading.run import GradeOptions, grade
 
     forks = []
     monkeypatch.setattr(

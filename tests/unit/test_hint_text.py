@@ -4,8 +4,8 @@ withheld from students with the rest of a hidden check's message."""
 import json
 
 from grader.grading.checks import KINDS
-from grader.grading.grade import with_hint
 from grader.grading.redact import for_students
+from grader.grading.run import with_hint
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 from grader.records.statuses import BUDGET, CRASHED, MISMATCH, RAISED, TASK, TIMEOUT
 from grader.report import gradescope, text

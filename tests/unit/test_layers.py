@@ -228,7 +228,7 @@ def test_no_module_imports_itself_through_others_inside_functions_or_not():
 
 # Packages with a face: the rest of the grader imports only the package itself (its
 # ``__init__.py``, which names the public API), never a module inside it.
-FACED = ("grader.sandbox", "grader.cases")
+FACED = ("grader.sandbox", "grader.cases", "grader.grading", "grader.authoring")
 
 
 def through_the_back(found: list[tuple[str, str, bool]], faced: tuple[str, ...]) -> list[str]:
@@ -266,8 +266,8 @@ def test_control_a_module_loop_inside_a_package_is_found_and_a_face_is_none(tmp_
         "grader/cases/__init__.py": "from grader.cases.generate import cases_of\n",
         "grader/cases/generate.py": "from grader.cases import model\n",
         "grader/cases/model.py": "def later():\n    from grader.cases.generate import cases_of\n",
-        "grader/grading/__init__.py": "from grader.grading import grade\n",
-        "grader/grading/grade.py": "from grader.cases import cases_of\n",
+        "grader/grading/__init__.py": "from grader.grading import run\n",
+        "grader/grading/run.py": "from grader.cases import cases_of\n",
     }
     for name, source in tree.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -289,7 +289,7 @@ def test_control_a_loop_between_parts_is_found():
     graph = part_graph(
         [
             ("grader.task.spec", "grader.grading.checks", True),
-            ("grader.grading.grade", "grader.task.spec", False),
+            ("grader.grading.run", "grader.task.spec", False),
             ("grader.records.result", "grader.records.statuses", False),
         ]
     )
@@ -303,7 +303,7 @@ def test_control_an_import_inside_a_function_is_seen_and_so_is_a_relative_one():
         "    from grader.classroom.batch import run\n"
         "from .cases import CaseSet\n"
     )
-    found = grader_imports(source, "grader.grading.grade")
+    found = grader_imports(source, "grader.grading.run")
     assert ("grader.classroom.batch", True) in found
     assert ("grader.records.result", False) in found
     assert ("grader.grading.cases", False) in found

@@ -21,7 +21,7 @@ HEAVY = (
     "numpy",
     "hypothesis",
     "dask",
-    "grader.grading.grade",
+    "grader.grading.run",
     "grader.grading.checks",
     "grader.report.html",
     "grader.integrations",
@@ -162,7 +162,7 @@ def test_checking_a_file_on_a_frozen_task_imports_only_what_it_uses(task, submis
         (tmp_path / "wrong.py").write_text(WRONG_NORMALIZE)
     names, done = imported("check", task, submission)
     assert done.returncode in (0, 1), done.stderr[-2000:]
-    assert "grader.grading.grade" in names  # (it did grade)
+    assert "grader.grading.run" in names  # (it did grade)
     unused = sorted(
         {
             n

@@ -6,7 +6,7 @@ mutation checks).
 failure is the smallest failing case of the set. Where the reference is at hand, Hypothesis
 also looks for a failing input of its own and shrinks it, one ``evaluate`` at a time, for a
 literal edge case as for a generated one; the smaller of the two is shown. A visible check's
-shrink waits until the other visible checks have run (grade.py: ``Context.shrinks_later``),
+shrink waits until the other visible checks have run (run.py: ``Context.shrinks_later``),
 so that the worker computes those while this process imports Hypothesis.
 """
 
@@ -84,7 +84,7 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
         return _untold(check, len(cases.cases), tried - len(left_out), left_out, start)
     first = Found(check, judge, Drawn(cases.cases[index], cases.recipes_of(index)), failure, tried, start)
     if failure.reason in SHRINKABLE and isinstance(check.options, DrawnOptions) and ctx.reference is not None:
-        if ctx.shrinks_later is not None:  # (grade.py: shrunk once the other checks have run)
+        if ctx.shrinks_later is not None:  # (run.py: shrunk once the other checks have run)
             from grader.task.hypothesis_driver import import_ahead  # (only to shrink a failure)
 
             ctx.shrinks_later.append(first)

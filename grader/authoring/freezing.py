@@ -23,8 +23,7 @@ from grader.cases import (
     value_entry,
     write_freeze,
 )
-from grader.grading import mistakes
-from grader.grading.policy import one_fill_checks
+from grader.grading import MistakeRuns, one_fill_checks, variants
 from grader.task.case_size import smallest_first
 from grader.task.spec import CheckSpec, SpecError, Task
 
@@ -69,7 +68,7 @@ def freeze(
     data = {"checks": checks, "one_fill": sorted(filled)}
     if not kit and only is None:
         # what a diagnosis asks of each known mistake first: which checks it fails
-        runs = mistakes.MistakeRuns(task, mistakes.variants(task))
+        runs = MistakeRuns(task, variants(task))
         if runs.variants:
             data["mistakes"] = runs.frozen_profile(
                 lambda check: tried_cases(check, lambda c: frozen_sets[c.name])

@@ -9,10 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from grader.cases import CasesFailed, ReferenceFailed, expected_output, load_freeze
-from grader.grading.compare import check_values
-from grader.grading.grade import GradeOptions, grade
-from grader.grading.load_check import LOAD_CHECK, RUN_CHECK
-from grader.grading.prepared import PreparedTask
+from grader.grading import LOAD_CHECK, RUN_CHECK, GradeOptions, PreparedTask, check_values, grade
 from grader.records.result import PASSED, Result
 from grader.records.statuses import ENVIRONMENT
 from grader.records.wording import counted
