@@ -209,8 +209,8 @@ def course_with_full_tasks(folder):
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"
-SIMULATOR = os.path.join(ROOT, "tests", "container_sim.py")
-# Gradescope's container as tests/container_sim.py makes it: with the machine's cgroups
+SIMULATOR = os.path.join(ROOT, "tests", "helpers", "container_sim.py")
+# Gradescope's container as tests/helpers/container_sim.py makes it: with the machine's cgroups
 # writable, or read-only as Docker mounts them by default; and a newer Docker that lets
 # Landlock through (no namespaces still). The tier each one leaves the grader.
 SIMULATIONS = {

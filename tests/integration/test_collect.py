@@ -10,8 +10,8 @@ import subprocess
 
 import nbformat
 from conftest import INSTRUCTOR_TASKS, ROOT, run_cli, score_without
+from helpers.student_repos import Link, StudentRepo, Submodule, git, roster
 from nbformat.v4 import new_code_cell, new_notebook
-from student_repos import Link, StudentRepo, Submodule, git, roster
 
 TASK = os.path.join(INSTRUCTOR_TASKS, "normalize-rows")
 TASK_ID = "normalize-rows"

@@ -14,7 +14,7 @@ import os
 
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, run_cli, score_without, write
-from plotting import IMPORTS_CHECK, by_name, grade
+from helpers.plotting import IMPORTS_CHECK, by_name, grade
 
 from grader.grading.checks.imports import scan
 

@@ -10,7 +10,7 @@ through a display library: tests/security/test_hostile_display.py."""
 
 import pytest
 from conftest import PE_TASK, score_without
-from plotting import (
+from helpers.plotting import (
     DRAWING_NOTEBOOK,
     IMPORTS_CHECK,
     PLOTTING_NOTEBOOK,

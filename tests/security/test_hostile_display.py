@@ -11,7 +11,14 @@ import textwrap
 
 import pytest
 from conftest import score_without
-from plotting import IMPORTS_CHECK, MUTATION_CHECK, by_name, grade, grader_without_matplotlib, task_allowing
+from helpers.plotting import (
+    IMPORTS_CHECK,
+    MUTATION_CHECK,
+    by_name,
+    grade,
+    grader_without_matplotlib,
+    task_allowing,
+)
 
 CORRECT = """
 import numpy as np

@@ -2,7 +2,7 @@
 rlimits tier, every fall below bubblewrap is said, and where neither bubblewrap nor
 Landlock works but the grader is root (Gradescope), workers run as a user of their own.
 
-The Gradescope container is simulated here (tests/container_sim.py): root, Docker's
+The Gradescope container is simulated here (tests/helpers/container_sim.py): root, Docker's
 default seccomp profile (no namespaces, no Landlock), and the grader installed the normal
 way (not editable) into a virtualenv of the system's Python that every user may read, as
 Gradescope's setup does.

@@ -1,4 +1,4 @@
-"""The service's fixtures: `grader serve` started as a course starts it (tests/live_server.py),
+"""The service's fixtures: `grader serve` started as a course starts it (tests/helpers/live_server.py),
 on loopback with a fresh database, a roster (alice, bob) and a member of staff (prof).
 
 ``server``: one for the module, serving positional-encoding and a small second task
@@ -12,7 +12,7 @@ other folders import tests/conftest.py by.)
 
 import pytest
 from conftest import PE_TASK
-from live_server import square_task, start
+from helpers.live_server import square_task, start
 
 
 @pytest.fixture(scope="module")

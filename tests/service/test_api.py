@@ -1,5 +1,5 @@
 """The service's API as a course's scripts use it, and as a hostile student pushes it: a real
-`grader serve` on loopback (tests/live_server.py), two students and a member of staff.
+`grader serve` on loopback (tests/helpers/live_server.py), two students and a member of staff.
 
 An upload is graded as `grader check` grades the same file for a student; a person sees only
 their own uploads (another's id, a made-up one and one that is no id are the same 404); no
@@ -19,7 +19,18 @@ import uuid
 
 import pytest
 from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli
-from live_server import SQUARE_YAML, STAFF, client, graded, healthy, raw, rows, sample, sign_in, upload
+from helpers.live_server import (
+    SQUARE_YAML,
+    STAFF,
+    client,
+    graded,
+    healthy,
+    raw,
+    rows,
+    sample,
+    sign_in,
+    upload,
+)
 
 PE = "positional-encoding"
 CORRECT, WRONG = "correct_vectorized.py", "mistake_sin_cos_swapped.py"

@@ -18,7 +18,7 @@ import time
 
 import httpx
 import pytest
-from live_server import client, healthy, multipart, rows, sign_in, until_closed, upload
+from helpers.live_server import client, healthy, multipart, rows, sign_in, until_closed, upload
 
 from grader.service.limits import Limits
 

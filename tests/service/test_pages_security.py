@@ -1,5 +1,5 @@
 """The walls around the service's pages, against a real `grader serve` on loopback
-(tests/live_server.py): sign-in (a good token, a bad one, a cookie forged from a token), the
+(tests/helpers/live_server.py): sign-in (a good token, a bad one, a cookie forged from a token), the
 session cookie's flags, CSRF (a form without its secret, with another's, or from another
 origin is refused and changes nothing), what a student may not open (the staff pages,
 another student's attempt), the security headers on every response (pages, API, errors, 404,
@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from live_server import STAFF, client, graded, healthy, multipart, raw, rows, sample, sign_in, upload
+from helpers.live_server import STAFF, client, graded, healthy, multipart, raw, rows, sample, sign_in, upload
 
 from grader.service.uploads import MAX_BODY_BYTES
 from grader.service.walls import SECURITY_HEADERS

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 from conftest import PE_TASK
-from live_server import client, graded, sample, start, upload
+from helpers.live_server import client, graded, sample, start, upload
 
 
 def mode(path) -> int:

@@ -1,5 +1,5 @@
 """The walls around an upload, against a real `grader serve` on loopback
-(tests/live_server.py), as a hostile student tries them: a body over the cap is refused
+(tests/helpers/live_server.py), as a hostile student tries them: a body over the cap is refused
 before it is read whole (its length declared, or chunked, or sent on after the refusal);
 what is not a hand-in, names a task that only looks like one of the service's, or has more
 parts than an upload's form is refused and stores nothing; a hostile file name is stored as
@@ -14,7 +14,7 @@ import time
 import unicodedata
 
 import pytest
-from live_server import STAFF, client, graded, healthy, multipart, raw, rows, sign_in, upload
+from helpers.live_server import STAFF, client, graded, healthy, multipart, raw, rows, sign_in, upload
 
 from grader.service.uploads import MAX_BODY_BYTES
 from grader.submission.file import MAX_SOURCE_BYTES

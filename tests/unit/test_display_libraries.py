@@ -12,7 +12,7 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 from conftest import make_task
-from inside_modules import inside_module
+from helpers.inside_modules import inside_module
 from test_spec import GOOD_YAML
 
 from grader.grading.task_yaml import load_task

@@ -5,7 +5,7 @@ tests/integration/test_github_actions.py)."""
 import os
 
 from conftest import ROOT
-from workflow_commands import parse_command
+from helpers.workflow_commands import parse_command
 
 from grader.grading.checks.imports import scan
 from grader.records.result import FAILED, PASSED, CheckResult, Result

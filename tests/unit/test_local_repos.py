@@ -4,7 +4,7 @@
 import os
 
 import pytest
-from student_repos import StudentRepo
+from helpers.student_repos import StudentRepo
 
 from grader.classroom import local_repos
 from grader.classroom.local_repos import Local, Network, Refused, Unusable, copy_git_dir, where
