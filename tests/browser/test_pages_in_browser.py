@@ -12,8 +12,9 @@ import re
 import shutil
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, run_cli
 from helpers.chromium import NOTHING_RAN, chromium_or_skip, png_colours
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
 
 PWNED = "pwned"
 HOSTILE_PRINT = (

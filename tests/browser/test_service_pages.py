@@ -13,9 +13,10 @@ import shutil
 import time
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, score_without
 from helpers.chromium import NOTHING_RAN, BrowserError, chromium_or_skip
 from helpers.live_server import STAFF, start
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import score_without
 
 HOSTILE_NAME = "<img src=x onerror=document.title='pwned'>.py"  # (a browser sends " as %22)
 

@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from conftest import PE_SAMPLES, ROOT, make_task
+
+from helpers.paths import PE_SAMPLES, ROOT
+from helpers.tasks import make_task
 
 STUDENTS = ("alice", "bob")
 STAFF = "prof"

@@ -6,7 +6,7 @@ repositories inside --repos-root are collected as before."""
 
 import os
 
-from conftest import run_cli
+from helpers.cli import run_cli
 from helpers.student_repos import StudentRepo, git, roster
 from test_collect import CORRECT, TASK, TASK_ID, collection
 

@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, WRONG_NORMALIZE, course_with_full_tasks
+from helpers.paths import ROOT
+from helpers.tasks import WRONG_NORMALIZE, course_with_full_tasks
 from helpers.workflow_commands import parse_command, run_step, workflow_steps
 
 COURSE = os.path.join(ROOT, "examples", "course")

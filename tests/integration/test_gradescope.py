@@ -12,18 +12,10 @@ import sys
 import zipfile
 
 import pytest
-from conftest import (
-    IGNORES_BASE_LOSES,
-    PE_SAMPLES,
-    PE_TASK,
-    ROOT,
-    SIMULATIONS,
-    SIMULATOR,
-    make_task,
-    score_without,
-    write,
-)
 from helpers.built import build_sdist, clean_env, fresh_venv, pip_install
+from helpers.containers import SIMULATIONS, SIMULATOR
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
+from helpers.tasks import IGNORES_BASE_LOSES, make_task, score_without, write
 
 from grader.integrations.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
 

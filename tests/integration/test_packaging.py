@@ -3,8 +3,8 @@
 import tarfile
 
 import pytest
-from conftest import run_cli
 from helpers.built import build_sdist
+from helpers.cli import run_cli
 
 import grader
 

@@ -6,7 +6,7 @@ weighs what the submission was seen doing in every call before it."""
 import dataclasses
 import os
 
-from conftest import PE_SAMPLES, PE_TASK
+from helpers.paths import PE_SAMPLES, PE_TASK
 
 from grader.grading import grade as grading
 from grader.grading.checks import KINDS, case_runs, imports

@@ -15,8 +15,9 @@ import signal
 import subprocess
 import threading
 
-from conftest import PE_SAMPLES, SIMULATOR
+from helpers.containers import SIMULATOR
 from helpers.live_server import LISTENING, client, graded, sample, start, upload
+from helpers.paths import PE_SAMPLES
 from service.postgres import postgres_cluster  # noqa: F401 (fixture)
 
 PE = "positional-encoding"

@@ -26,7 +26,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ISOLATING, SIMULATED_TIER, in_container, make_task, run_cli, write
+from helpers.cli import run_cli
+from helpers.containers import SIMULATED_TIER, in_container
+from helpers.tasks import make_task, write
+from helpers.tiers import ISOLATING
 
 WORKER_UID_BASE = 1_500_000_000
 SHARED = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")

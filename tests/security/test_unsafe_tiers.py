@@ -14,17 +14,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import (
-    BUBBLEWRAP,
-    LANDLOCK,
-    PE_SAMPLES,
-    PE_TASK,
-    in_container,
-    run_cli,
-    score_without,
-    tier_works,
-    write,
-)
+from helpers.cli import run_cli
+from helpers.containers import in_container
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import score_without, write
+from helpers.tiers import BUBBLEWRAP, LANDLOCK, tier_works
 
 # Tries what a hostile file did to Gradescope's run_autograder in the rlimits tier: read
 # the reference, forge the results, kill the grader. Reading the reference is reported as

@@ -11,8 +11,8 @@ other folders import tests/conftest.py by.)
 """
 
 import pytest
-from conftest import PE_TASK
 from helpers.live_server import square_task, start
+from helpers.paths import PE_TASK
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import time
 import uuid
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli
+from helpers.cli import run_cli
 from helpers.live_server import (
     SQUARE_YAML,
     STAFF,
@@ -31,6 +31,8 @@ from helpers.live_server import (
     sign_in,
     upload,
 )
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import make_task
 
 PE = "positional-encoding"
 CORRECT, WRONG = "correct_vectorized.py", "mistake_sin_cos_swapped.py"

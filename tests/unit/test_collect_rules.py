@@ -244,7 +244,7 @@ def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, mo
     """No git runs here: the collection of one repository is replaced by one that fails."""
     import os
 
-    from conftest import INSTRUCTOR_TASKS
+    from helpers.paths import INSTRUCTOR_TASKS
 
     from grader.classroom import collect
     from grader.grading.task_yaml import load_task

@@ -4,7 +4,7 @@ tests/integration/test_github_actions.py)."""
 
 import os
 
-from conftest import ROOT
+from helpers.paths import ROOT
 from helpers.workflow_commands import parse_command
 
 from grader.grading.checks.imports import scan
