@@ -20,5 +20,8 @@ workflow_commands  GitHub Actions' workflow commands and an example workflow's r
 inside_modules     the sandbox's inside modules imported as the worker imports them
 plotting           notebooks and scripts that plot: a task allowing matplotlib, a grade per mode
 chromium           a headless Chromium over the DevTools pipe (tests/browser)
-live_server        ``grader serve`` as a real process on loopback (tests/service, tests/browser)
+live_server        ``grader serve`` as a real process on loopback (tests/service, tests/browser),
+                   and the request helpers (client, sign_in, upload, graded, rows, healthy, raw)
+in_process         ``grader serve``'s app built as the CLI builds it, in this process, through
+                   Starlette's TestClient (tests/service: the routes' answers)
 """
