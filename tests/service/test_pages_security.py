@@ -1,11 +1,11 @@
 """The walls around the service's pages, most against its app in process (``app``,
 ``start_app``: tests/helpers/in_process.py), some against a real `grader serve` on loopback
 (tests/helpers/live_server.py: a failure's 500 and /healthz while grading is stopped, where it
-listens): sign-in (a good token, a bad one, a cookie forged from a token), the
-session cookie's flags, CSRF (a form without its secret, with another's, or from another
-origin is refused and changes nothing), what a student may not open (the staff pages,
-another student's attempt), the security headers on every response (pages, API, errors, 404,
-413, 500), and a server that listens on loopback only.
+listens): sign-in (a good token, a bad one, a cookie forged from a token), the session
+cookie's flags, CSRF (a form without its secret, with another's, or from another origin is
+refused and changes nothing), what a student may not open (the staff pages, another
+student's attempt), the security headers on every response (pages, API, errors, 404, 413,
+500), and a server that listens on loopback only.
 """
 
 import re

@@ -2,11 +2,10 @@
 on loopback (tests/helpers/live_server.py) where the bytes on the socket or the grading are
 the point, else against its app in process (``app``: tests/helpers/in_process.py): a body
 over the cap is refused before it is read whole (its length declared, or chunked, or sent on
-after the refusal);
-what is not a hand-in, names a task that only looks like one of the service's, or has more
-parts than an upload's form is refused and stores nothing; a hostile file name is stored as
-sent and shown escaped; a notebook with a huge cell costs only its sender. The server serves
-on after each (/healthz).
+after the refusal); what is not a hand-in, names a task that only looks like one of the
+service's, or has more parts than an upload's form is refused and stores nothing; a hostile
+file name is stored as sent and shown escaped; a notebook with a huge cell costs only its
+sender. The server serves on after each (/healthz).
 """
 
 import json
