@@ -1,5 +1,5 @@
 """The pages as a student and an instructor open them: made by the real commands, loaded in
-a real headless Chromium (tests/chromium.py). They load with no console error and no request
+a real headless Chromium (tests/helpers/chromium.py). They load with no console error and no request
 but the file itself, their pictures are drawn (a screenshot of a picture has many colours),
 and a submission's printed `<script>` or a hostile student file name runs nothing and shows
 as text.
@@ -12,8 +12,9 @@ import re
 import shutil
 
 import pytest
-from chromium import NOTHING_RAN, chromium_or_skip, png_colours
-from conftest import PE_SAMPLES, PE_TASK, run_cli
+from helpers.chromium import NOTHING_RAN, chromium_or_skip, png_colours
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
 
 PWNED = "pwned"
 HOSTILE_PRINT = (

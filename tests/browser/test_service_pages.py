@@ -1,5 +1,5 @@
 """The service's pages as students and staff use them: a real `grader serve` on loopback
-(tests/live_server.py) in a real headless Chromium (tests/chromium.py). A student signs in
+(tests/helpers/live_server.py) in a real headless Chromium (tests/helpers/chromium.py). A student signs in
 with their token on the sign-in page, uploads a file through the task's form, and watches the
 attempt's page refresh itself into the feedback page with their score; staff sign in and open
 the class page and a student's attempt. No page logs a console error or asks anything of a
@@ -13,9 +13,10 @@ import shutil
 import time
 
 import pytest
-from chromium import NOTHING_RAN, BrowserError, chromium_or_skip
-from conftest import PE_SAMPLES, PE_TASK, score_without
-from live_server import STAFF, start
+from helpers.chromium import NOTHING_RAN, BrowserError, chromium_or_skip
+from helpers.live_server import STAFF, start
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import score_without
 
 HOSTILE_NAME = "<img src=x onerror=document.title='pwned'>.py"  # (a browser sends " as %22)
 

@@ -11,7 +11,9 @@ import sys
 import time
 
 import pytest
-from conftest import IGNORES_BASE_LOSES, PE_SAMPLES, PE_TASK, ROOT, as_cell, run_cli, score_without
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
+from helpers.tasks import IGNORES_BASE_LOSES, as_cell, score_without
 
 CLASS = {
     "alice": "correct_vectorized.py",

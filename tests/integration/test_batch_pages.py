@@ -11,7 +11,8 @@ import subprocess
 import sys
 import time
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
 
 PAGES = "pages-positional-encoding"
 

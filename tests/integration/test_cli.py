@@ -3,7 +3,9 @@
 import json
 import os
 
-from conftest import PE_SAMPLES, PE_TASK, as_cell, make_task, run_cli, score_without
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import as_cell, make_task, score_without
 
 GOOD = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 BAD = os.path.join(PE_SAMPLES, "mistake_sin_cos_swapped.py")

@@ -9,9 +9,11 @@ import shutil
 import subprocess
 
 import nbformat
-from conftest import INSTRUCTOR_TASKS, ROOT, run_cli, score_without
+from helpers.cli import run_cli
+from helpers.paths import INSTRUCTOR_TASKS, ROOT
+from helpers.student_repos import Link, StudentRepo, Submodule, git, roster
+from helpers.tasks import score_without
 from nbformat.v4 import new_code_cell, new_notebook
-from student_repos import Link, StudentRepo, Submodule, git, roster
 
 TASK = os.path.join(INSTRUCTOR_TASKS, "normalize-rows")
 TASK_ID = "normalize-rows"
@@ -466,7 +468,7 @@ def test_roster_and_template_problems_are_named_with_their_lines_before_anything
 def test_a_remote_that_never_answers_costs_its_student_alone_and_leaves_no_process(tmp_path):
     import socket
 
-    from conftest import no_process_with
+    from helpers.cli import no_process_with
 
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))

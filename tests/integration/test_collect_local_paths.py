@@ -6,8 +6,8 @@ repositories inside --repos-root are collected as before."""
 
 import os
 
-from conftest import run_cli
-from student_repos import StudentRepo, git, roster
+from helpers.cli import run_cli
+from helpers.student_repos import StudentRepo, git, roster
 from test_collect import CORRECT, TASK, TASK_ID, collection
 
 MARKER = b"# the instructor's own solution: INSTRUCTOR-ONLY-7f3a"

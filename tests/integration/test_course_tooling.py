@@ -10,16 +10,13 @@ import sys
 import xml.etree.ElementTree as ET
 
 import yaml
-from conftest import (
+from helpers.cli import run_cli
+from helpers.paths import INSTRUCTOR_TASKS, PE_SAMPLES, PE_TASK, ROOT
+from helpers.tasks import (
     IGNORES_BASE_LOSES,
-    INSTRUCTOR_TASKS,
-    PE_SAMPLES,
-    PE_TASK,
-    ROOT,
     WRONG_NORMALIZE,
     course_with_full_tasks,
     make_task,
-    run_cli,
     score_without,
 )
 

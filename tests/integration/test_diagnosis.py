@@ -8,7 +8,9 @@ import os
 import shutil
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli, write
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import make_task, write
 
 from grader.authoring import load_task
 from grader.task.samples import read_diagnosis, sample_files

@@ -13,8 +13,10 @@ import ast
 import os
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, run_cli, score_without, write
-from plotting import IMPORTS_CHECK, by_name, grade
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.plotting import IMPORTS_CHECK, by_name, grade
+from helpers.tasks import score_without, write
 
 from grader.submission.import_scan import scan
 

@@ -9,7 +9,8 @@ import os
 import re
 import shutil
 
-from conftest import PE_SAMPLES, PE_TASK, run_cli
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
 
 from grader import cli
 

@@ -7,7 +7,9 @@ import os
 
 import numpy as np
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, run_cli, write
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import write
 
 from grader.grading.run import grade
 
@@ -200,7 +202,7 @@ def test_the_input_shown_is_the_smallest_failing_one_edge_cases_included(pe_task
 def test_a_script_near_miss_names_the_variable_that_holds_the_result():
     """mistake_sin_cos_swapped.py keeps its (5, 8) angles, then its (wrong) table: the
     message is about the table it built, not the step before it."""
-    from conftest import ROOT
+    from helpers.paths import ROOT
 
     from grader.authoring import load_task
 
@@ -253,7 +255,7 @@ def square(x):
 def test_shrinking_a_failure_to_show_it_costs_no_verdict(tmp_path):
     """The time spent shrinking is the grader's: the check after it still has the whole
     budget the submission had left, and passes."""
-    from conftest import make_task
+    from helpers.tasks import make_task
 
     from grader.authoring import load_task
 
@@ -291,7 +293,7 @@ def square(x):
 def test_what_a_submission_prepares_while_its_failure_is_shrunk_serves_no_later_check(tmp_path):
     """Once a worker has run more than a moment outside the budget it is replaced: the
     later check meets the submission as it was loaded, as if no shrinking had happened."""
-    from conftest import make_task
+    from helpers.tasks import make_task
 
     from grader.authoring import load_task
 

@@ -14,7 +14,8 @@ import re
 import textwrap
 
 import pytest
-from conftest import ROOT, make_task
+from helpers.paths import ROOT
+from helpers.tasks import make_task
 
 from grader.authoring import load_task
 from grader.grading.run import GradeOptions, grade
@@ -231,8 +232,9 @@ def test_validate_says_a_sample_needing_an_absent_framework_was_not_checked(tmp_
 
 def test_grader_extras_names_what_the_tasks_allow_and_the_workflows_install_it():
     import yaml
-    from conftest import COURSE, run_cli
-    from conftest import ROOT as root
+    from helpers.cli import run_cli
+    from helpers.paths import COURSE
+    from helpers.paths import ROOT as root
 
     tasks = [os.path.join(root, "tasks", name) for name in sorted(os.listdir(os.path.join(root, "tasks")))]
     done = run_cli("extras", *tasks)
@@ -317,7 +319,7 @@ def test_a_framework_that_writes_into_its_input_still_fails_the_mutation_check(t
 
 
 def test_grader_validate_marks_a_sample_it_could_not_check_not_checked_and_counts_it_apart(tmp_path):
-    from conftest import run_cli
+    from helpers.cli import run_cli
 
     folder = _task_allowing_absent(tmp_path)
     samples = tmp_path / "samples"

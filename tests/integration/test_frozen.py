@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
 
 from grader.task.samples import sample_files
 

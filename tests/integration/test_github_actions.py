@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, WRONG_NORMALIZE, course_with_full_tasks
-from workflow_commands import parse_command, run_step, workflow_steps
+from helpers.paths import ROOT
+from helpers.tasks import WRONG_NORMALIZE, course_with_full_tasks
+from helpers.workflow_commands import parse_command, run_step, workflow_steps
 
 COURSE = os.path.join(ROOT, "examples", "course")
 INSTRUCTOR = os.path.join(ROOT, "examples", "course-instructor")
@@ -216,7 +217,7 @@ def test_final_grading_workflow_runs_here_on_real_repositories_and_grades_every_
     """The workflow's own steps, run as the runner runs them, in a copy of the instructor's
     repository, with its roster; github.com is this machine's folder (git's insteadOf), the
     token a fake one that must appear nowhere."""
-    from student_repos import Link, StudentRepo
+    from helpers.student_repos import Link, StudentRepo
 
     from grader.classroom.roster import load_roster
     from grader.sandbox import tier
@@ -365,7 +366,7 @@ def test_the_kits_workflow_installs_the_wheel_grader_kit_wrote_and_checks_with_i
     wheel beside them), in a fresh virtualenv: the wheel is what gets installed and checks
     the kits, sandboxed here and unsandboxed where no sandbox can start; grade.yml's
     validate step still sees only the kits."""
-    from built import clean_env, fresh_venv
+    from helpers.built import clean_env, fresh_venv
 
     course = tmp_path / "course"
     shutil.copytree(COURSE, course)

@@ -12,18 +12,10 @@ import sys
 import zipfile
 
 import pytest
-from built import build_sdist, clean_env, fresh_venv, pip_install
-from conftest import (
-    IGNORES_BASE_LOSES,
-    PE_SAMPLES,
-    PE_TASK,
-    ROOT,
-    SIMULATIONS,
-    SIMULATOR,
-    make_task,
-    score_without,
-    write,
-)
+from helpers.built import build_sdist, clean_env, fresh_venv, pip_install
+from helpers.containers import SIMULATIONS, SIMULATOR
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
+from helpers.tasks import IGNORES_BASE_LOSES, make_task, score_without, write
 
 from grader.integrations.gradescope_finish import STUDENT_MESSAGE, TEST_KEYS, TOP_KEYS
 
@@ -296,7 +288,7 @@ def test_a_submission_that_forges_results_and_kills_the_grader(autograder, tmp_p
 
 def run_in_container(autograder, container, simulation, tmp_path, files=(), prepare=None):
     """run_autograder in the simulated Gradescope container (root, no namespaces, no
-    Landlock: tests/container_sim.py), the grader installed in a virtualenv of the system's
+    Landlock: tests/helpers/container_sim.py), the grader installed in a virtualenv of the system's
     Python that every user may read. The upload: ``files`` (name -> the file to copy), then
     whatever ``prepare(submission folder, autograder root)`` makes. Returns (process, results)."""
     root = tmp_path / "autograder"

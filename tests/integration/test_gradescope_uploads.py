@@ -3,7 +3,8 @@ docs/integrations.md says it does: one task with or without --file."""
 
 import os
 
-from conftest import ROOT, run_cli
+from helpers.cli import run_cli
+from helpers.paths import ROOT
 
 TASK = os.path.join(ROOT, "tasks", "pe-row-length")
 

@@ -6,7 +6,8 @@ import os
 import shutil
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, run_cli
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
 
 from grader import sandbox
 from grader.authoring import load_task

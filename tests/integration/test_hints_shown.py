@@ -4,7 +4,9 @@ engine: it follows a failing check's message, and a hidden check's hint is for s
 import json
 import os
 
-from conftest import COURSE, PE_SAMPLES, PE_TASK, WRONG_NORMALIZE, make_task, run_cli, write
+from helpers.cli import run_cli
+from helpers.paths import COURSE, PE_SAMPLES, PE_TASK
+from helpers.tasks import WRONG_NORMALIZE, make_task, write
 
 HINTED_TASK = """
 id: hinted

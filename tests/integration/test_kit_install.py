@@ -10,8 +10,10 @@ import subprocess
 import zipfile
 
 import pytest
-from built import clean_env, fresh_venv
-from conftest import COURSE, INSTRUCTOR_TASKS, ROOT, WRONG_NORMALIZE, run_cli
+from helpers.built import clean_env, fresh_venv
+from helpers.cli import run_cli
+from helpers.paths import COURSE, INSTRUCTOR_TASKS, ROOT
+from helpers.tasks import WRONG_NORMALIZE
 
 import grader
 

@@ -7,7 +7,9 @@ import io
 import os
 import shutil
 
-from conftest import PE_SAMPLES, PE_TASK, ROOT, as_cell, run_cli, score_without
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
+from helpers.tasks import as_cell, score_without
 
 from grader.classroom.gradebook import REGRADE, Gradebook
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result, ungradable

@@ -10,9 +10,11 @@ import sys
 import xml.etree.ElementTree as ET
 
 import nbformat
-from conftest import PE_SAMPLES, PE_TASK, ROOT, as_cell, course_with_full_tasks, run_cli, score_without
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
+from helpers.tasks import as_cell, course_with_full_tasks, score_without
+from helpers.workflow_commands import parse_command
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from workflow_commands import parse_command
 
 SHAPE_TASK = os.path.join(ROOT, "tasks", "pe-table-shape")
 SHAPE_CORRECT = os.path.join(ROOT, "submissions", "pe-table-shape", "correct_numpy.py")

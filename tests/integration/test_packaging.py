@@ -3,8 +3,8 @@
 import tarfile
 
 import pytest
-from built import build_sdist
-from conftest import run_cli
+from helpers.built import build_sdist
+from helpers.cli import run_cli
 
 import grader
 
@@ -37,7 +37,7 @@ def test_sdist_is_complete(sdist):
         "grader/schema/task.schema.json",
         "tests/conftest.py",
         "tests/integration/test_packaging.py",
-        "tests/built.py",
+        "tests/helpers/built.py",
         "tests/unit/test_spec.py",
         "tests/security/test_adversarial.py",
         "tasks/positional-encoding/task.yaml",

@@ -9,8 +9,8 @@ display library still costs (tests/integration/test_display_imports.py); the att
 through a display library: tests/security/test_hostile_display.py."""
 
 import pytest
-from conftest import PE_TASK, score_without
-from plotting import (
+from helpers.paths import PE_TASK
+from helpers.plotting import (
     DRAWING_NOTEBOOK,
     IMPORTS_CHECK,
     PLOTTING_NOTEBOOK,
@@ -23,6 +23,7 @@ from plotting import (
     without_plots,
     write_notebook,
 )
+from helpers.tasks import score_without
 
 NOT_DRAWN = "matplotlib is not installed where this was graded, so what your file draws with it was not drawn"
 NOISE = ("Fontconfig", "non-interactive", "font cache", "Matplotlib created a temporary")

@@ -4,7 +4,7 @@ loses points on the check that names it."""
 import os
 
 import pytest
-from conftest import PE_SAMPLES, ROOT
+from helpers.paths import PE_SAMPLES, ROOT
 
 from grader.authoring import load_task
 from grader.grading.load_check import LOAD_CHECK, RUN_CHECK

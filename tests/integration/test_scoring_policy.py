@@ -6,7 +6,9 @@ import json
 import os
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli, score_without, write
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
+from helpers.tasks import score_without, write
 
 IDLE_WORDS = "counts only when your file does some of the work"
 SHORT = ("--call-seconds", "1", "--submission-seconds", "2")

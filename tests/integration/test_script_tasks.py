@@ -5,7 +5,7 @@ import os
 import textwrap
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 
 from grader.authoring import load_task
 from grader.grading.run import grade
@@ -75,7 +75,7 @@ def test_sum_of_wrong_rows_is_named(tmp_path):
 
 
 def test_script_tasks_refuse_function_checks(tmp_path):
-    from conftest import make_task
+    from helpers.tasks import make_task
 
     from grader.task.spec import SpecError
 
@@ -98,7 +98,7 @@ def test_script_tasks_refuse_function_checks(tmp_path):
 
 
 def test_function_task_also_reports_a_missing_allowed_package(tmp_path):
-    from conftest import make_task
+    from helpers.tasks import make_task
 
     folder = make_task(
         tmp_path / "fw",

@@ -6,7 +6,8 @@ saw the submission do is weighed as the first worker's is; nothing of it outlive
 import os
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, write
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import write
 
 from grader.authoring import load_task
 from grader.grading.run import GradeOptions, grade
@@ -161,7 +162,8 @@ def test_kill_9_of_the_check_mid_shrink_leaves_no_lane_and_no_worker(tmp_path):
     import sys
     import time
 
-    from conftest import ROOT, no_process_with
+    from helpers.cli import no_process_with
+    from helpers.paths import ROOT
 
     marker = f"lanes-killed-{os.getpid()}"
     student = write(tmp_path / f"{marker}.py", SLOW_OFF_THE_FROZEN_CASES.format(frozen=_frozen_tables()))

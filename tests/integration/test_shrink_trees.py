@@ -7,7 +7,7 @@ import os
 import shutil
 
 import pytest
-from conftest import PE_SAMPLES
+from helpers.paths import PE_SAMPLES
 
 import grader.task.hypothesis_driver as hypothesis_driver
 from grader.grading.prepared import prepare

@@ -5,7 +5,7 @@ weighs what the submission was seen doing in every call before it."""
 
 import os
 
-from conftest import PE_SAMPLES, PE_TASK
+from helpers.paths import PE_SAMPLES, PE_TASK
 
 from grader.authoring import load_task
 from grader.grading import run as grading

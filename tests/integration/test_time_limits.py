@@ -11,7 +11,9 @@ import textwrap
 import time
 
 import pytest
-from conftest import PE_TASK, ROOT, run_cli, score_without
+from helpers.cli import run_cli
+from helpers.paths import PE_TASK, ROOT
+from helpers.tasks import score_without
 
 LOOPS = """
 import numpy as np

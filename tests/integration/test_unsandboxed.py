@@ -18,7 +18,9 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import COURSE, INSTRUCTOR_TASKS, ROOT, WRONG_NORMALIZE, course_with_full_tasks, run_cli, write
+from helpers.cli import run_cli
+from helpers.paths import COURSE, INSTRUCTOR_TASKS, ROOT
+from helpers.tasks import WRONG_NORMALIZE, course_with_full_tasks, write
 
 from grader.authoring import load_task
 from grader.integrations import gradescope_build, gradescope_finish

@@ -15,7 +15,9 @@ import textwrap
 import time
 
 import pytest
-from conftest import BUBBLEWRAP, ISOLATING, PE_SAMPLES, PE_TASK, ROOT, modes, no_process_with, run_cli, tiers
+from helpers.cli import no_process_with, run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
+from helpers.tiers import BUBBLEWRAP, ISOLATING, modes, tiers
 
 from grader.sandbox import cgroup
 

@@ -4,7 +4,8 @@ still leave it no capability (with one it could raise its own limits or renice i
 import os
 
 import pytest
-from conftest import LANDLOCK, tier_works, write
+from helpers.tasks import write
+from helpers.tiers import LANDLOCK, tier_works
 
 from grader.records.limits import Limits
 from grader.sandbox.launcher import Sandbox

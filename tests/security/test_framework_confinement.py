@@ -13,7 +13,10 @@ import os
 import shutil
 
 import pytest
-from conftest import ISOLATING, ROOT, in_container, make_task, write
+from helpers.containers import in_container
+from helpers.paths import ROOT
+from helpers.tasks import make_task, write
+from helpers.tiers import ISOLATING
 
 from grader.authoring import load_task
 from grader.grading.run import GradeOptions, grade

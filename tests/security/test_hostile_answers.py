@@ -14,7 +14,8 @@ import sys
 import textwrap
 
 import pytest
-from conftest import PE_TASK, ROOT, run_cli
+from helpers.cli import run_cli
+from helpers.paths import PE_TASK, ROOT
 from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZEROS
 
 TASKS = os.path.join(ROOT, "tasks")

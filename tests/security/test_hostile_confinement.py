@@ -20,7 +20,9 @@ import threading
 import time
 
 import pytest
-from conftest import ISOLATING, PE_SAMPLES, PE_TASK, run_cli
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tiers import ISOLATING
 from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, ZEROS
 
 SYS_ADD_KEY, SYS_KEYCTL = 248, 250  # x86_64

@@ -10,8 +10,15 @@ install without matplotlib: conftest.py's ``container``)."""
 import textwrap
 
 import pytest
-from conftest import score_without
-from plotting import IMPORTS_CHECK, MUTATION_CHECK, by_name, grade, grader_without_matplotlib, task_allowing
+from helpers.plotting import (
+    IMPORTS_CHECK,
+    MUTATION_CHECK,
+    by_name,
+    grade,
+    grader_without_matplotlib,
+    task_allowing,
+)
+from helpers.tasks import score_without
 
 CORRECT = """
 import numpy as np
@@ -251,7 +258,7 @@ def test_an_import_of_the_stand_in_costs_what_the_library_would(tmp_path, plain_
     """positional-encoding allows numpy only, but matplotlib is a display library: the
     stand-in's import and its drawing cost nothing, as the library's would (issue 35);
     the function under test drawing with it costs numpy-only, with its name and line."""
-    from conftest import PE_TASK
+    from helpers.paths import PE_TASK
 
     report = graded(
         tmp_path,

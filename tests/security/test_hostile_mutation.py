@@ -13,7 +13,9 @@ import os
 
 import numpy as np
 import pytest
-from conftest import PE_SAMPLES, RLIMITS, write
+from helpers.paths import PE_SAMPLES
+from helpers.tasks import write
+from helpers.tiers import RLIMITS
 from test_adversarial import grade_attack
 
 from grader.records.limits import Limits

@@ -9,7 +9,9 @@ import sys
 
 import nbformat
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, run_cli, score_without
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import score_without
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 CORRECT = open(f"{PE_SAMPLES}/correct_vectorized.py").read()

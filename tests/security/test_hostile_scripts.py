@@ -8,7 +8,7 @@ import os
 import textwrap
 
 import numpy as np
-from conftest import ROOT
+from helpers.paths import ROOT
 
 from grader.authoring import load_task
 from grader.grading.prepared import PreparedTask

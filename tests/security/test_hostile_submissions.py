@@ -10,17 +10,10 @@ import shutil
 import textwrap
 
 import pytest
-from conftest import (
-    PE_SAMPLES,
-    PE_TASK,
-    ROOT,
-    as_cell,
-    make_task,
-    run_cli,
-    runtime_mount_points_in_tmp,
-    score_without,
-    write,
-)
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
+from helpers.tasks import as_cell, make_task, score_without, write
+from helpers.tiers import runtime_mount_points_in_tmp
 from test_adversarial import ZEROS, grade_attack
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")

@@ -16,7 +16,10 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import PE_TASK, ROOT, course_with_full_tasks, run_cli, tiers
+from helpers.cli import run_cli
+from helpers.paths import PE_TASK, ROOT
+from helpers.tasks import course_with_full_tasks
+from helpers.tiers import tiers
 from test_adversarial import BUDGET_SECONDS, CALL_SECONDS, REPORT_BYTES_CAP, ZEROS, grade_attack
 
 from grader.records.result import CheckResult, Result

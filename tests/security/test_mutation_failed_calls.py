@@ -14,7 +14,9 @@ import json
 
 import numpy as np
 import pytest
-from conftest import UNSANDBOXED, make_task, run_cli, write
+from helpers.cli import run_cli
+from helpers.tasks import make_task, write
+from helpers.tiers import UNSANDBOXED
 
 from grader.records.limits import Limits
 from grader.sandbox.launcher import Sandbox

@@ -10,7 +10,9 @@ import os
 import shutil
 
 import pytest
-from conftest import RLIMITS, make_task, run_cli, warm_tiers, write
+from helpers.cli import run_cli
+from helpers.tasks import make_task, write
+from helpers.tiers import RLIMITS, warm_tiers
 
 SQUARE_YAML = """
 id: square
@@ -148,7 +150,7 @@ IN_THE_CONTAINER = ("listdir-root", "listdir-tmp", "write-tmp", "write-tmpdir", 
 
 
 def test_one_score_in_gradescopes_container(course, container, simulation, tmp_path):
-    from conftest import in_container
+    from helpers.containers import in_container
 
     root, task, klass = course
     private = container["private"] / f"one-score-{simulation}"

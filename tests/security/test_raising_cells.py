@@ -11,7 +11,9 @@ import re
 
 import nbformat
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, run_cli, score_without
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import score_without
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.authoring import load_task

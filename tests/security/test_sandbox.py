@@ -6,7 +6,9 @@ import time
 
 import numpy as np
 import pytest
-from conftest import BUBBLEWRAP, PE_TASK, RLIMITS, ROOT, runtime_mount_points_in_tmp, tier_works, write
+from helpers.paths import PE_TASK, ROOT
+from helpers.tasks import write
+from helpers.tiers import BUBBLEWRAP, RLIMITS, runtime_mount_points_in_tmp, tier_works
 
 from grader.grading.run import GradeOptions, grade
 from grader.records.limits import Limits

@@ -1,6 +1,6 @@
 """The service's own files in the tier whose walls are file permissions (issue 34): where a
 worker runs as a user of its own (Gradescope-like machines: root, no namespaces; simulated
-here by tests/container_sim.py, as tests/security/test_unsafe_tiers.py does), `grader
+here by tests/helpers/container_sim.py, as tests/security/test_unsafe_tiers.py does), `grader
 serve` refuses to start while a worker could reach its database: the database's folder
 open to other users, or a PostgreSQL server's socket folder; the refusal gives the chmod
 that fixes it. The attack it stops: a student's upload reading a classmate's upload out of
@@ -15,8 +15,9 @@ import signal
 import subprocess
 import threading
 
-from conftest import PE_SAMPLES, SIMULATOR
-from live_server import LISTENING, client, graded, sample, start, upload
+from helpers.containers import SIMULATOR
+from helpers.live_server import LISTENING, client, graded, sample, start, upload
+from helpers.paths import PE_SAMPLES
 from service.postgres import postgres_cluster  # noqa: F401 (fixture)
 
 PE = "positional-encoding"

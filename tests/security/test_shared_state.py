@@ -1,6 +1,6 @@
 """Hostile submissions, round three (issue 22, class 4): what one worker could leave for
 another where it has no namespace of its own. In Gradescope's container (root, no
-namespaces: the unprivileged tier; tests/container_sim.py), with and without a writable
+namespaces: the unprivileged tier; tests/helpers/container_sim.py), with and without a writable
 cgroup, and where Landlock works there but user namespaces still do not:
 
 - notes in every place every user may write (/tmp, /var/tmp, /dev/shm with 96 MiB of
@@ -26,7 +26,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ISOLATING, SIMULATED_TIER, in_container, make_task, run_cli, write
+from helpers.cli import run_cli
+from helpers.containers import SIMULATED_TIER, in_container
+from helpers.tasks import make_task, write
+from helpers.tiers import ISOLATING
 
 WORKER_UID_BASE = 1_500_000_000
 SHARED = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")

@@ -15,7 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_cli
+from helpers.cli import run_cli
+from helpers.paths import ROOT
 
 TASKS = os.path.join(ROOT, "tasks")
 

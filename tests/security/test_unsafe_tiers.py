@@ -2,7 +2,7 @@
 rlimits tier, every fall below bubblewrap is said, and where neither bubblewrap nor
 Landlock works but the grader is root (Gradescope), workers run as a user of their own.
 
-The Gradescope container is simulated here (tests/container_sim.py): root, Docker's
+The Gradescope container is simulated here (tests/helpers/container_sim.py): root, Docker's
 default seccomp profile (no namespaces, no Landlock), and the grader installed the normal
 way (not editable) into a virtualenv of the system's Python that every user may read, as
 Gradescope's setup does.
@@ -14,17 +14,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import (
-    BUBBLEWRAP,
-    LANDLOCK,
-    PE_SAMPLES,
-    PE_TASK,
-    in_container,
-    run_cli,
-    score_without,
-    tier_works,
-    write,
-)
+from helpers.cli import run_cli
+from helpers.containers import in_container
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import score_without, write
+from helpers.tiers import BUBBLEWRAP, LANDLOCK, tier_works
 
 # Tries what a hostile file did to Gradescope's run_autograder in the rlimits tier: read
 # the reference, forge the results, kill the grader. Reading the reference is reported as

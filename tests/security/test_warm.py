@@ -8,7 +8,10 @@ import secrets
 import time
 
 import pytest
-from conftest import PE_SAMPLES, RLIMITS, no_process_with, warm_tiers, write
+from helpers.cli import no_process_with
+from helpers.paths import PE_SAMPLES
+from helpers.tasks import write
+from helpers.tiers import RLIMITS, warm_tiers
 
 from grader.records.limits import Limits
 from grader.sandbox import ForeignArray, warm

@@ -1,5 +1,8 @@
 """The service's API as a course's scripts use it, and as a hostile student pushes it: a real
-`grader serve` on loopback (tests/live_server.py), two students and a member of staff.
+`grader serve` on loopback (tests/helpers/live_server.py), two students and a member of staff;
+the routes' answers that need no server around them (whose uploads one sees, /healthz, a
+session that is no token, a task's own attempts) from its app in process (``app``,
+``start_app``: tests/helpers/in_process.py).
 
 An upload is graded as `grader check` grades the same file for a student; a person sees only
 their own uploads (another's id, a made-up one and one that is no id are the same 404); no
@@ -18,8 +21,21 @@ import time
 import uuid
 
 import pytest
-from conftest import PE_SAMPLES, PE_TASK, make_task, run_cli
-from live_server import SQUARE_YAML, STAFF, client, graded, healthy, raw, rows, sample, sign_in, upload
+from helpers.cli import run_cli
+from helpers.live_server import (
+    SQUARE_YAML,
+    STAFF,
+    client,
+    graded,
+    healthy,
+    raw,
+    rows,
+    sample,
+    sign_in,
+    upload,
+)
+from helpers.paths import PE_SAMPLES, PE_TASK
+from helpers.tasks import make_task
 
 PE = "positional-encoding"
 CORRECT, WRONG = "correct_vectorized.py", "mistake_sin_cos_swapped.py"
@@ -45,18 +61,28 @@ def checked():
     return reports
 
 
-@pytest.fixture(scope="module")
-def uploaded(server):
+def upload_all(served) -> dict:
     """Every upload of UPLOADS made through the API: (student, index) -> (file, public id)."""
     made = {}
     for student, names in UPLOADS.items():
-        with client(server, server.tokens[student]) as http:
+        with client(served, served.tokens[student]) as http:
             for index, name in enumerate(names):
                 answer = upload(http, PE, name, sample(name))
                 assert answer.status_code == 202, answer.text
                 assert answer.json()["status"] == "queued"
                 made[student, index] = (name, answer.json()["id"])
     return made
+
+
+@pytest.fixture(scope="module")
+def uploaded(server):
+    return upload_all(server)
+
+
+@pytest.fixture(scope="module")
+def app_uploaded(app):
+    """The same uploads, to the app in process."""
+    return upload_all(app)
 
 
 def test_an_upload_is_graded_as_grader_check_grades_the_file_for_a_student(server, uploaded, checked):
@@ -102,15 +128,15 @@ def test_export_is_what_grader_export_writes_for_the_same_grades(server, uploade
     assert b"1001" in exported["canvas"] and b"1002" in exported["canvas"]  # the roster's LMS ids
 
 
-def test_a_person_sees_only_their_own_uploads(server, uploaded):
-    _, alices = uploaded["alice", 0]
-    with client(server, server.tokens["bob"]) as bob, client(server, server.tokens["alice"]) as alice:
+def test_a_person_sees_only_their_own_uploads(app, app_uploaded):
+    _, alices = app_uploaded["alice", 0]
+    with client(app, app.tokens["bob"]) as bob, client(app, app.tokens["alice"]) as alice:
         theirs = bob.get(f"/api/submissions/{alices}")
         made_up = bob.get(f"/api/submissions/{uuid.uuid4().hex}")
         assert theirs.status_code == made_up.status_code == 404
         assert theirs.json() == made_up.json()  # nothing tells one from the other
         assert alice.get(f"/api/submissions/{alices}").status_code == 200
-    with client(server, server.tokens[STAFF]) as staff:
+    with client(app, app.tokens[STAFF]) as staff:
         assert staff.get(f"/api/submissions/{alices}").status_code == 200  # staff see everyone's
 
 
@@ -136,8 +162,8 @@ def test_an_id_that_is_no_id_of_theirs_is_404(server, uploaded, path):
     healthy(server)
 
 
-def test_healthz_says_ok(server):
-    with client(server) as http:
+def test_healthz_says_ok(app):
+    with client(app) as http:
         answer = http.get("/healthz")
     assert (answer.status_code, answer.text) == (200, "ok\n")
 
@@ -183,9 +209,9 @@ def test_without_a_valid_bearer_token_it_is_401(server, uploaded, authorization)
     healthy(server)
 
 
-def test_a_browser_session_is_no_api_token(server):
-    alice = sign_in(server, "alice")
-    with client(server) as http:
+def test_a_browser_session_is_no_api_token(app):
+    alice = sign_in(app, "alice")
+    with client(app) as http:
         answer = http.get(f"/api/submissions/{uuid.uuid4().hex}", headers=alice.headers)
         assert answer.status_code == 401
         answer = http.get(
@@ -220,21 +246,21 @@ def test_attempts_hold_under_uploads_sent_at_once_and_late_uploads_are_marked(st
     healthy(live)
 
 
-def test_a_tasks_own_attempts_beat_the_servers(start_server, tmp_path):
+def test_a_tasks_own_attempts_beat_the_servers(start_app, tmp_path):
     """task.yaml's attempts: limits that task (here 1, under --attempts 3); the other task
     keeps the server's limit, and the home page counts each."""
     once = make_task(tmp_path / "once", SQUARE_YAML.replace("id: square", "id: once") + "attempts: 1\n")
-    live = start_server("--attempts", "3", tasks=[PE_TASK, once])
-    with client(live, live.tokens["alice"]) as http:
+    app = start_app("--attempts", "3", tasks=[PE_TASK, once])
+    with client(app, app.tokens["alice"]) as http:
         square = b"def square(x):\n    return x * x\n"
         assert [upload(http, "once", "s.py", square).status_code for _ in range(2)] == [202, 429]
         assert [upload(http, PE, "a.py", TINY).status_code for _ in range(4)] == [202, 202, 202, 429]
-    browser = sign_in(live, "alice")
-    with client(live) as http:
+    browser = sign_in(app, "alice")
+    with client(app) as http:
         home = http.get("/", headers=browser.headers).text
     assert home.count("(0 attempts left)") == 2, home
     assert home.count("You have used every attempt at this task") == 2 and 'action="/upload"' not in home
-    healthy(live)
+    healthy(app)
 
 
 def test_a_grading_upload_shows_how_long_it_has_been_graded(start_server):

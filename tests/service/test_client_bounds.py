@@ -1,7 +1,8 @@
 """Everything one client can hold of `grader serve` is bounded by default (issue 34, class 2),
-against a real server on loopback, as a hostile student tries it: one token storing upload
-after upload, one address holding a thousand connections that send their heads a byte at a
-time, a body that never ends, a browser signing in again and again. Each is refused in
+as a hostile student tries it, against a real server on loopback (the connections) or its
+app in process (the uploads' and sessions' budgets, which the routes and the store keep):
+one token storing upload after upload, one address holding a thousand connections that send
+their heads a byte at a time, a body that never ends, a browser signing in again and again. Each is refused in
 words that say what to do (429 with when to try again, 507, 503, 408), and honest students
 and staff are served meanwhile. The attacker's connections come from 127.0.0.2 (loopback, a
 peer of its own), the honest ones from 127.0.0.1.
@@ -18,7 +19,7 @@ import time
 
 import httpx
 import pytest
-from live_server import client, healthy, multipart, rows, sign_in, until_closed, upload
+from helpers.live_server import client, healthy, multipart, rows, sign_in, until_closed, upload
 
 from grader.service.limits import ClientLimits
 
@@ -59,13 +60,13 @@ def open_files(at_least: int):
 # --------------------------------------------------------------------------- uploads
 
 
-def test_one_token_cannot_store_upload_after_upload(start_server):
+def test_one_token_cannot_store_upload_after_upload(start_app):
     """Round four stored 40 uploads of 1 MiB from one token in 2.6 s. Now the 11th upload
     in a minute is 429 with Retry-After, nothing of it stored; another student uploads."""
-    live = start_server()
+    app = start_app()
     limit = ClientLimits().uploads_per_minute
     answers = []
-    with client(live, live.tokens["alice"]) as http:
+    with client(app, app.tokens["alice"]) as http:
         for k in range(40):
             answers.append(upload(http, PE, f"flood_{k}.py", (b"# %d\n" % k).ljust(1 << 20, b"#")))
     accepted = [a for a in answers if a.status_code == 202]
@@ -73,16 +74,16 @@ def test_one_token_cannot_store_upload_after_upload(start_server):
     assert len(accepted) == limit and len(refused) == 40 - limit, [a.status_code for a in answers]
     assert all(1 <= int(a.headers["retry-after"]) <= 61 for a in refused)
     assert "a minute" in refused[0].json()["error"] and "try again in" in refused[0].json()["error"]
-    assert len(rows(live)) == limit and stored_bytes(live) <= limit * ((1 << 20) + 16)
-    with client(live, live.tokens["bob"]) as http:  # (the budget is alice's own)
+    assert len(rows(app)) == limit and stored_bytes(app) <= limit * ((1 << 20) + 16)
+    with client(app, app.tokens["bob"]) as http:  # (the budget is alice's own)
         assert upload(http, PE, "mine.py", b"x = 1\n").status_code == 202
-    healthy(live)
+    healthy(app)
 
 
-def test_distinct_bytes_per_person_and_task_are_bounded_and_identical_bytes_cost_nothing(start_server):
-    live = start_server("--limit", "upload-mib-per-task=1", "--limit", "uploads-per-minute=1000")
+def test_distinct_bytes_per_person_and_task_are_bounded_and_identical_bytes_cost_nothing(start_app):
+    app = start_app("--limit", "upload-mib-per-task=1", "--limit", "uploads-per-minute=1000")
     part = 400 << 10
-    with client(live, live.tokens["alice"]) as http:
+    with client(app, app.tokens["alice"]) as http:
         for k in range(2):
             assert upload(http, PE, f"a{k}.py", bytes([65 + k]) * part).status_code == 202
         over = upload(http, PE, "a2.py", b"C" * part)
@@ -90,33 +91,33 @@ def test_distinct_bytes_per_person_and_task_are_bounded_and_identical_bytes_cost
         assert "retry-after" not in over.headers  # (waiting does not cure it)
         for _ in range(5):  # the same file again: stored once, never over the budget
             assert upload(http, PE, "again.py", b"A" * part).status_code == 202
-    assert stored_bytes(live) == 2 * part
-    alice = sign_in(live, "alice")
-    with client(live) as http:  # the page says it in words, with the form
+    assert stored_bytes(app) == 2 * part
+    alice = sign_in(app, "alice")
+    with client(app) as http:  # the page says it in words, with the form
         parts = [("csrf", alice.csrf), ("task", PE), ("file", ("a3.py", b"D" * part))]
         body, kind = multipart(*parts)
         page = http.post(
-            "/upload", content=body, headers={"content-type": kind, "origin": live.url, **alice.headers}
+            "/upload", content=body, headers={"content-type": kind, "origin": app.url, **alice.headers}
         )
     assert page.status_code == 429 and "1 MiB" in page.text and "<h1>Your tasks</h1>" in page.text
 
 
-def test_below_the_disk_reserve_uploads_get_507_and_nothing_is_stored(start_server):
+def test_below_the_disk_reserve_uploads_get_507_and_nothing_is_stored(start_app):
     free_mib = os.statvfs("/").f_bavail  # (any figure above the disk's free space)
-    live = start_server("--limit", f"free-disk-mib={free_mib * 1024 + 1}")
-    with client(live, live.tokens["alice"]) as http:
+    app = start_app("--limit", f"free-disk-mib={free_mib * 1024 + 1}")
+    with client(app, app.tokens["alice"]) as http:
         answer = upload(http, PE, "mine.py", b"x = 1\n")
     assert answer.status_code == 507 and "disk" in answer.json()["error"]
-    assert rows(live) == []
-    healthy(live)
+    assert rows(app) == []
+    healthy(app)
 
 
-def test_signing_in_again_and_again_keeps_a_bounded_number_of_sessions(start_server):
-    live = start_server("--limit", "sessions-per-person=3")
-    browsers = [sign_in(live, "alice") for _ in range(12)]
-    with sqlite3.connect(live.db_path) as db:
+def test_signing_in_again_and_again_keeps_a_bounded_number_of_sessions(start_app):
+    app = start_app("--limit", "sessions-per-person=3")
+    browsers = [sign_in(app, "alice") for _ in range(12)]
+    with sqlite3.connect(app.db_path) as db:
         assert db.execute("SELECT count(*) FROM sessions WHERE person = 'alice'").fetchone()[0] == 3
-    with client(live) as http:
+    with client(app) as http:
         assert "<h1>Your tasks</h1>" in http.get("/", headers=browsers[-1].headers).text
         assert "<h1>Sign in</h1>" in http.get("/", headers=browsers[0].headers).text
 

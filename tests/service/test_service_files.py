@@ -15,8 +15,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PE_TASK
-from live_server import client, graded, sample, start, upload
+from helpers.live_server import client, graded, sample, start, upload
+from helpers.paths import PE_TASK
 
 
 def mode(path) -> int:

@@ -1,10 +1,11 @@
-"""The walls around an upload, against a real `grader serve` on loopback
-(tests/live_server.py), as a hostile student tries them: a body over the cap is refused
-before it is read whole (its length declared, or chunked, or sent on after the refusal);
-what is not a hand-in, names a task that only looks like one of the service's, or has more
-parts than an upload's form is refused and stores nothing; a hostile file name is stored as
-sent and shown escaped; a notebook with a huge cell costs only its sender. The server serves
-on after each (/healthz).
+"""The walls around an upload, as a hostile student tries them, against a real `grader serve`
+on loopback (tests/helpers/live_server.py) where the bytes on the socket or the grading are
+the point, else against its app in process (``app``: tests/helpers/in_process.py): a body
+over the cap is refused before it is read whole (its length declared, or chunked, or sent on
+after the refusal); what is not a hand-in, names a task that only looks like one of the
+service's, or has more parts than an upload's form is refused and stores nothing; a hostile
+file name is stored as sent and shown escaped; a notebook with a huge cell costs only its
+sender. The server serves on after each (/healthz).
 """
 
 import json
@@ -14,7 +15,7 @@ import time
 import unicodedata
 
 import pytest
-from live_server import STAFF, client, graded, healthy, multipart, raw, rows, sign_in, upload
+from helpers.live_server import STAFF, client, graded, healthy, multipart, raw, rows, sign_in, upload
 
 from grader.service.uploads import MAX_BODY_BYTES
 from grader.submission.file import MAX_SOURCE_BYTES
@@ -112,14 +113,14 @@ def test_a_chunked_body_over_the_cap_is_refused_while_it_is_still_sent(server):
     healthy(server)
 
 
-def test_a_file_over_the_cap_in_a_body_under_it_is_413(server):
-    before = rows(server)
-    with client(server, server.tokens["alice"]) as http:
+def test_a_file_over_the_cap_in_a_body_under_it_is_413(app):
+    before = rows(app)
+    with client(app, app.tokens["alice"]) as http:
         answer = upload(http, PE, "big.py", b"#" * (MAX_SOURCE_BYTES + 1))
     assert answer.status_code == 413, answer.text
     assert "1024 KiB" in answer.json()["error"]
-    assert rows(server) == before
-    healthy(server)
+    assert rows(app) == before
+    healthy(app)
 
 
 # --------------------------------------------------------------------------- what is refused
@@ -147,18 +148,18 @@ def test_a_file_over_the_cap_in_a_body_under_it_is_413(server):
         ("../square", "solution.py", "no such task"),
     ],
 )
-def test_what_is_no_hand_in_for_a_task_is_400_and_stores_nothing(server, task, filename, says):
-    before = rows(server)
-    with client(server, server.tokens["alice"]) as http:
+def test_what_is_no_hand_in_for_a_task_is_400_and_stores_nothing(app, task, filename, says):
+    before = rows(app)
+    with client(app, app.tokens["alice"]) as http:
         answer = upload(http, task, filename, TINY)
     assert answer.status_code == 400, answer.text
     assert says in answer.json()["error"]
-    assert rows(server) == before
-    healthy(server)
+    assert rows(app) == before
+    healthy(app)
 
 
-def test_a_form_with_more_parts_than_an_upload_has_is_400(server):
-    before = rows(server)
+def test_a_form_with_more_parts_than_an_upload_has_is_400(app):
+    before = rows(app)
     file = ("file", ("a.py", TINY))
     forms = [
         [("task", PE), file, *[(f"extra{i}", "v") for i in range(5)]],  # fields
@@ -168,7 +169,7 @@ def test_a_form_with_more_parts_than_an_upload_has_is_400(server):
         [("task", PE)],  # no file
         [("task", PE), ("file", "x = 1")],  # a field, not a file
     ]
-    with client(server, server.tokens["alice"]) as http:
+    with client(app, app.tokens["alice"]) as http:
         for parts in forms:
             body, kind = multipart(*parts)
             answer = http.post("/api/submissions", content=body, headers={"content-type": kind})
@@ -185,8 +186,8 @@ def test_a_form_with_more_parts_than_an_upload_has_is_400(server):
         ]:
             answer = http.post("/api/submissions", content=body, headers={"content-type": kind})
             assert answer.status_code == 400, (body[:40], answer.text)
-    assert rows(server) == before
-    healthy(server)
+    assert rows(app) == before
+    healthy(app)
 
 
 CONTROLS = "\x1b\x07\x7f\u0085\u202e\u2066"  # C0, DEL, C1, bidi overrides
@@ -206,8 +207,8 @@ def hidden(text: str) -> list[str]:
 BIDI = {"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
 
 
-def test_a_hostile_file_name_is_stored_as_sent_and_shown_escaped(server):
-    with client(server, server.tokens["bob"]) as http:
+def test_a_hostile_file_name_is_stored_as_sent_and_shown_escaped(app):
+    with client(app, app.tokens["bob"]) as http:
         answer = upload(
             http, "square", HOSTILE_NAME, b"import numpy as np\n\ndef square(x):\n    return np.square(x)\n"
         )
@@ -215,15 +216,15 @@ def test_a_hostile_file_name_is_stored_as_sent_and_shown_escaped(server):
         public_id = answer.json()["id"]
         done = graded(http, public_id)
         text = http.get(f"/api/submissions/{public_id}").text
-    assert [r[3] for r in rows(server, "bob") if r[0] == public_id] == [HOSTILE_NAME]  # stored as sent
+    assert [r[3] for r in rows(app, "bob") if r[0] == public_id] == [HOSTILE_NAME]  # stored as sent
     assert done["report"]["score"] == done["report"]["max_score"] > 0
     shown = done["report"]["submission"]
     assert shown.startswith("<img src=x onerror=alert(1)>")  # (JSON is not HTML: no need to escape)
     # no control character in the JSON: each is shown, as a report shows it
     assert hidden(text) == [] and hidden(shown) == [], text
     assert "\\x1b" in shown and "\\u202e" in shown
-    bob, staff = sign_in(server, "bob"), sign_in(server, STAFF)
-    with client(server) as http:
+    bob, staff = sign_in(app, "bob"), sign_in(app, STAFF)
+    with client(app) as http:
         pages = [
             http.get("/", headers=bob.headers),
             http.get(f"/attempts/{public_id}", headers=bob.headers),
@@ -235,7 +236,7 @@ def test_a_hostile_file_name_is_stored_as_sent_and_shown_escaped(server):
         assert "&lt;img src=x onerror=alert(1)&gt;" in page.text
         assert "<img" not in page.text and "<!--" not in page.text and "&amp;amp;" in page.text
         assert hidden(page.text) == []
-    healthy(server)
+    healthy(app)
 
 
 def test_a_notebook_with_a_huge_cell_costs_only_its_sender(server):

@@ -134,7 +134,7 @@ def _failed(name, reason, message="at [1, 2] expected 0.5, got 0.25", max_score=
 def test_common_failures_are_counted_per_check_and_read_as_sentences():
     """Grouped by check, in words made from each failure's reason (for a mismatch, what the
     check's kind says it means), not from the students' messages."""
-    from conftest import PE_TASK
+    from helpers.paths import PE_TASK
 
     from grader.authoring import load_task
     from grader.classroom.batch import mismatch_words

@@ -247,7 +247,7 @@ def test_the_grader_failing_on_one_repository_is_that_student_s_row(tmp_path, mo
     """No git runs here: the collection of one repository is replaced by one that fails."""
     import os
 
-    from conftest import INSTRUCTOR_TASKS
+    from helpers.paths import INSTRUCTOR_TASKS
 
     from grader.authoring import load_task
     from grader.classroom.collecting import run

@@ -11,8 +11,8 @@ from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
-from conftest import make_task
-from inside_modules import inside_module
+from helpers.inside_modules import inside_module
+from helpers.tasks import make_task
 from test_spec import GOOD_YAML
 
 from grader.authoring import load_task

@@ -6,7 +6,7 @@ import os
 import re
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 
 README_LIMIT = 20 * 1024  # bytes: what the front door may weigh (issue 23)
 

@@ -3,7 +3,7 @@ check draws its cases clear of it, so one fault at an edge costs the checks put 
 
 import numpy as np
 import pytest
-from conftest import make_task
+from helpers.tasks import make_task
 
 from grader.authoring import load_task
 from grader.cases.generate import case_set

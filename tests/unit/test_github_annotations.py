@@ -4,8 +4,8 @@ tests/integration/test_github_actions.py)."""
 
 import os
 
-from conftest import ROOT
-from workflow_commands import parse_command
+from helpers.paths import ROOT
+from helpers.workflow_commands import parse_command
 
 from grader.records.result import FAILED, PASSED, CheckResult, Result
 from grader.report import github

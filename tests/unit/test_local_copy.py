@@ -4,7 +4,7 @@
 import os
 
 import pytest
-from student_repos import StudentRepo
+from helpers.student_repos import StudentRepo
 
 from grader.classroom.collecting import local_copy
 from grader.classroom.collecting.local_copy import Local, Network, Refused, Unusable, copy_git_dir, where

@@ -9,7 +9,8 @@ import types
 
 import numpy as np
 import pytest
-from conftest import PE_TASK, make_task, write
+from helpers.paths import PE_TASK
+from helpers.tasks import make_task, write
 
 from grader.authoring import load_task
 from grader.grading import mistakes

@@ -10,9 +10,9 @@ import xml.etree.ElementTree as ET
 
 import nbformat
 import pytest
-from conftest import PE_SAMPLES, ROOT
+from helpers.paths import PE_SAMPLES, ROOT
+from helpers.workflow_commands import parse_command
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
-from workflow_commands import parse_command
 
 from grader.grading.checks.calls import describe_error, error_cell, error_line
 from grader.records.result import FAILED, CheckResult, Result

@@ -6,7 +6,7 @@ import os
 import shutil
 
 import numpy as np
-from conftest import COURSE, INSTRUCTOR_TASKS, PE_TASK
+from helpers.paths import COURSE, INSTRUCTOR_TASKS, PE_TASK
 
 from grader.authoring import load_task
 from grader.grading.options import GradeOptions, is_kit, kit_at_home

@@ -5,7 +5,7 @@ import glob
 import os
 import re
 
-from conftest import ROOT
+from helpers.paths import ROOT
 
 
 def _pyproject() -> str:

@@ -8,7 +8,7 @@ import traceback
 
 import numpy as np
 import pytest
-from inside_modules import inside_module
+from helpers.inside_modules import inside_module
 
 computed = inside_module("computed")
 rewriting = inside_module("rewriting")

@@ -4,7 +4,7 @@ runs `ldconfig -p` for each name: a process in the grader, and again in every ne
 import subprocess
 import sys
 
-from conftest import ROOT
+from helpers.paths import ROOT
 
 PROBE = """
 import subprocess, sys

@@ -1,7 +1,7 @@
 """A wrong task spec gets a message naming the file, the line, the field and the fix."""
 
 import pytest
-from conftest import make_task
+from helpers.tasks import make_task
 
 from grader.authoring import load_task
 from grader.task.spec import DEFAULT_HIDDEN_VISIBILITY, HIDDEN_VISIBILITIES, SCHEMA_PATH, SpecError
@@ -129,7 +129,7 @@ def test_published_schema_accepts_the_bundled_task():
 
     import jsonschema
     import yaml
-    from conftest import PE_TASK
+    from helpers.paths import PE_TASK
 
     from grader.task.spec import SCHEMA_PATH
 

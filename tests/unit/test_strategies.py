@@ -3,7 +3,7 @@ through Hypothesis (hypothesis_driver), derandomized so every student gets the s
 
 import numpy as np
 import pytest
-from conftest import make_task
+from helpers.tasks import make_task
 
 from grader.authoring import load_task
 from grader.task.hypothesis_driver import collect, explore

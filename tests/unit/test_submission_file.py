@@ -5,7 +5,7 @@ import os
 import stat
 
 import pytest
-from conftest import PE_SAMPLES
+from helpers.paths import PE_SAMPLES
 
 CORRECT = os.path.join(PE_SAMPLES, "correct_vectorized.py")
 

@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from conftest import PE_SAMPLES, ROOT, make_task
+
+from helpers.paths import PE_SAMPLES, ROOT
+from helpers.tasks import make_task
 
 STUDENTS = ("alice", "bob")
 STAFF = "prof"
@@ -224,9 +226,16 @@ def _marked(mark: bytes) -> list[int]:
 
 
 def client(live: LiveServer, token: str | None = None) -> httpx.Client:
-    """An HTTP client of the server (with a bearer token when given) that keeps no cookie."""
+    """An HTTP client of the server (with a bearer token when given) that keeps no cookie.
+    (Of an app in this process too, helpers/in_process.py: through its transport.)"""
     headers = {"authorization": f"Bearer {token}"} if token else {}
-    return httpx.Client(base_url=live.url, headers=headers, timeout=60, follow_redirects=False)
+    return httpx.Client(
+        base_url=live.url,
+        headers=headers,
+        timeout=60,
+        follow_redirects=False,
+        transport=getattr(live, "transport", None),
+    )
 
 
 def multipart(*parts: tuple[str, str | tuple[str, bytes]]) -> tuple[bytes, str]:
@@ -302,7 +311,8 @@ def sign_in(live: LiveServer, person: str) -> Browser:
 
 def raw(live: LiveServer, request: bytes, timeout: float = 30.0) -> bytes:
     """A request sent byte by byte on a socket of its own; what came back until the server
-    closed the connection (or ``timeout``)."""
+    closed the connection (or ``timeout``). A live server's only: the bytes go to its socket."""
+    assert isinstance(live, LiveServer), "raw() sends bytes to a live server's socket"
     host, port = live.url.removeprefix("http://").rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=timeout) as connection:
         connection.sendall(request)
@@ -331,8 +341,10 @@ def sample(name: str) -> bytes:
 
 
 def healthy(live: LiveServer) -> None:
-    """The server still serves (a hostile request cost only its sender)."""
-    assert live.process.poll() is None, live.stderr()[-3000:]
+    """The server still serves (a hostile request cost only its sender). (Of an app in this
+    process too: its /healthz.)"""
+    if isinstance(live, LiveServer):
+        assert live.process.poll() is None, live.stderr()[-3000:]
     with client(live) as http:
         answer = http.get("/healthz")
     assert (answer.status_code, answer.text) == (200, "ok\n")

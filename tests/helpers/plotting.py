@@ -13,8 +13,10 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-from conftest import PE_SAMPLES, PE_TASK, ROOT, run_cli
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from helpers.cli import run_cli
+from helpers.paths import PE_SAMPLES, PE_TASK, ROOT
 
 SHAPE_TASK = os.path.join(ROOT, "tasks", "pe-table-shape")
 PLOTTING_NOTEBOOK = os.path.join(PE_SAMPLES, "correct_notebook_plots_the_table.ipynb")
@@ -74,7 +76,7 @@ def without_plots(sources: list[str]) -> list[str]:
 
 
 def grade(tmp_path, mode, task: str, path, program=None) -> dict:
-    """The JSON report of ``path`` graded for ``task`` in ``mode`` (conftest.Mode: a tier,
+    """The JSON report of ``path`` graded for ``task`` in ``mode`` (helpers.tiers.Mode: a tier,
     warm or not), by ``program`` (a ``grader`` executable) or this checkout's grader."""
     path = str(path)
     limits = ["--isolation", str(mode)]

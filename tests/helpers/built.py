@@ -6,7 +6,7 @@ import subprocess
 import sys
 import sysconfig
 
-from conftest import ROOT
+from helpers.paths import ROOT
 
 _NOT_SHIPPED = shutil.ignore_patterns(
     ".git", ".venv", "*.egg-info", "build", "dist", "__pycache__", ".pytest_cache", ".hypothesis", "out"
