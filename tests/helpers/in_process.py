@@ -98,12 +98,12 @@ def start(
     from grader.cli.common import options_from
     from grader.cli.parser import build_parser
     from grader.cli.serve import _deadline, _roster, open_store
+    from grader.grading import tier_for
     from grader.grading.prepared import PreparedTask
-    from grader.sandbox import choose_tier
     from grader.sandbox import tier as sandbox_tier
     from grader.service.app import Service, create_app
     from grader.service.dispatcher import Dispatcher
-    from grader.service.limits import Limits
+    from grader.service.limits import ClientLimits
 
     os.makedirs(folder, exist_ok=True)
     roster_path = os.path.join(folder, "roster.csv")
@@ -117,7 +117,7 @@ def start(
     # As cmd_serve builds its Service (without the listener, uvicorn and the rlimit it raises
     # for connections).
     deadline = _deadline(args.deadline)
-    limits = Limits().changed(args.limit or [])
+    limits = ClientLimits().changed(args.limit or [])
     loaded = {}
     for task_folder in args.tasks:
         task = load_task(task_folder)
@@ -125,7 +125,7 @@ def start(
         loaded[task.id] = task
     roster = _roster(args.roster)
     grading_options = dataclasses.replace(options_from(args, warm_workers=True), others_work=True)
-    tier = choose_tier(grading_options.isolation, grading_options.others_work, grading_options.shared_state)
+    tier = tier_for(grading_options)  # (as cmd_serve chooses it: a class, no kit rule)
     store = open_store(args.db, sandbox_tier(tier).file_permissions_are_walls)
     tokens = {}
     try:
