@@ -73,7 +73,7 @@ def case_set(
     freeze: frozen.Freeze | None = None,
 ) -> CaseSet:
     """The check's cases and expected outputs: the ``freeze``'s where the task has one
-    (never generated again: frozen.py), else generated here (cached on disk by the versions
+    (never generated again: freeze_files.py), else generated here (cached on disk by the versions
     that made them)."""
     if freeze is not None:
         return frozen.frozen_cases(freeze, check)

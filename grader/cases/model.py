@@ -1,7 +1,7 @@
 """A check's argument sets with the reference's expected outputs (plain data), and the two
 ways building them fails (task bugs, told to the instructor).
 
-Its own module so that the freeze's reader (frozen.py) and the generator (cases.py) share it
+Its own module so that the freeze's reader (freeze_files.py) and the generator (generate.py) share it
 without importing each other.
 """
 

@@ -1,6 +1,6 @@
 """``grader check``: grade one submission and print or write its report.
 
-This half is light: it reads the options and starts a worker ahead (head_start.py), which
+This half is light: it reads the options and starts a worker ahead (prestart.py), which
 then starts beside the imports of the other half (check_grading.py: numpy, the checks, the
 renderers), instead of after them."""
 
@@ -18,7 +18,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     slip = check_slips(args.task, args.submission)
     if slip:
         raise UsageError(slip)
-    # (one file in this process: its shrinks may take the second core, shrink_lanes.py)
+    # (one file in this process: its shrinks may take the second core, shrinking/lanes.py)
     # (a student's own check, unless --others-work: a kit may then be graded unsandboxed)
     options = dataclasses.replace(
         options_from(args), others_work=args.others_work, own_machine=not args.others_work, shrink_lanes=True

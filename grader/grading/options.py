@@ -42,7 +42,7 @@ class GradeOptions:
     limits: dict = field(default_factory=dict)  # overrides of the task's limits
     use_cache: bool = True  # reuse generated cases across runs
     warm_workers: bool = False  # fork workers from a warm server (batch)
-    # one file in one process (grader check): its shrinks in two lanes (shrink_lanes.py)
+    # one file in one process (grader check): its shrinks in two lanes (shrinking/lanes.py)
     shrink_lanes: bool = False
 
 

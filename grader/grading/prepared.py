@@ -64,7 +64,7 @@ class PreparedTask:
     _tried: dict[str, CaseSet] = field(default_factory=dict, repr=False)
     _one_fill: frozenset[str] | None = field(default=None, repr=False)
     _answer_bytes: int | None = field(default=None, repr=False)
-    # what the shrinks of this task's submissions tried, walked by the next (shrink_traces.py)
+    # what the shrinks of this task's submissions tried, walked by the next (shrinking/tree.py)
     shrink_trees: ShrinkTrees = field(default_factory=ShrinkTrees, repr=False)
     # check name -> its Hypothesis test for shrinking (hypothesis_driver.Explorer), built
     # when a submission first fails it here

@@ -60,7 +60,7 @@ def grade(
     """Grade one submission, given as a path (read here, once) or as bytes already read;
     ``prepared`` is the task prepared already (a batch's, a validate's), else it is
     prepared here, while the worker starts; ``started``: a worker started ahead
-    (head_start.py), taken as the first worker if it fits."""
+    (prestart.py), taken as the first worker if it fits."""
     start = time.monotonic()
     if not isinstance(submission, SubmissionFile):
         submission = read_submission(submission)

@@ -59,7 +59,7 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     failure it met (case_size.py) is returned. It only changes the input shown: the
     verdict was decided on the task's cases, and the time it takes is not the student's
     (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check.
-    The class's earlier shrinks of the check are walked first (shrink_traces.py)."""
+    The class's earlier shrinks of the check are walked first (shrinking/tree.py)."""
     trees, store = ctx.prepared.shrink_trees, ctx.prepared.shrink_store
     for path in store.new_paths(check) if store is not None else ():  # (other processes', runs')
         trees.add(check.name, path)

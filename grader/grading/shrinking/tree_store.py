@@ -1,6 +1,6 @@
 """Shrink paths kept on disk, in the grader's cache (disk.py), so that the pool
 processes of a batch, and later runs on this machine, walk each other's shrinks
-(shrink_traces.py) instead of each running Hypothesis for the first of every mistake.
+(shrinking/tree.py) instead of each running Hypothesis for the first of every mistake.
 
 A path is every input one shrink tried, in order, with the reference's answer and whether
 the submission failed there: written once (named by its content, written aside then
