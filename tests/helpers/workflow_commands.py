@@ -1,5 +1,5 @@
 """GitHub Actions as the runner reads it: workflow commands (::error file=...::text), shared
-by tests/unit/test_github_annotations.py and tests/integration/test_github_actions.py, and
+by tests/unit/test_github.py and tests/integration/test_github_actions.py, and
 the run steps of an example workflow file, run here as the runner runs them (bash -e, the
 step's env, ${{ }} expressions from given values)."""
 

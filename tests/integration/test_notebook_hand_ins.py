@@ -1,6 +1,6 @@
 """Notebooks handed in, through the commands that grade them (check, batch, ci, Gradescope's
 folder), and source read as Python reads it (BOM, CRLF, an undeclared encoding). The
-pure parts (the module, the source map, discovery): tests/unit/test_notebook_source.py."""
+pure parts (the module, the source map, discovery): tests/unit/test_notebook.py."""
 
 import csv
 import json

@@ -1,7 +1,7 @@
 """Hostile notebooks through ``grader check`` as Gradescope runs it: each gets a clear
 verdict (the file named, no points, no traceback, never the grader's crash), and IPython
 syntax cannot hide code from the import scan nor run code the scan did not see. (What each
-refusal says: tests/unit/test_notebook_source.py.)"""
+refusal says: tests/unit/test_notebook.py.)"""
 
 import json
 import subprocess

@@ -51,3 +51,31 @@ def test_control_a_module_left_out_is_seen():
     )
     assert named_in(text) == {"grader/task/spec.py"}
     assert os.path.exists(ROOT / "grader/task/spec.py")
+
+
+# Unit tests named for a rule across modules, not for one module.
+RULE_TESTS = {
+    "test_doc_links",  # the documents' links
+    "test_framework_rules",  # the frameworks' rules, from task/ to the integrations
+    "test_hint_text",  # a check's hint in every renderer
+    "test_inside_imports",  # what sandbox/inside/ may import
+    "test_layers",  # the parts, their faces, no loop
+    "test_module_map",  # this file
+    "test_project_metadata",  # pyproject.toml
+    "test_report_formats",  # every renderer from one Result
+    "test_reports",  # the renderers' shared rules
+    "test_script_recording",  # inside/computed.py and rewriting.py, run by path
+    "test_startup_imports",  # what a command imports
+    "test_test_layout",  # tests/ itself
+}
+
+
+def test_a_unit_test_file_is_named_for_the_module_it_tests():
+    """tests/unit/test_<module>.py tests grader's <module> (test_<package>_<module> where
+    two modules share a name), so that a newcomer finds a module's tests by its name."""
+    names = {Path(m).stem for m in modules()} | {Path(m).parent.name for m in modules()}
+    names |= {f"{Path(m).parent.name}_{Path(m).stem}" for m in modules()}
+    unit = {p.stem for p in (ROOT / "tests" / "unit").glob("test_*.py")}
+    strays = sorted(u for u in unit - RULE_TESTS if u.removeprefix("test_") not in names)
+    assert strays == [], "name them for their module, or list them in RULE_TESTS with their rule"
+    assert RULE_TESTS <= unit, sorted(RULE_TESTS - unit)

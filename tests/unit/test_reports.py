@@ -1,6 +1,6 @@
 """The report formats a user reads, rendered from one Result in process: the terminal text,
 the JSON contract, JUnit XML and Gradescope's results.json (GitHub's annotations:
-test_github_annotations.py)."""
+test_github.py)."""
 
 import json
 import xml.etree.ElementTree as ET
