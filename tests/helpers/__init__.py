@@ -1,0 +1,1 @@
+"""Helpers the test tiers share, imported as ``helpers.<module>`` (tests/ is on the path)."""
