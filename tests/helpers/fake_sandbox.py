@@ -13,7 +13,8 @@ is ``aliases_input``. A function may instead return a CallOutcome (``timed_out()
 function as the real Sandbox notes them, so ``stalled`` answers as it does.
 
 The source a check reads is made by ``student_source`` with the very reading grade()
-makes (source_scan.read_in_child), here in process rather than in a bounded child.
+makes (source_scan.read_in_child and the records made of its answer), here in process
+rather than in a bounded child: no subprocess in the unit tier.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from grader.records.limits import CallLimit, Limits, absolute_limit
 from grader.records.result import CheckResult
 from grader.records.statuses import BUDGET, CRASHED, OK, RAISED, TIMEOUT
 from grader.records.worker_error import ErrorFrame, WorkerError
-from grader.sandbox.replies import CallOutcome
+from grader.sandbox import CallOutcome  # (the sandbox's face: grader/sandbox/__init__.py)
 from grader.submission import source_scan
 from grader.submission.file import SubmissionFile
 from grader.submission.python_file import PythonSource
@@ -201,7 +202,7 @@ def context(
     prepared task keeps its submissions' shrinks: a test's shrink is its own)."""
     prepared = dataclasses.replace(prepared, shrink_trees=ShrinkTrees())
     sandbox = FakeSandbox(functions or {}, prepared.task.limits, evidence)
-    ctx = Context(prepared, sandbox, student_source(source, prepared.task), [])  # type: ignore[arg-type]
+    ctx = Context(prepared, sandbox, student_source(source, prepared.task), [])  # type: ignore[arg-type]  # (a stand-in)
     ctx.runtime_imports = sandbox.evidence  # (grade.py: grows while checks run)
     return ctx
 
