@@ -22,6 +22,8 @@ plotting           notebooks and scripts that plot: a task allowing matplotlib, 
 chromium           a headless Chromium over the DevTools pipe (tests/browser)
 live_server        ``grader serve`` as a real process on loopback (tests/service, tests/browser),
                    and the request helpers (client, sign_in, upload, graded, rows, healthy, raw)
+fake_sandbox       a stand-in Sandbox (the functions run in process, scripted timeouts and
+                   crashes) and a Context built as run.py builds it: the check kinds' unit tests
 in_process         ``grader serve``'s app built as the CLI builds it, in this process, through
                    Starlette's TestClient (tests/service: the routes' answers)
 """
