@@ -28,7 +28,7 @@ from grader.authoring.freezing import freeze as freeze_cases
 from grader.cases import load_freeze, reference_value
 from grader.disk import swap_folder
 from grader.grading import Numbers, header_lines, in_a_kit, typed_in
-from grader.submission.source_numbers import scan
+from grader.submission.source_numbers import scan_numbers
 from grader.task.reference import load_reference
 from grader.task.spec import CheckSpec, SpecError, Task
 
@@ -96,7 +96,7 @@ def _refuse_leaks(task: Task, checks: Iterable[CheckSpec], texts: dict[str, str]
     """A file of the kit must not hold the expected value of a check whose kind keeps it
     private (the table's numbers, written or encoded): read as a hostile source would be."""
 
-    numbers = {name: Numbers(scan(text)) for name, text in texts.items()}
+    numbers = {name: Numbers(scan_numbers(text)) for name, text in texts.items()}
     problems = []
     reference, freeze = None, load_freeze(task)
     for check in checks:

@@ -25,7 +25,7 @@ from grader.cases.generate import expected_output, generated_by
 from grader.cases.model import CaseSet, ReferenceFailed
 from grader.disk import entry_name, read_json, versions, write_json
 from grader.records.limits import CallLimit, Limits, absolute_limit
-from grader.task.frameworks import allowed
+from grader.task.frameworks import allowed_frameworks
 from grader.task.spec import CheckSpec, Task
 
 __all__ = ["CallLimit", "ReferenceTimes", "absolute_limit", "derived_limit"]
@@ -112,7 +112,7 @@ class ReferenceTimes:
         if self.script is None:
             self.script = _script_seconds(self.task, self.reference)
         seconds = self.script
-        frameworks = allowed(self.task.allowed_imports)
+        frameworks = allowed_frameworks(self.task.allowed_imports)
         floor = max(limits.call_floor_seconds, FRAMEWORK_FLOOR_SECONDS if frameworks else 0.0)
         limit = derived_limit(dataclasses.replace(limits, call_floor_seconds=floor), seconds)
         why = (

@@ -16,7 +16,7 @@ from grader.integrations.target_pins import DEFAULT_INDEX, DEFAULT_PYTHON, PinsR
 from grader.student_text import visible
 from grader.submission.file import PREFERRED_STEMS, name_problem
 from grader.submission.formats import accepted_text, written_suffixes
-from grader.task.frameworks import allowed
+from grader.task.frameworks import allowed_frameworks
 from grader.task.spec import Task
 
 
@@ -121,7 +121,7 @@ def cmd_extras(args: argparse.Namespace) -> int:
     separated, for ``pip install "numgrader[$(grader extras tasks/*)]"`` (empty: none)."""
     wanted: list[str] = []
     for folder in args.tasks:
-        for framework in allowed(load_task(folder).allowed_imports):
+        for framework in allowed_frameworks(load_task(folder).allowed_imports):
             if framework.extra not in wanted:
                 wanted.append(framework.extra)
     print(",".join(wanted))

@@ -55,7 +55,7 @@ class Context:
     # shown input, its smallest cases): check name -> id(args) -> (args, Answered), so
     # diagnosis.py does not call it again for them; trusted side only, never in a result
     answered: dict[str, dict[int, tuple[dict, Answered]]] = field(default_factory=dict)
-    # the visible checks' failures waiting to be shrunk (checks/calls.py: Found), once the
+    # the visible checks' failures waiting to be shrunk (shrinking/search.py: FirstFailure), once the
     # other checks have run (run.py); None: a failure is shrunk as it is found
     shrinks_later: list[Any] | None = None
     shrink_lanes: bool = False  # shrink them in two lanes (shrinking/lanes.py: one file in one process)

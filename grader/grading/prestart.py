@@ -72,7 +72,7 @@ def head_start(task_folder: str, options: GradeOptions) -> Iterator[HeadStart | 
 
 def _start(task_folder: str, options: GradeOptions) -> HeadStart | None:
     head = read_head(task_folder)  # (task.yaml's limits and imports, parsed as a full read does)
-    if frameworks.allowed(head.allowed_imports):
+    if frameworks.allowed_frameworks(head.allowed_imports):
         return None
     # as grading.grade works them out (with no framework to preload)
     limits = dataclasses.replace(head.limits, **options.limits)

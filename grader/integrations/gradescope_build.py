@@ -158,7 +158,7 @@ def framework_extras(tasks: list[Task]) -> tuple[tuple[str, ...], list[str]]:
     extras: list[str] = []
     notes: list[str] = []
     for task in tasks:
-        for framework in frameworks.allowed(task.allowed_imports):
+        for framework in frameworks.allowed_frameworks(task.allowed_imports):
             if frameworks.installed(framework):
                 if framework.extra not in extras:
                     extras.append(framework.extra)

@@ -500,7 +500,7 @@ def _display_uses(
     return list(dict.fromkeys(stars + found))
 
 
-def scan(
+def scan_imports(
     source: str,
     allowed_names: Sequence[str],
     where: Callable[[int], str],

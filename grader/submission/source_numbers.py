@@ -191,7 +191,7 @@ def _reversed(piece: _Piece) -> _Piece:
 # --------------------------------------------------------------------------- reading
 
 
-def scan(text: str) -> SourceNumbers:
+def scan_numbers(text: str) -> SourceNumbers:
     """Every number ``text`` holds, written or encoded (see the module's docstring)."""
     found = _Found()
     try:

@@ -19,7 +19,7 @@ from grader.student_text import name as visible_name
 from grader.submission import bounded, source_numbers
 from grader.submission.file import SubmissionFile, submission_source
 from grader.submission.formats import warm_readers
-from grader.submission.import_scan import scan
+from grader.submission.import_scan import scan_imports
 from grader.submission.python_file import PythonSource, SourceScan
 from grader.submission.source_map import SourceMap
 
@@ -74,7 +74,7 @@ def read_in_child(request: dict) -> dict:
     }
     if source.text is not None:
         try:
-            found = scan(
+            found = scan_imports(
                 source.text,
                 request["allowed"],
                 source.where,
@@ -97,7 +97,7 @@ def read_in_child(request: dict) -> dict:
             "display_uses": found.display_uses,
         }
         if request.get("numbers"):
-            held = source_numbers.scan(source.text)
+            held = source_numbers.scan_numbers(source.text)
             answer["numbers"] = {
                 "written": held.written,
                 "decoded": held.decoded,

@@ -30,7 +30,7 @@ FRAMEWORKS = (
 BY_MODULE = {f.module: f for f in FRAMEWORKS}
 
 
-def allowed(allowed_imports: Iterable[str]) -> tuple[Framework, ...]:
+def allowed_frameworks(allowed_imports: Iterable[str]) -> tuple[Framework, ...]:
     """The frameworks a task's allowed imports name (``tensorflow``, ``torch.nn``...)."""
     tops = {name.split(".")[0] for name in allowed_imports}
     return tuple(f for f in FRAMEWORKS if f.module in tops)
@@ -52,7 +52,7 @@ def preload(allowed_imports: Iterable[str], imported: Iterable[str]) -> tuple[st
     TensorFlow import."""
     tops = {str(name).split(".")[0] for name in imported}
     modules: list[str] = []
-    for framework in allowed(allowed_imports):
+    for framework in allowed_frameworks(allowed_imports):
         if framework.module in tops and installed(framework):
             modules.append(framework.module)
             modules.extend(m for m in framework.also if importlib.util.find_spec(m) is not None)
@@ -96,7 +96,7 @@ def noise_note(dropped: int, frameworks: tuple[str, ...]) -> str:
 def shown_output(text: str, allowed_imports: Iterable[str]) -> str:
     """What a report shows of a file's output: a framework task's log lines left out, and
     said so on a line of its own at the end."""
-    frameworks = tuple(f.module for f in allowed(allowed_imports))
+    frameworks = tuple(f.module for f in allowed_frameworks(allowed_imports))
     kept, dropped = without_log_noise(text, frameworks)
     if not dropped:
         return text

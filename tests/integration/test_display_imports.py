@@ -18,7 +18,7 @@ from helpers.paths import PE_SAMPLES, PE_TASK
 from helpers.plotting import IMPORTS_CHECK, by_name, grade
 from helpers.tasks import score_without, write
 
-from grader.submission.import_scan import scan
+from grader.submission.import_scan import scan_imports
 
 with open(os.path.join(PE_SAMPLES, "correct_vectorized.py")) as _f:
     CORRECT = _f.read().replace("# expect: full marks\n", "")
@@ -97,7 +97,7 @@ def test_what_the_functions_under_test_reach_of_a_display_library_still_costs(tm
 
 def _uses(source: str, tested=("f",), display=("matplotlib", "seaborn")) -> tuple[str, ...]:
     ast.parse(source)
-    return scan(source, ["numpy"], lambda n: f"line {n}", display, tested).display_uses
+    return scan_imports(source, ["numpy"], lambda n: f"line {n}", display, tested).display_uses
 
 
 def test_a_functions_own_names_are_its_own():

@@ -348,7 +348,7 @@ def test_a_kit_holds_nothing_of_what_a_work_check_compares_with(script_kits):
     import yaml
 
     from grader.grading.checks.typed_in import Numbers, typed_in
-    from grader.submission.source_numbers import scan
+    from grader.submission.source_numbers import scan_numbers
     from grader.task.tolerance import Tolerance
 
     tolerance = Tolerance(rtol=1e-5, atol=1e-5)
@@ -374,9 +374,9 @@ def test_a_kit_holds_nothing_of_what_a_work_check_compares_with(script_kits):
                 assert np.float64(value).tobytes() not in data and np.float32(value).tobytes() not in data
                 assert f"{value:.5f}".encode() not in data, (path, value)
             for array in arrays:  # nor the text, read as a hostile source would be
-                assert typed_in(array, Numbers(scan(data.decode("utf-8", "replace"))), tolerance) is None, (
-                    path
-                )
+                assert (
+                    typed_in(array, Numbers(scan_numbers(data.decode("utf-8", "replace"))), tolerance) is None
+                ), path
 
 
 def test_a_kit_names_the_checks_left_to_final_grading(script_kits):

@@ -12,7 +12,7 @@ import pytest
 from grader.authoring import load_task
 from grader.grading.checks import KINDS
 from grader.grading.checks.kind import ANY_TASK, FUNCTIONS, SCRIPT, Kind
-from grader.grading.checks.schema import SCHEMA_PATH, task_schema, text
+from grader.grading.checks.schema import SCHEMA_PATH, grader_schema, text
 from grader.task.check_kind import COMMON_FIELDS, CheckKind, CheckOptions, Reading
 from grader.task.spec import SpecError
 from grader.task.task_yaml import check_schema
@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_the_published_schema_is_the_one_assembled_from_the_kinds():
     with open(SCHEMA_PATH, encoding="utf-8") as f:
         published = f.read()
-    assert published == text(task_schema()), (
+    assert published == text(grader_schema()), (
         "grader/schema/task.schema.json is out of date: run python -m grader.grading.checks.schema"
     )
 
@@ -112,7 +112,7 @@ def test_a_new_kind_is_its_module_and_one_registry_line(tmp_path, monkeypatch):
 
     counts = Counts()
     registry = {**KINDS, "counts": counts}
-    schema = json.loads(text(task_schema()))
+    schema = json.loads(text(grader_schema()))
     schema["$defs"]["check"] = check_schema(registry)
     validator = jsonschema.Draft202012Validator(schema)
     good = {

@@ -46,11 +46,11 @@ def test_lines_that_only_mention_a_framework_are_kept():
 
 
 def test_extras_of_a_task_are_its_allowed_frameworks():
-    assert [f.extra for f in frameworks.allowed(("numpy", "torch.nn", "tensorflow"))] == [
+    assert [f.extra for f in frameworks.allowed_frameworks(("numpy", "torch.nn", "tensorflow"))] == [
         "tensorflow",
         "torch",
     ]
-    assert frameworks.allowed(("numpy", "math")) == ()
+    assert frameworks.allowed_frameworks(("numpy", "math")) == ()
 
 
 def test_the_zips_requirements_pin_the_frameworks_installed_here():

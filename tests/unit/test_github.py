@@ -9,7 +9,7 @@ from helpers.workflow_commands import parse_command
 
 from grader.records.result import FAILED, PASSED, CheckResult, Result
 from grader.report import github
-from grader.submission.import_scan import scan
+from grader.submission.import_scan import scan_imports
 
 COURSE = os.path.join(ROOT, "examples", "course")
 # The first major of each action that runs on Node 24 (older ones run on the deprecated Node 20).
@@ -18,7 +18,7 @@ NODE24_MAJOR = {"actions/checkout": 5, "actions/setup-python": 6, "actions/uploa
 
 def _result(path, checks, task="t"):
     """A result as grading makes it: the functions' definitions found by the scan of the file."""
-    definitions = scan(path.read_text(), [], str).defined_at(["f"])
+    definitions = scan_imports(path.read_text(), [], str).defined_at(["f"])
     return Result(
         task=task,
         submission=str(path),

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 from grader.records.result import ERROR, FAILED, PASSED, SKIPPED, CheckResult, Result
 from grader.report import RENDERERS, gradescope, json_report, junit, text
-from grader.submission.import_scan import scan
+from grader.submission.import_scan import scan_imports
 from grader.task.spec import HIDDEN_VISIBILITIES
 
 
@@ -45,7 +45,7 @@ def _result(tmp_path):
         checks,
         output="hello\n",
         seconds=0.75,
-        definitions=scan(path.read_text(), [], str).defined_at(["f"]),
+        definitions=scan_imports(path.read_text(), [], str).defined_at(["f"]),
     )
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from grader.grading.checks.typed_in import Numbers, non_trivial, typed_in
-from grader.submission.source_numbers import CAP, scan
+from grader.submission.source_numbers import CAP, scan_numbers
 from grader.task.tolerance import Tolerance
 
 TOLERANCE = Tolerance(rtol=1e-5, atol=1e-5)
@@ -51,18 +51,18 @@ def lines_of(value, numbers, relative=1e-9):
     ],
 )
 def test_numbers_are_found_with_their_lines_however_written(source, line):
-    found = scan(source)
+    found = scan_numbers(source)
     assert not found.capped
     assert line in lines_of(VALUE, found), (found.written, found.decoded)
 
 
 def test_a_float32_in_bytes_is_found():
     source = f"e = '{base64.b64encode(np.float32(VALUE).tobytes()).decode()}'\n"
-    assert lines_of(np.float32(VALUE), scan(source), relative=1e-7)
+    assert lines_of(np.float32(VALUE), scan_numbers(source), relative=1e-7)
 
 
 def test_the_result_is_plain_data():
-    found = scan("x = 0.5\n")
+    found = scan_numbers("x = 0.5\n")
     assert found.written == ((0.5, 1),) and found.capped is False
     assert all(type(v) is float and type(line) is int for v, line in found.written + found.decoded)
 
@@ -80,19 +80,19 @@ def test_the_result_is_plain_data():
 )
 def test_a_mebibyte_source_gives_a_bounded_answer(text):
     text = text[: 1 << 20]
-    found = scan(text)
+    found = scan_numbers(text)
     assert len(found.written) + len(found.decoded) <= CAP
     assert found.capped  # more than the grader reads: the checks cannot clear it
 
 
 @pytest.mark.parametrize("text", ["\n" * (1 << 20), "\\" * (1 << 20), "." * (1 << 20)])
 def test_a_mebibyte_without_numbers_is_read_whole(text):
-    found = scan(text)
+    found = scan_numbers(text)
     assert not found.capped and found.written == () and found.decoded == ()
 
 
 def _typed(values, source):
-    return typed_in(np.asarray(values), Numbers(scan(source)), TOLERANCE)
+    return typed_in(np.asarray(values), Numbers(scan_numbers(source)), TOLERANCE)
 
 
 TABLE = np.sin(np.arange(1, 21) * 0.7).reshape(4, 5)

@@ -193,7 +193,7 @@ def evaluate(
         return_inputs=judge.needs_inputs_back,
         limit=ctx.largest_call_limit(check),
     )
-    return judged(check, judge, outcome, named(params, positional, keywords), expected)
+    return call_failure(check, judge, outcome, named(params, positional, keywords), expected)
 
 
 def named(params: tuple[str, ...], positional: list, keywords: dict) -> dict[str, Any]:
@@ -202,7 +202,7 @@ def named(params: tuple[str, ...], positional: list, keywords: dict) -> dict[str
     return {**dict(zip(params, positional)), **keywords}
 
 
-def judged(
+def call_failure(
     check: CheckSpec[CallOptions], judge: Judge, outcome: Any, sent: dict[str, Any], expected: Any
 ) -> Failure | None:
     """The failure one call's outcome shows, judged here; None when it passed."""

@@ -23,13 +23,13 @@ from grader.grading.checks.calls import (
     DrawnOptions,
     Failure,
     Judge,
+    call_failure,
     failed,
-    judged,
     named,
     passed,
 )
 from grader.grading.policy import near_miss
-from grader.grading.shrinking.search import SHRINKABLE, Found, smaller_failure
+from grader.grading.shrinking.search import SHRINKABLE, FirstFailure, smaller_failure
 from grader.records.result import SKIPPED, CheckResult
 from grader.records.statuses import CRASHED, MISMATCH, OK, RAISED, TIMEOUT
 from grader.task.case_size import case_size, smallest_first
@@ -64,7 +64,7 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
         for tried, (index, (positional, keywords), outcome) in enumerate(  # noqa: B007
             zip(order, sent, outcomes), start=1
         ):
-            failure = judged(
+            failure = call_failure(
                 check, judge, outcome, named(params, positional, keywords), cases.expected[index]
             )
             if observed and tried <= OBSERVED_FIRST and outcome.status in (OK, RAISED):
@@ -82,7 +82,9 @@ def run_cases(ctx: Context, check: CheckSpec[CallOptions], judge: Judge, cases: 
         outcomes.close()  # calls sent ahead of a failure are not waited for
     if failure is None or failure.left_out:  # stopped leaving cases out: not all were judged
         return _untold(check, len(cases.cases), tried - len(left_out), left_out, start)
-    first = Found(check, judge, Drawn(cases.cases[index], cases.recipes_of(index)), failure, tried, start)
+    first = FirstFailure(
+        check, judge, Drawn(cases.cases[index], cases.recipes_of(index)), failure, tried, start
+    )
     if failure.reason in SHRINKABLE and isinstance(check.options, DrawnOptions) and ctx.reference is not None:
         if ctx.shrinks_later is not None:  # (run.py: shrunk once the other checks have run)
             from grader.task.hypothesis_driver import import_ahead  # (only to shrink a failure)
@@ -161,19 +163,19 @@ def _untold(
     )
 
 
-def shrunk(ctx: Context, found: Found) -> CheckResult:
+def shrunk(ctx: Context, found: FirstFailure) -> CheckResult:
     """The check's result once its failure is shrunk (the smaller input, if one fails)."""
     return settled(ctx, found, smaller_failure(ctx, found))
 
 
-def settled(ctx: Context, found: Found, smaller: tuple[Drawn, Failure] | None) -> CheckResult:
+def settled(ctx: Context, found: FirstFailure, smaller: tuple[Drawn, Failure] | None) -> CheckResult:
     """The check's result with the failure its shrink found, if that input is no larger."""
     if smaller is not None and case_size(smaller[0].args) <= case_size(found.shown.args):
         found = dataclasses.replace(found, shown=smaller[0], failure=smaller[1])
     return shown_as_found(ctx, found)
 
 
-def shown_as_found(ctx: Context, found: Found) -> CheckResult:
+def shown_as_found(ctx: Context, found: FirstFailure) -> CheckResult:
     """The check's failed result, and what the diagnosis and the policy keep of it."""
     check, failure, shown = found.check, found.failure, found.shown
     if not check.hidden and found.judge.draws:  # what a diagnosis looks at first

@@ -64,7 +64,7 @@ HARNESS_ROUTES = DYNAMIC_IMPORTERS | {
 }
 
 
-def allowed(task: Task, module: str) -> bool:
+def task_allows(task: Task, module: str) -> bool:
     return allowed_by(task.allowed_imports + task.stdlib_imports, module)
 
 
@@ -152,7 +152,7 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
     problems = [
         f"{module} ({ctx.source.where(line)})"
         for module, line in found
-        if not allowed(task, module) and not is_display(module, display)
+        if not task_allows(task, module) and not is_display(module, display)
     ]
     problems += ctx.source.scan.routes
     problems += uses or ()  # what the functions under test reach of one
@@ -162,7 +162,7 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
         if entry.startswith(HELD):  # a module its globals hold: imported, or reached
             held = entry[len(HELD) :]
             if not (
-                allowed(task, held)
+                task_allows(task, held)
                 or is_display(held, display)
                 or (display and held == DISPLAY_BACKEND)
                 or held.split(".")[0] in static_tops
@@ -172,7 +172,7 @@ def run(ctx: Context, check: CheckSpec[Any]) -> CheckResult:
         if (
             _is_call(entry)
             or entry.startswith(".")
-            or (not allowed(task, entry) and entry not in static_names and not is_display(entry, display))
+            or (not task_allows(task, entry) and entry not in static_names and not is_display(entry, display))
         ):
             problems.append(_runtime_problem(entry))
     allowed_text = ", ".join(task.allowed_imports) or "nothing"

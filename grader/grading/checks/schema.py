@@ -14,7 +14,7 @@ from grader.task import task_yaml
 from grader.task.spec import SCHEMA_PATH
 
 
-def task_schema() -> dict[str, Any]:
+def grader_schema() -> dict[str, Any]:
     """The schema in force with the grader's kinds."""
     return task_yaml.task_schema(KINDS)
 
@@ -24,7 +24,7 @@ def text(schema: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    fresh = text(task_schema())  # (read in full before the file is rewritten)
+    fresh = text(grader_schema())  # (read in full before the file is rewritten)
     with open(SCHEMA_PATH, "w", encoding="utf-8") as f:
         f.write(fresh)
     print(f"wrote {SCHEMA_PATH}", file=sys.stderr)

@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from grader.grading.checks.calls import Failure
-from grader.grading.shrinking.search import SHRINK_SECONDS, Found, hypothesis_imported, smaller_failure
+from grader.grading.shrinking.search import SHRINK_SECONDS, FirstFailure, hypothesis_imported, smaller_failure
 from grader.records.statuses import MISMATCH, RAISED
 from grader.sandbox import die_with_parent, startup_seconds, wire
 from grader.task.strategies import Drawn
@@ -39,7 +39,7 @@ MIN_FAILURES = 2  # fewer: a second worker's start costs more than it saves
 Smaller = tuple[Drawn, Failure] | None
 
 
-def shrink_both_ways(ctx: Context, waiting: list[Found]) -> list[Any]:
+def shrink_both_ways(ctx: Context, waiting: list[FirstFailure]) -> list[Any]:
     """For each failure waiting, in order: what its shrink found (a (Drawn, Failure) or
     None), or NOT_SHRUNK. Shrinks in two lanes where it pays, else none here."""
     if not MIN_FAILURES <= len(waiting) <= MOST_FAILURES:
@@ -115,7 +115,7 @@ def _reap(pid: int) -> None:
     os.waitpid(pid, 0)
 
 
-def _lane(ctx: Context, waiting: list[Found], queue: int, channel: socket.socket) -> None:
+def _lane(ctx: Context, waiting: list[FirstFailure], queue: int, channel: socket.socket) -> None:
     """The forked lane: shrink what it takes from the queue with a worker of its own, say
     what each found, then end that worker and exit (never returning to the grade)."""
     status = 1

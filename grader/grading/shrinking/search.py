@@ -25,7 +25,7 @@ SHRINK_SECONDS = 10.0  # per failing check; then the smallest failure found so f
 
 
 @dataclass(frozen=True)
-class Found:
+class FirstFailure:
     """A check's failure on its case set, as the check found it: the smallest failing case
     (a shrink may show a smaller input), and how many calls and seconds it took."""
 
@@ -48,7 +48,7 @@ def hypothesis_imported() -> None:
     imported_ahead()
 
 
-def smaller_failure(ctx: Context, found: Found) -> tuple[Drawn, Failure] | None:
+def smaller_failure(ctx: Context, found: FirstFailure) -> tuple[Drawn, Failure] | None:
     """The smallest failure a shrink of the check finds (None: none)."""
     return _shrink(ctx, found.check, found.judge)
 
