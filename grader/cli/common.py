@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Any
 
+from grader.grading import speedups
 from grader.grading.options import GradeOptions  # not grade.py: every command would load numpy and the checks
 from grader.sandbox import NAMES, choose_tier, refuse_open_paths, tier
 from grader.student_text import line
@@ -45,12 +46,17 @@ def options_from(args: argparse.Namespace, warm_workers: bool = False) -> GradeO
     elif "call_seconds" in limits:
         limits["call_limit"] = "absolute"  # an explicit limit means that limit, for every call
     shared_state = args.allow_shared_state or os.environ.get("GRADER_ALLOW_SHARED_STATE", "") == "1"
+    try:
+        on = speedups.chosen(args.no_speedups)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return GradeOptions(
         isolation=isolation,
         limits=limits,
         use_cache=not args.no_cache,
         warm_workers=warm_workers,
         shared_state=shared_state,
+        speedups=on,
     )
 
 

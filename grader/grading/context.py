@@ -58,7 +58,8 @@ class Context:
     # the visible checks' failures waiting to be shrunk (checks/calls.py: Found), once the
     # other checks have run (grade.py); None: a failure is shrunk as it is found
     shrinks_later: list[Any] | None = None
-    shrink_lanes: bool = False  # shrink them in two lanes (shrink_lanes.py: one file in one process)
+    shrink_lanes: bool = False  # shrink them in two lanes (lanes.py: one file in one process)
+    shrink_cache: bool = True  # walk earlier shrinks' paths first, keep this one's (tree.py)
     _numbers: Numbers | None = field(default=None, repr=False)
     # check name -> (the case set, its call limits): asked again for every input a shrink tries
     _limits: dict[str, tuple[CaseSet, list[CallLimit]]] = field(default_factory=dict, repr=False)

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The grader's speed-ups (speedups.py decides each): none of them changes a report.
+SPEEDUPS = frozenset({"head-start", "shrink-lanes", "shrink-cache"})
+
 
 @dataclass
 class GradeOptions:
@@ -18,5 +21,7 @@ class GradeOptions:
     limits: dict = field(default_factory=dict)  # overrides of the task's limits
     use_cache: bool = True  # reuse generated cases across runs
     warm_workers: bool = False  # fork workers from a warm server (batch)
-    # one file in one process (grader check): its shrinks in two lanes (shrink_lanes.py)
+    # one file in one process (grader check): its shrinks in two lanes (lanes.py)
     shrink_lanes: bool = False
+    # the speed-ups on: all unless --no-speedups or $GRADER_NO_SPEEDUPS (speedups.py)
+    speedups: frozenset[str] = SPEEDUPS
