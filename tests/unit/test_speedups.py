@@ -2,8 +2,11 @@
 $GRADER_NO_SPEEDUPS turns them off, the variable may name some, and each is decided there."""
 
 import dataclasses
+import subprocess
+import sys
 
 import pytest
+from conftest import PE_TASK, ROOT
 
 from grader.cli.common import UsageError, options_from
 from grader.cli.parser import build_parser
@@ -45,3 +48,21 @@ def test_each_is_decided_from_the_switch():
     assert not speedups.shrink_lanes(GradeOptions(), plain_process=False)
     assert not speedups.shrink_lanes(dataclasses.replace(on, warm_workers=True), plain_process=False)
     assert not speedups.shrink_lanes(on, plain_process=True)
+
+
+def test_the_disk_caches_keys_are_the_same_in_every_process():
+    """A check's repr keys the cases, the reference times and the shrink paths on disk: with
+    a function's address in it (a kind's), no later run would find them."""
+    code = (
+        "from grader.authoring.task_yaml import load_task\n"
+        "from grader.grading.shrinking.tree_store import ShrinkStore\n"
+        f"task = load_task({PE_TASK!r})\n"
+        "print([ShrinkStore(task).folder(c) for c in task.checks], [repr(c) for c in task.checks])\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1] and " at 0x" not in runs[0]

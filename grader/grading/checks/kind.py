@@ -115,6 +115,11 @@ class Kind:
     # the reference)"), never read from a student's message.
     mismatch: Callable[[Any], str] = lambda options: "what it produced is not what the check asks for"
 
+    def __repr__(self) -> str:
+        # Its name only: a check's repr keys the disk caches (cases, reference times, shrink
+        # paths), and the functions' addresses above change with every process.
+        return f"Kind({self.name!r})"
+
     def schema(self) -> dict:
         """Its piece of the JSON Schema: what a check of this kind may and must hold."""
         piece: dict[str, Any] = {}
