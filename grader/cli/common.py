@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 # (not run.py: every command would load numpy and the checks)
-from grader.grading import GradeOptions, tier_for
+from grader.grading import GradeOptions, chosen_speedups, tier_for
 from grader.sandbox import NAMES, refuse_open_paths, tier
 from grader.student_text import line
 
@@ -49,12 +49,17 @@ def options_from(args: argparse.Namespace, warm_workers: bool = False) -> GradeO
     elif "call_seconds" in limits:
         limits["call_limit"] = "absolute"  # an explicit limit means that limit, for every call
     shared_state = args.allow_shared_state or os.environ.get("GRADER_ALLOW_SHARED_STATE", "") == "1"
+    try:
+        on = chosen_speedups(args.no_speedups)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return GradeOptions(
         isolation=isolation,
         limits=limits,
         use_cache=not args.no_cache,
         warm_workers=warm_workers,
         shared_state=shared_state,
+        speedups=on,
     )
 
 

@@ -65,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
             action="store_true",
             help="regenerate cases instead of reusing them from ~/.cache/grader",
         )
+        p.add_argument(
+            "--no-speedups",
+            action="store_true",
+            help="grade without the speed-ups (a worker started ahead, shrinks in two lanes, "
+            "earlier shrinks walked first): the same reports, slower; for comparison or "
+            "diagnosis (or $GRADER_NO_SPEEDUPS=1)",
+        )
 
     check = commands.add_parser("check", help="grade one submission file")
     check.add_argument("task", help="task folder (holds task.yaml)")

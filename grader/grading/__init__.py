@@ -9,9 +9,11 @@ face names; ``checks/`` (the check kinds, one module each, one registry line) an
 - policy.py: checks of how count only when work is done; final_grading.py: what a kit leaves;
 - mistakes.py, diagnosis.py: known mistakes and one submission's likely cause;
 - redact.py: what students may see of hidden checks; load_check.py: the report's first line;
-- prestart.py: grader check's worker started before this stack is imported.
+- prestart.py: grader check's worker started before this stack is imported;
+- speedups.py: the speed-ups (the head start, the shrink lanes, the shrink cache), one switch.
 
-Light on import: ``GradeOptions``, ``tier_for``, ``head_start`` and ``for_students`` are
+Light on import: ``GradeOptions``, ``tier_for``, ``head_start``, the speed-ups' switch and
+``for_students`` are
 needed where numpy and the checks must not load yet (the command line, the head start);
 the rest is imported on first use.
 """
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from grader.grading.options import GradeOptions, is_kit, kit_at_home, tier_for
 from grader.grading.prestart import HeadStart, head_start
 from grader.grading.redact import HIDDEN_NOTE, for_students
+from grader.grading.speedups import chosen_speedups, starts_ahead
 
 if TYPE_CHECKING:
     from grader.grading.checks import KINDS
@@ -56,6 +59,7 @@ _ON_FIRST_USE = {
 
 __all__ = [
     "check_values",
+    "chosen_speedups",
     "for_students",
     "grade",
     "GradeOptions",
@@ -75,6 +79,7 @@ __all__ = [
     "PreparedTask",
     "RUN_CHECK",
     "score_here",
+    "starts_ahead",
     "tier_for",
     "typed_in",
     "variants",

@@ -59,6 +59,7 @@ class Context:
     # other checks have run (run.py); None: a failure is shrunk as it is found
     shrinks_later: list[Any] | None = None
     shrink_lanes: bool = False  # shrink them in two lanes (shrinking/lanes.py: one file in one process)
+    shrink_cache: bool = True  # walk earlier shrinks' paths first, keep this one's (shrinking/tree.py)
     _numbers: Numbers | None = field(default=None, repr=False)
     # check name -> (the case set, its call limits): asked again for every input a shrink tries
     _limits: dict[str, tuple[CaseSet, list[CallLimit]]] = field(default_factory=dict, repr=False)

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 REFERENCE_FILE = "reference.py"  # (a full task's, whatever its task.yaml names)
 
+# The grader's speed-ups (speedups.py decides each): none of them changes a report.
+SPEEDUPS = frozenset({"head-start", "shrink-lanes", "shrink-cache"})
+
 
 @dataclass
 class GradeOptions:
@@ -44,6 +47,8 @@ class GradeOptions:
     warm_workers: bool = False  # fork workers from a warm server (batch)
     # one file in one process (grader check): its shrinks in two lanes (shrinking/lanes.py)
     shrink_lanes: bool = False
+    # the speed-ups on: all unless --no-speedups or $GRADER_NO_SPEEDUPS (speedups.py)
+    speedups: frozenset[str] = SPEEDUPS
 
 
 def tier_for(options: GradeOptions, task: Task | None = None) -> str:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import time
 from collections.abc import Callable, Sequence
 
 from grader import __version__
 from grader.cases import ReferenceFailed
 from grader.disk import cache_root
-from grader.grading import final_grading
+from grader.grading import final_grading, speedups
 from grader.grading.checks.case_runs import settled, shrunk
 from grader.grading.checks.script_work import wanted_shapes
 from grader.grading.context import Context, ScriptRun
@@ -98,14 +97,8 @@ def grade(
         if prepared is None:  # cases and expected outputs: ready before the worker is
             prepared = prepare(task, options.use_cache, profile_mistakes=False)
         ctx = Context(prepared, sandbox, source, [])
-        # (a lane is a fork of this process: none on Windows, and not on a student's own
-        # machine, where macOS's system libraries are not safe in a forked child)
-        ctx.shrink_lanes = (
-            options.shrink_lanes
-            and not options.warm_workers
-            and hasattr(os, "fork")
-            and not sandbox_tier(tier).plain_process
-        )
+        ctx.shrink_lanes = speedups.uses_shrink_lanes(options, sandbox_tier(tier).plain_process)
+        ctx.shrink_cache = speedups.uses_shrink_cache(options)
         sandbox.answer_bytes = prepared.answer_bytes()
         sandbox.display = list(task.display_imports)
         sandbox.start_budget()  # the student's time starts now, not while cases were made

@@ -34,7 +34,9 @@ class Kind:
     fields: ClassVar[dict[str, dict]] = {}  # its own fields -> JSON Schema
     required: ClassVar[tuple[str, ...]] = ()  # which of them a check must give
 
-    def __repr__(self) -> str:  # (a CheckSpec's repr keys the case cache: the same every run)
+    def __repr__(self) -> str:
+        # Its name only: a check's repr keys the disk caches (cases, reference times, shrink
+        # paths), and the functions' addresses above change with every process.
         return f"Kind({self.name!r})"
 
     def fits(self, task_kind: str) -> bool:

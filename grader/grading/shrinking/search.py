@@ -59,13 +59,14 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
     failure it met (case_size.py) is returned. It only changes the input shown: the
     verdict was decided on the task's cases, and the time it takes is not the student's
     (Sandbox.outside_budget), at most SHRINK_SECONDS (and the calls under way) per check.
-    The class's earlier shrinks of the check are walked first (shrinking/tree.py)."""
-    trees, store = ctx.prepared.shrink_trees, ctx.prepared.shrink_store
+    The class's earlier shrinks of the check are walked first (shrinking/tree.py), unless the shrink
+    cache is off (speedups.py)."""
+    trees, store = ctx.prepared.shrink_trees, ctx.prepared.shrink_store if ctx.shrink_cache else None
     for path in store.new_paths(check) if store is not None else ():  # (other processes', runs')
         trees.add(check.name, path)
     walked: list[tuple[Node, Failure | None]] = []  # this submission's outcomes on the tree
     with ctx.sandbox.outside_budget():
-        node = trees.root(check.name)
+        node = trees.root(check.name) if ctx.shrink_cache else None
         while node is not None:
             failure = _attempt(ctx, check, judge, node.drawn, node.expected) if node.answered else None
             walked.append((node, failure))
@@ -116,7 +117,7 @@ def _shrink(ctx: Context, check: CheckSpec[CallOptions], judge: Judge) -> tuple[
             ended = True
         except Exception:  # Hypothesis gave up (a flaky submission): a path no one else walks
             ended = False
-    if ended and not out_of_time:
+    if ended and not out_of_time and ctx.shrink_cache:
         trees.add(check.name, steps)
         if store is not None:
             store.save(check, steps)
