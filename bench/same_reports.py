@@ -69,8 +69,8 @@ import json, sys
 from grader.records.result import Result
 from grader.report import RENDERERS
 try:
-    from grader.authoring.task_yaml import load_task
-except ImportError:  # (before grading/ was reorganised)
+    from grader.authoring import load_task
+except ImportError:  # (before grading/ was reorganised: b293b30 and older)
     from grader.grading.task_yaml import load_task
 tasks = {}
 for folder, path in json.load(sys.stdin):

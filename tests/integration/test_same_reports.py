@@ -8,7 +8,7 @@ import importlib.util
 import os
 import shutil
 
-from conftest import PE_SAMPLES, ROOT
+from helpers.paths import PE_SAMPLES, ROOT
 
 _spec = importlib.util.spec_from_file_location("same_reports", os.path.join(ROOT, "bench", "same_reports.py"))
 assert _spec is not None and _spec.loader is not None
