@@ -81,7 +81,7 @@ def check_seconds(path: str, env: dict) -> float:
 
 def forget_shrinks(env: dict) -> None:
     """Every measured run shrinks as a first run does: the shrink paths an earlier run kept
-    in the cache (shrink_store.py) would let the same file's second check skip Hypothesis."""
+    in the cache (shrinking/tree_store.py) would let the same file's second check skip Hypothesis."""
     shutil.rmtree(os.path.join(env["GRADER_CACHE_DIR"], "shrink-paths"), ignore_errors=True)
 
 

@@ -2,8 +2,8 @@
 does. The rest of the grader uses only what this face names.
 
 - ``load_task``: task.yaml read and checked (task/task_yaml.py) with the grader's check kinds;
-- validate.py: ``grader validate`` (the task's rules, its freeze, its samples' verdicts);
-- freeze.py: ``grader freeze`` (the cases computed, written by cases/freeze_files.py);
+- validation.py: ``grader validate`` (the task's rules, its freeze, its samples' verdicts);
+- freezing.py: ``grader freeze`` (the cases computed, written by cases/freeze_files.py);
 - kit.py: ``grader kit`` (the statement, the public checks and their frozen cases).
 
 Above grading: validating grades the samples, freezing profiles the known mistakes.

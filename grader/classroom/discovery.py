@@ -62,7 +62,7 @@ def _skip_reason(entry: os.DirEntry) -> str | None:
 
 def discover(folder: str) -> Discovery:
     """One submission per hand-in file (formats.py) or folder of ``folder``, each read once, safely
-    (see submission_file.py: a link, a FIFO, a device or an oversized file is recorded as
+    (see submission/file.py: a link, a FIFO, a device or an oversized file is recorded as
     that student's problem, never followed, opened or read); every other entry is named
     with the reason it was skipped."""
     if not os.path.isdir(folder):

@@ -67,7 +67,7 @@ def export(
     """Write a task's grade files again from the gradebook (every task's, without ``task``):
     the detailed grades-<task>.csv and reports-<task>.jsonl always, and each LMS format
     named in ``formats`` (LMS_FORMATS; they need ``roster``). With a ``collection``
-    (collection.py, with a roster), its tasks too, and each row says what was collected for
+    (collecting/collection_csv.py, with a roster), its tasks too, and each row says what was collected for
     that student, or why nothing was."""
     book = Gradebook(os.path.join(out_dir, "gradebook.sqlite"))
     try:

@@ -3,7 +3,7 @@ into the same folder never overwrite each other):
 
 - ``grades-<task>.csv``, detailed: ``student[, lms_id, name], score, max_score, status,
   diagnosis`` (the known mistakes diagnosed, by name, ``;`` between them), with a collection
-  (collection.py) ``collection, collection_note``, and the points of
+  (collecting/collection_csv.py) ``collection, collection_note``, and the points of
   every graded check; a check that never ran (the file did not load, a
   prerequisite failed, the submission could not be graded at all) is an empty cell, not 0;
 - ``canvas-<task>.csv``: Canvas's gradebook import (``Student, ID, SIS User ID, SIS Login ID,
@@ -58,7 +58,7 @@ class Row:
     enrolled: Enrolled | None  # the roster's line, when there is a roster and it knows them
     report: Result | None  # None: nothing was submitted
     graded: bool = True  # False: the grader failed on it, so it holds no grade
-    collection: str | None = None  # with a collection (collection.py): its status for them
+    collection: str | None = None  # with a collection (collecting/collection_csv.py): its status for them
     note: str = ""  # ... and what was collected, or why nothing was
     status: str | None = None  # the status shown when there is no report (default: no submission)
 

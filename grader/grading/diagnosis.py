@@ -16,7 +16,7 @@ when it matches a failed check and the submission passed no check the mistake fa
 passed it did not make that mistake). When several are diagnosed, the one that explains
 the most checks goes first and each later one keeps the checks not yet explained (none
 left: it is not reported), so every explained check names one mistake. Hidden checks take
-no part, and the calls go to a new worker when hidden checks ran (grading.py): which
+no part, and the calls go to a new worker when hidden checks ran (run.py): which
 mistake is diagnosed cannot tell what a hidden check sent. Everything is compared on the
 trusted side, on the values that came back.
 """

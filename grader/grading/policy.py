@@ -1,7 +1,7 @@
 """Policy checks count only for a submission that does some of the work.
 
 A policy check judges how the work is done, not what it produces (its kind says
-``policy=True``: imports, mutation). An empty file imports nothing forbidden and a function
+``counts_only_with_work()``: imports, mutation). An empty file imports nothing forbidden and a function
 that returns garbage leaves its input alone, so on their own these checks would pay for
 doing nothing. A policy check that passed keeps its points only when a check of what the
 code computes passed too (a check whose options ``shows_work``: values compared, not just

@@ -2,7 +2,7 @@
 
 Built on the trusted side only, from fields checked there (sandbox/replies.py) or from the
 sandbox's own words (a timeout, a crash, the budget); its strings are made visible
-(student_text.sanitised) and its lines located in a notebook (source_map.located) later.
+(student_text.visible) and its lines located in a notebook (source_map.located) later.
 """
 
 from __future__ import annotations

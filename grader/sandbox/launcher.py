@@ -70,11 +70,11 @@ class Sandbox:
         self.restarts = 0
         self.given_back = 0.0  # seconds the current worker ran outside the budget
         self.evidence: list[str] = []  # what workers saw the submission import or call (evidence only)
-        # The bytes of arrays one answer may carry (from the task, see grading.answer_bytes);
+        # The bytes of arrays one answer may carry (from the task, see grading/prepared.py: answer_bytes);
         # None: only the wire's own caps. Set it before the first request.
         self.answer_bytes = answer_bytes
         # The shapes of the arrays a script's checks look for (only shapes, never values):
-        # the worker sends arrays of these shapes first (grading.wanted_shapes).
+        # the worker sends arrays of these shapes first (grading/checks/script_work.py: wanted_shapes).
         self.wanted_shapes: list[list[int]] = []
         # The task's display libraries (task.yaml imports: display): the worker makes them
         # headless, or stands in for them when they are not installed (inside/display.py).

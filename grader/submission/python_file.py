@@ -27,7 +27,7 @@ LOOKALIKES = ((".pyc", _COMPILED), (".pyo", _COMPILED))  # no hand-in, though na
 
 @dataclass(frozen=True)
 class SourceScan:
-    """What the static checks read of a submission's code (import_scan.py ``scan``): its
+    """What the static checks read of a submission's code (import_scan.py ``scan_imports``): its
     imports, the routes it has to other code, where its functions are defined; or why it
     could not be read (``problem``). Plain data, made in a bounded child (source_scan.py)."""
 

@@ -2,7 +2,7 @@
 
 Everything the trusted side reads of a hand-in's content happens here: decoding it as Python
 decodes a file, making a notebook's code cells into one module (notebook.py), and the static
-scan the imports and mutation checks decide on (import_scan.py ``scan``). The bytes are
+scan the imports and mutation checks decide on (import_scan.py ``scan_imports``). The bytes are
 the student's, and each of these steps builds what they choose: an 866-byte notebook of
 format 3 becomes gigabytes when converted, a 1 MiB file of ``a;a;a;...`` a syntax tree of a
 million nodes. So they run in a child under a bound (bounded.py), and a file that breaks it

@@ -155,7 +155,7 @@ class CheckKind(Protocol[C]):
     # ------------------------------------------------------------------ the policy, kits, caps
 
     def compares_outputs(self) -> bool:
-        """It compares a function's output with the reference's (compare.compare_output):
+        """It compares a function's output with the reference's (checks/calls.py: compare_output):
         known mistakes are profiled on it, and whether one repeated value passes it is asked
         (policy.py: one_fill)."""
         ...

@@ -1,4 +1,4 @@
-"""`grader check` starts its worker before it imports the grading stack (head_start.py): the
+"""`grader check` starts its worker before it imports the grading stack (grading/prestart.py): the
 grade takes that worker when it was started as the grade would start one, ends it otherwise,
 and nothing started ahead outlives the command."""
 

@@ -1,4 +1,4 @@
-"""One file's shrinks in two lanes (`grader check`: shrink_lanes.py): a forked grader with a
+"""One file's shrinks in two lanes (`grader check`: grading/shrinking/lanes.py): a forked grader with a
 worker of its own shrinks some failures while this process shrinks the rest. The report is
 the one a single lane gives; a lane that reports nothing only costs time; what its worker
 saw the submission do is weighed as the first worker's is; nothing of it outlives the grade."""

@@ -1,4 +1,4 @@
-"""A class's shrinks as one tree (shrink_traces.py): a submission graded after classmates
+"""A class's shrinks as one tree (grading/shrinking/tree.py): a submission graded after classmates
 is sent exactly what it would be sent alone, in the same order, and is shown the same
 smallest failing input; only Hypothesis's own work is saved."""
 

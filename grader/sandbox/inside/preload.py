@@ -4,7 +4,7 @@ environment's cost, not the student's, and is neither timed nor recorded as evid
 
 Standard library only; imported inside the sandbox. A framework that is missing or fails to
 import is left alone here: the student's own import then fails in the student's run and the
-grader reports the environment's gap (grading._environment_problem).
+grader reports the environment's gap (grading/load_check.py: _environment_problem).
 """
 
 from __future__ import annotations
