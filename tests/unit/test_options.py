@@ -1,16 +1,15 @@
-"""Which grade may run unsandboxed (tier_for's kit rule, grader/grading/options.py): a kit, holding nothing
-of the instructor's, checked by its own student; and what a worker that shares no memory
-hands back of a call's arguments (grader/sandbox/call_request.py)."""
+"""Which tier a grade runs in (grader/grading/options.py: tier_for, the kit rule included):
+unsandboxed only for a kit, holding nothing of the instructor's, checked by its own student."""
 
 import os
 import shutil
 
-import numpy as np
+import pytest
 from helpers.paths import COURSE, INSTRUCTOR_TASKS, PE_TASK
 
 from grader.authoring import load_task
-from grader.grading.options import GradeOptions, is_kit, kit_at_home
-from grader.sandbox.call_request import calls_request, sent_back
+from grader.grading.options import GradeOptions, is_kit, kit_at_home, tier_for
+from grader.sandbox import SandboxUnavailable
 
 KIT = os.path.join(COURSE, "tasks", "normalize-rows")
 
@@ -39,20 +38,20 @@ def test_only_a_students_own_check_of_a_kit_may_be_graded_unsandboxed():
     assert not kit_at_home(load_task(PE_TASK), GradeOptions(own_machine=True))
 
 
-def test_arrays_a_worker_without_shared_memory_sends_back_are_named_and_read_as_sent():
-    m, k = np.ones((2, 3)), np.arange(4)
-    items = [([m, 5], {"k": k}), ([[1.0, 2.0]], {})]
-    back: list = []
-    header, blobs = calls_request("f", items, back=back)
-    assert back == [[0, 2], []] and [i["send_back"] for i in header["items"]] == back
-    assert "fds" not in header  # nothing shared: the arrays went as any argument
-    changed = m * 2
-    assert [np.asarray(v).tolist() for v in sent_back(items[0], back[0], [changed, k])] == [
-        changed.tolist(),
-        5,
-        k.tolist(),
-    ]
-    # Without one array back for each named, none is taken: the check sees them changed.
-    for returned in (None, [changed], "no"):
-        after = sent_back(items[0], back[0], returned)
-        assert after[0] is None and after[2] is None and after[1] == 5
+def test_tier_for_takes_the_unsandboxed_tier_only_for_a_students_own_kit(tmp_path):
+    """What a student's check of a kit may ask (--isolation unsandboxed) and what a grade of
+    someone else's work, or of a full task, may not: the same request, told apart by the
+    task and the options alone."""
+    kit_folder = str(tmp_path / "kit")
+    shutil.copytree(os.path.join(COURSE, "tasks", "normalize-rows"), kit_folder)
+    kit = load_task(kit_folder)
+    asked = dict(isolation="unsandboxed")
+    assert tier_for(GradeOptions(**asked, own_machine=True), kit) == "unsandboxed"
+    for options, task in (
+        (GradeOptions(**asked, own_machine=True, others_work=True), kit),  # Gradescope's check
+        (GradeOptions(**asked), kit),  # batch, validate: never unless the command says so
+        (GradeOptions(**asked, own_machine=True), load_task(PE_TASK)),  # a full task
+        (GradeOptions(**asked, own_machine=True), None),  # no task read yet (the head start)
+    ):
+        with pytest.raises(SandboxUnavailable):
+            tier_for(options, task)
